@@ -1,0 +1,152 @@
+# ptprof - a sampling profiler for Linux.
+#
+#   make              build build/ptprof and build/sampler
+#   make check        unit tests, end-to-end tests, ASan+UBSan unit tests
+#   make demo         profile the bundled demo program and show the result
+#   make bench        run the benchmarks, write bench/RESULTS.md
+#   make install      PREFIX=/usr/local DESTDIR=
+#   make fuzz         build the libFuzzer targets (clang)
+#   make format lint  clang-format and cppcheck
+#
+# SAN=1 builds everything with AddressSanitizer and UBSan into build-asan/.
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+
+ifeq ($(SAN),1)
+BUILD ?= build-asan
+SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+OPT ?= -O1
+else
+BUILD ?= build
+SANFLAGS =
+OPT ?= -O2
+endif
+
+PKGS = libdw libelf zlib libzstd
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+       -Wformat=2 -Wno-format-nonliteral -Wvla
+CPPFLAGS += -D_GNU_SOURCE -Isrc
+CFLAGS ?= $(OPT) -g
+ALL_CFLAGS = -std=c11 $(WARN) $(SANFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+LDLIBS = $(PKG_LIBS) -lbz2 -lpthread -lm
+ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
+
+# Everything under src/ except the entry point is the ptprof library.
+LIB_SRC := $(sort $(wildcard src/*/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+MAIN_OBJ := $(BUILD)/src/ptprof.o
+LIB := $(BUILD)/libptprof.a
+
+UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+E2E_SRC := $(sort $(wildcard tests/e2e/*.c))
+TESTLIB_SRC := $(sort $(wildcard tests/lib/*.c))
+WORKLOAD_SRC := $(sort $(wildcard tests/workloads/*.c))
+# Each workload in two builds: with frame pointers, and -O2 without them.
+WORKLOADS := $(WORKLOAD_SRC:tests/workloads/%.c=$(BUILD)/workloads/%) \
+             $(WORKLOAD_SRC:tests/workloads/%.c=$(BUILD)/workloads/%-nofp)
+TEST_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null || echo -lcriterion)
+
+.PHONY: all check unit e2e check-asan demo bench install uninstall fuzz format lint clean \
+        workloads tests
+
+all: $(BUILD)/ptprof $(BUILD)/sampler
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/ptprof: $(MAIN_OBJ) $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The original tool's command line is the same binary under another name.
+$(BUILD)/sampler: $(BUILD)/ptprof
+	ln -sf ptprof $@
+
+# --- tests ---------------------------------------------------------------
+
+$(BUILD)/tests/unit-tests: $(UNIT_SRC:%.c=$(BUILD)/%.o) $(TESTLIB_SRC:%.c=$(BUILD)/%.o) $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/e2e-tests: $(E2E_SRC:%.c=$(BUILD)/%.o) $(TESTLIB_SRC:%.c=$(BUILD)/%.o) $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
+
+# Workloads are the programs we profile: never sanitized, always -g.
+WORKLOAD_FLAGS = -std=gnu11 -g -pthread -Wall -Wextra -Werror
+$(BUILD)/workloads/%: tests/workloads/%.c
+	@mkdir -p $(@D)
+	$(CC) $(WORKLOAD_FLAGS) -O2 -fno-omit-frame-pointer -o $@ $< -lm
+
+$(BUILD)/workloads/%-nofp: tests/workloads/%.c
+	@mkdir -p $(@D)
+	$(CC) $(WORKLOAD_FLAGS) -O2 -fomit-frame-pointer -o $@ $< -lm
+
+workloads: $(WORKLOADS)
+tests: all workloads $(BUILD)/tests/unit-tests $(BUILD)/tests/e2e-tests
+
+# make check: the whole suite.  scripts/run-tests prints one summary line.
+check:
+	scripts/run-tests
+
+unit: all $(BUILD)/tests/unit-tests
+	$(BUILD)/tests/unit-tests
+
+e2e: all workloads $(BUILD)/tests/e2e-tests
+	PTPROF_BUILD=$(BUILD) $(BUILD)/tests/e2e-tests
+
+# --- demo, bench ---------------------------------------------------------
+
+$(BUILD)/demo: demo/demo.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -pthread -Wall -Wextra -Werror -o $@ $<
+
+demo: all $(BUILD)/demo
+	scripts/demo $(BUILD)
+
+bench: all workloads
+	bench/run $(BUILD)
+
+# --- install -------------------------------------------------------------
+
+install: all
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(BUILD)/ptprof $(DESTDIR)$(BINDIR)/ptprof
+	ln -sf ptprof $(DESTDIR)$(BINDIR)/sampler
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ptprof $(DESTDIR)$(BINDIR)/sampler
+
+# --- fuzzing, style ------------------------------------------------------
+
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
+FUZZ_CFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) \
+              -fsanitize=fuzzer,address,undefined
+build-fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(LDLIBS)
+
+fuzz: $(FUZZ_BIN)
+
+format:
+	clang-format -i $(LIB_SRC) src/ptprof.c $(wildcard src/*/*.h) $(UNIT_SRC) $(E2E_SRC) \
+	    $(TESTLIB_SRC) $(wildcard tests/lib/*.h) $(WORKLOAD_SRC) $(FUZZ_SRC) demo/demo.c
+
+lint:
+	clang-format --dry-run -Werror $(LIB_SRC) src/ptprof.c $(wildcard src/*/*.h)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 \
+	    --suppress=missingIncludeSystem -D_GNU_SOURCE -Isrc src
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

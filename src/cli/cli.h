@@ -1,0 +1,22 @@
+/*
+ * cli.h - the subcommands.  One file per command in src/cli/, each thin:
+ * parse options, call the library, map the outcome to an exit code
+ * (util/log.h: 0 ok, 1 usage, 2 bad input; record returns the target's).
+ */
+#ifndef PTPROF_CLI_CLI_H
+#define PTPROF_CLI_CLI_H
+
+struct command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+};
+
+int cmd_record(int argc, char **argv);
+int cmd_sampler(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+/* The table ptprof dispatches on, NULL-terminated. */
+extern const struct command ptprof_commands[];
+
+#endif

@@ -1,0 +1,10 @@
+/* commands.c - the subcommand table ptprof dispatches on. */
+#include "cli/cli.h"
+
+#include <stddef.h>
+
+const struct command ptprof_commands[] = {
+    {"record", "run a command and sample all its threads into a profile", cmd_record},
+    {"report", "show where a profile's time went", cmd_report},
+    {NULL, NULL, NULL},
+};

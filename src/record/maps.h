@@ -1,0 +1,47 @@
+/*
+ * maps.h - a process's memory maps, read from /proc/PID/maps.
+ *
+ * Contract: maps_read() parses the kernel's text directly (no pmap, no
+ * shell) into entries holding the range, permissions, file offset, device,
+ * inode and path ("" for anonymous memory, "[vdso]", "[stack]"... as the
+ * kernel names them).  maps_parse() does the same for a buffer so the
+ * parser can be tested and fuzzed without a process.  Entries keep the
+ * kernel's order (ascending start address).
+ */
+#ifndef PTPROF_RECORD_MAPS_H
+#define PTPROF_RECORD_MAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum map_perm {
+    MAP_PERM_READ = 1,
+    MAP_PERM_WRITE = 2,
+    MAP_PERM_EXEC = 4,
+    MAP_PERM_SHARED = 8,
+};
+
+struct map_entry {
+    uint64_t start, end; /* [start, end) in the process */
+    uint64_t offset;     /* file offset of start */
+    uint64_t inode;
+    uint32_t dev_major, dev_minor;
+    uint32_t perms; /* enum map_perm bits */
+    char *path;     /* never NULL */
+};
+
+struct map_list {
+    struct map_entry *entries;
+    size_t count, capacity;
+};
+
+/* Returns 0, or -1 with errno set (ESRCH when the process is gone). */
+int maps_read(pid_t pid, struct map_list *out);
+/* Returns 0, or -1 when a line is malformed (out keeps the lines before). */
+int maps_parse(const char *text, size_t len, struct map_list *out);
+void maps_clear(struct map_list *maps);
+/* Append a copy of E to MAPS unless an identical range+path is present. */
+void maps_add_unique(struct map_list *maps, const struct map_entry *e);
+
+#endif

@@ -1,0 +1,123 @@
+/* outfile.c - see outfile.h */
+#include "util/outfile.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct outfile {
+    char *path;     /* what the user asked for */
+    char *tmp_path; /* NULL for stdout */
+    FILE *stream;
+};
+
+struct outfile *outfile_open(const char *path)
+{
+    struct outfile *out = xcalloc(1, sizeof(*out));
+    out->path = xstrdup(path);
+    if (strcmp(path, "-") == 0) {
+        out->stream = stdout;
+        return out;
+    }
+
+    char *copy = xstrdup(path);
+    char *base = xstrdup(basename(copy));
+    strcpy(copy, path);
+    const char *dir = dirname(copy);
+    out->tmp_path = xasprintf("%s/.%s.tmp.XXXXXX", dir, base);
+    free(base);
+    free(copy);
+
+    int fd = mkostemp(out->tmp_path, O_CLOEXEC);
+    if (fd < 0) {
+        pt_err("cannot write '%s': %s", path, strerror(errno));
+        free(out->tmp_path);
+        out->tmp_path = NULL;
+        free(out->path);
+        free(out);
+        return NULL;
+    }
+    /* Respect the umask as a plainly created file would. */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0)
+        pt_debug("fchmod %s: %s", out->tmp_path, strerror(errno));
+    out->stream = fdopen(fd, "w+");
+    if (!out->stream) {
+        pt_err("cannot write '%s': %s", path, strerror(errno));
+        close(fd);
+        outfile_abort(out);
+        return NULL;
+    }
+    return out;
+}
+
+FILE *outfile_stream(struct outfile *out)
+{
+    return out->stream;
+}
+
+const char *outfile_path(const struct outfile *out)
+{
+    return out->path;
+}
+
+bool outfile_seekable(const struct outfile *out)
+{
+    return out->tmp_path != NULL;
+}
+
+static void outfile_free(struct outfile *out)
+{
+    free(out->tmp_path);
+    free(out->path);
+    free(out);
+}
+
+int outfile_commit(struct outfile *out)
+{
+    int rc = 0;
+    if (fflush(out->stream) != 0 || ferror(out->stream)) {
+        pt_err("cannot write '%s': %s", out->path, strerror(errno));
+        rc = -1;
+    }
+    if (!out->tmp_path) {
+        outfile_free(out);
+        return rc;
+    }
+    if (rc == 0 && fsync(fileno(out->stream)) != 0 && errno != EINVAL) {
+        pt_err("cannot write '%s': %s", out->path, strerror(errno));
+        rc = -1;
+    }
+    if (fclose(out->stream) != 0 && rc == 0) {
+        pt_err("cannot write '%s': %s", out->path, strerror(errno));
+        rc = -1;
+    }
+    out->stream = NULL;
+    if (rc == 0 && rename(out->tmp_path, out->path) != 0) {
+        pt_err("cannot write '%s': %s", out->path, strerror(errno));
+        rc = -1;
+    }
+    if (rc != 0)
+        unlink(out->tmp_path);
+    outfile_free(out);
+    return rc;
+}
+
+void outfile_abort(struct outfile *out)
+{
+    if (!out)
+        return;
+    if (out->tmp_path) {
+        if (out->stream)
+            fclose(out->stream);
+        unlink(out->tmp_path);
+    }
+    outfile_free(out);
+}
