@@ -22,7 +22,8 @@ static inline uint64_t timespec_ns(const struct timespec *ts)
 
 static inline struct timespec ns_timespec(uint64_t ns)
 {
-    struct timespec ts = {.tv_sec = (time_t)(ns / NSEC_PER_SEC), .tv_nsec = (long)(ns % NSEC_PER_SEC)};
+    struct timespec ts = {.tv_sec = (time_t)(ns / NSEC_PER_SEC),
+                          .tv_nsec = (long)(ns % NSEC_PER_SEC)};
     return ts;
 }
 

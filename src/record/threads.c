@@ -1,0 +1,126 @@
+/* threads.c - see threads.h */
+#include "record/threads.h"
+#include "util/xalloc.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static size_t slot_of(const struct thread_table *t, pid_t tid)
+{
+    /* Fibonacci hashing spreads consecutive tids over the table. */
+    return (size_t)(((uint32_t)tid * 2654435769u) & (uint32_t)(t->index_size - 1));
+}
+
+static void index_rebuild(struct thread_table *t, size_t size)
+{
+    free(t->index);
+    t->index_size = size;
+    t->index = xmalloc(size * sizeof(*t->index));
+    memset(t->index, 0xff, size * sizeof(*t->index));
+    for (size_t i = 0; i < t->count; i++) {
+        size_t s = slot_of(t, t->threads[i].tid);
+        while (t->index[s] >= 0)
+            s = (s + 1) & (t->index_size - 1);
+        t->index[s] = (int32_t)i;
+    }
+}
+
+void threads_init(struct thread_table *t)
+{
+    memset(t, 0, sizeof(*t));
+    index_rebuild(t, 64);
+}
+
+void threads_destroy(struct thread_table *t)
+{
+    for (size_t i = 0; i < t->count; i++)
+        if (t->threads[i].schedstat_fd >= 0)
+            close(t->threads[i].schedstat_fd);
+    free(t->threads);
+    free(t->index);
+    memset(t, 0, sizeof(*t));
+}
+
+static size_t find_slot(const struct thread_table *t, pid_t tid)
+{
+    size_t s = slot_of(t, tid);
+    while (t->index[s] >= 0 && t->threads[t->index[s]].tid != tid)
+        s = (s + 1) & (t->index_size - 1);
+    return s;
+}
+
+struct thread *thread_find(struct thread_table *t, pid_t tid)
+{
+    size_t s = find_slot(t, tid);
+    return t->index[s] >= 0 ? &t->threads[t->index[s]] : NULL;
+}
+
+static int open_schedstat(pid_t pid, pid_t tid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+struct thread *thread_add(struct thread_table *t, pid_t pid, pid_t tid)
+{
+    struct thread *existing = thread_find(t, tid);
+    if (existing)
+        return existing;
+    if ((t->count + 1) * 2 > t->index_size)
+        index_rebuild(t, t->index_size * 2);
+    t->threads = xgrow(t->threads, &t->capacity, t->count + 1, sizeof(*t->threads));
+    struct thread *th = &t->threads[t->count];
+    memset(th, 0, sizeof(*th));
+    th->tid = tid;
+    th->schedstat_fd = open_schedstat(pid, tid);
+    t->index[find_slot(t, tid)] = (int32_t)t->count;
+    t->count++;
+    t->seen++;
+    return th;
+}
+
+void thread_remove(struct thread_table *t, pid_t tid)
+{
+    size_t s = find_slot(t, tid);
+    if (t->index[s] < 0)
+        return;
+    size_t pos = (size_t)t->index[s];
+    if (t->threads[pos].schedstat_fd >= 0)
+        close(t->threads[pos].schedstat_fd);
+    /* Keep the array dense: the last thread takes the hole. */
+    t->count--;
+    if (pos != t->count)
+        t->threads[pos] = t->threads[t->count];
+    /* Rebuilding is O(n) but removals are rare next to samples. */
+    index_rebuild(t, t->index_size);
+}
+
+void thread_reopen_schedstat(struct thread *th, pid_t pid)
+{
+    if (th->schedstat_fd >= 0)
+        close(th->schedstat_fd);
+    th->schedstat_fd = open_schedstat(pid, th->tid);
+}
+
+bool thread_read_cpu(const struct thread *th, uint64_t *cpu_ns)
+{
+    char buf[96];
+    if (th->schedstat_fd < 0)
+        return false;
+    ssize_t n = pread(th->schedstat_fd, buf, sizeof(buf) - 1, 0);
+    if (n <= 0)
+        return false;
+    /* "<ns on cpu> <ns waiting> <timeslices>": the first field is ours. */
+    uint64_t v = 0;
+    ssize_t i = 0;
+    for (; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+        v = v * 10 + (uint64_t)(buf[i] - '0');
+    if (i == 0)
+        return false;
+    *cpu_ns = v;
+    return true;
+}
