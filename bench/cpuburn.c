@@ -8,7 +8,8 @@
  * The work is fixed (not a time budget) because a profiler that steals time
  * must make the run longer, not the work smaller.  The last line on stdout is
  *   cpuburn: threads=T units=U wall=S cpu=S checksum=X
- * where wall covers the work only (thread start to last join) and cpu is the
+ * where wall covers the work only (from the main thread's start of work, just
+ * before the barrier releases every thread, to the last join) and cpu is the
  * process CPU time over the same span; bench/run parses it.
  */
 #include <inttypes.h>
@@ -136,11 +137,15 @@ int main(int argc, char **argv)
         perror("cpuburn: calloc");
         return 1;
     }
-    pthread_barrier_init(&start_line, NULL, (unsigned)nthreads + 1);
+    /* The main thread is worker 0, so the process has exactly THREADS
+     * threads and all of them burn: the floor with -t THREADS is its twin. */
+    pthread_barrier_init(&start_line, NULL, (unsigned)nthreads);
     for (uint64_t i = 0; i < nthreads; i++) {
         /* Spread the remainder so the total is exactly UNITS. */
         w[i].units = units / nthreads + (i < units % nthreads ? 1 : 0);
         w[i].seed = 0x243F6A8885A308D3ull + i;
+    }
+    for (uint64_t i = 1; i < nthreads; i++) {
         int err = pthread_create(&w[i].thread, NULL, worker_main, &w[i]);
         if (err != 0) {
             fprintf(stderr, "cpuburn: pthread_create: %s\n", strerror(err));
@@ -150,9 +155,9 @@ int main(int argc, char **argv)
 
     double wall0 = now_s(CLOCK_MONOTONIC);
     double cpu0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
-    pthread_barrier_wait(&start_line);
-    uint64_t checksum = 0;
-    for (uint64_t i = 0; i < nthreads; i++) {
+    worker_main(&w[0]);
+    uint64_t checksum = w[0].result;
+    for (uint64_t i = 1; i < nthreads; i++) {
         pthread_join(w[i].thread, NULL);
         checksum ^= w[i].result;
     }
