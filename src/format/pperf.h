@@ -36,6 +36,8 @@
 #define PPERF_THREAD_SIZE 20u
 #define PPERF_MAP_SIZE 272u
 #define PPERF_LABEL_SIZE 256u
+/* Largest PMU sample we write or accept (512 channels of doubles). */
+#define PPERF_PMU_SIZE_MAX 4096u
 
 struct pperf_thread {
     uint32_t tid;
@@ -51,8 +53,8 @@ struct pperf_map {
 
 struct pperf_sample {
     uint64_t wall_us;
-    const double *pmu;             /* pmu_size / 8 values (pmu_size % 8 == 0) */
-    const unsigned char *pmu_raw;  /* pmu_size raw bytes, whatever their type */
+    const double *pmu;            /* pmu_size / 8 values (pmu_size % 8 == 0) */
+    const unsigned char *pmu_raw; /* pmu_size raw bytes, whatever their type */
     uint32_t nthreads;
     struct pperf_thread *threads;
 };

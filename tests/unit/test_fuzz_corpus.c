@@ -1,0 +1,108 @@
+/* test_fuzz_corpus.c - replays the kept fuzz corpus (tests/fuzz/corpus/pperf)
+ * through the pperf reader, so every input that once found a new path stays
+ * a regression test without a fuzzer. */
+#include "format/pperf.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CORPUS "tests/fuzz/corpus/pperf"
+
+/* $PTPROF_SRCDIR/CORPUS, or CORPUS relative to the working directory or one
+ * of its parents (the suite may run from build/). */
+static char *find_corpus(void)
+{
+    const char *src = getenv("PTPROF_SRCDIR");
+    char *path = NULL;
+    struct stat st;
+    if (src && *src) {
+        cr_assert_geq(asprintf(&path, "%s/%s", src, CORPUS), 0);
+        return path;
+    }
+    const char *up[] = {"", "../", "../../", "../../../"};
+    for (size_t i = 0; i < sizeof(up) / sizeof(up[0]); i++) {
+        cr_assert_geq(asprintf(&path, "%s%s", up[i], CORPUS), 0);
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            return path;
+        free(path);
+    }
+    cr_assert_fail("cannot find %s; run from the source tree or set PTPROF_SRCDIR", CORPUS);
+    return NULL;
+}
+
+static unsigned char *read_exact(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    cr_assert_geq(fd, 0, "open %s", path);
+    struct stat st;
+    cr_assert_eq(fstat(fd, &st), 0);
+    *len = (size_t)st.st_size;
+    /* Exactly the file's size, so a sanitizer sees any read past its end. */
+    unsigned char *buf = malloc(*len ? *len : 1);
+    cr_assert_eq(read(fd, buf, *len), (ssize_t)*len, "read %s", path);
+    close(fd);
+    return buf;
+}
+
+/* What an accepted file must add up to: the reader takes nothing on faith. */
+static size_t expected_length(const struct pperf_profile *p)
+{
+    size_t n = PPERF_HEADER_SIZE + (size_t)p->nmaps * PPERF_MAP_SIZE;
+    for (uint64_t i = 0; i < p->nsamples; i++)
+        n += 12 + p->pmu_size + (size_t)p->samples[i].nthreads * PPERF_THREAD_SIZE;
+    return n;
+}
+
+Test(fuzz_corpus, pperf_inputs_load_or_fail_cleanly)
+{
+    char *dir = find_corpus();
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "cannot open %s", dir);
+
+    /* Most inputs are damaged on purpose; their messages are noise here. */
+    fflush(stderr);
+    int saved = dup(2);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 2);
+    close(null);
+
+    size_t files = 0, valid = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char *path = NULL;
+        cr_assert_geq(asprintf(&path, "%s/%s", dir, de->d_name), 0);
+        size_t len;
+        unsigned char *data = read_exact(path, &len);
+        struct pperf_profile p;
+        int rc = pperf_load_buffer(de->d_name, data, len, &p);
+        bool must_load = strncmp(de->d_name, "valid-", 6) == 0;
+        cr_expect(rc == 0 || !must_load, "%s does not load", path);
+        if (rc == 0) {
+            cr_expect_eq(expected_length(&p), len, "%s: counts do not add up", path);
+            for (uint32_t i = 0; i < p.nmaps; i++)
+                cr_expect_lt(strlen(p.maps[i].label), PPERF_LABEL_SIZE);
+            valid += must_load;
+        } else {
+            cr_expect_null(p.storage);
+        }
+        pperf_free(&p);
+        free(data);
+        free(path);
+        files++;
+    }
+    closedir(d);
+    dup2(saved, 2);
+    close(saved);
+    cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
+    cr_expect_gt(valid, 0, "no valid-* profile in %s", dir);
+    free(dir);
+}
