@@ -112,8 +112,11 @@ int maps_read(pid_t pid, struct map_list *out)
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (fd < 0) {
+        if (errno == ENOENT)
+            errno = ESRCH; /* reaped: as gone as a zombie */
         return -1;
+    }
     size_t cap = 16384, len = 0;
     char *buf = xmalloc(cap);
     for (;;) {
