@@ -1,0 +1,70 @@
+/*
+ * native.h - ptprof's own streaming profile format (docs/format.md).
+ *
+ * Writer contract: records are appended front to back and never revisited,
+ * so the writer works into pipes and compressors.  The file is created
+ * through util/outfile.h: until native_writer_publish() nothing at PATH
+ * changes (so a run that fails before the target starts leaves an existing
+ * file untouched); after it the file is at PATH and grows as the run goes,
+ * flushed at least every 250 ms, so a profiler killed with SIGKILL leaves a
+ * profile that reads up to its last whole record.  native_writer_finish()
+ * appends END and closes.  Each native_write_* call returns 0, or -1 once
+ * writing failed (reported once); later calls then do nothing.
+ * native_stack_id() deduplicates: a stack seen before gets its old id; a
+ * new one is written as a STACK record first.  Id 0 means "no stack".
+ *
+ * Reader contract: native_load_buffer() fills a struct profile (profile.h)
+ * from a file image; damage after a valid header is not an error: the
+ * profile keeps everything before it and is marked truncated, with the
+ * offset.  A bad header, an unknown major version or a critical unknown
+ * record is an error: -1 after "NAME: offset N: what is wrong".  Nothing in
+ * a file can make the reader crash, loop or allocate beyond what the input
+ * size justifies.
+ */
+#ifndef PTPROF_FORMAT_NATIVE_H
+#define PTPROF_FORMAT_NATIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/profile.h"
+
+#define NATIVE_MAGIC "\x89PTPROF\n"
+#define NATIVE_MAJOR 1
+#define NATIVE_MINOR 0
+
+/* --- writing --- */
+struct native_writer;
+
+struct native_writer *native_writer_open(const char *path);
+/* Make the (still growing) file visible at its path. */
+int native_writer_publish(struct native_writer *w);
+int native_write_meta(struct native_writer *w, const char *key, const char *value);
+int native_write_channel(struct native_writer *w, uint32_t id, const struct pmu_channel *ch);
+int native_write_process(struct native_writer *w, uint32_t pid, uint32_t ppid, uint64_t time_ns);
+int native_write_exec(struct native_writer *w, uint32_t pid, uint64_t time_ns, const char *path);
+int native_write_exit(struct native_writer *w, uint32_t pid, uint64_t time_ns, int32_t status);
+int native_write_thread(struct native_writer *w, uint32_t pid, uint32_t tid, uint64_t time_ns,
+                        const char *name);
+int native_write_thread_exit(struct native_writer *w, uint32_t tid, uint64_t time_ns);
+/* M->unmap_ns is ignored. */
+int native_write_map(struct native_writer *w, const struct prof_map *m);
+int native_write_unmap(struct native_writer *w, uint32_t pid, uint64_t time_ns, uint64_t start,
+                       uint64_t end);
+int native_write_image(struct native_writer *w, uint32_t pid, uint64_t start, const char *name,
+                       const void *data, size_t size);
+uint32_t native_stack_id(struct native_writer *w, const uint64_t *pcs, uint32_t depth);
+int native_write_sample(struct native_writer *w, uint64_t time_ns, const double *values,
+                        uint32_t nvalues, const struct prof_thread_sample *threads,
+                        uint32_t nthreads);
+/* Append END, flush, close.  Frees W either way. */
+int native_writer_finish(struct native_writer *w, const struct prof_totals *totals);
+/* Before publish: remove everything.  After: close what was written. */
+void native_writer_abort(struct native_writer *w);
+
+/* --- reading --- */
+/* True when DATA starts with the native magic. */
+int native_is_native(const void *data, size_t len);
+int native_load_buffer(const char *name, const void *data, size_t len, struct profile *out);
+
+#endif
