@@ -1,0 +1,132 @@
+/*
+ * test_record_behaviour.c - a profiled program behaves as it does without
+ * the profiler: thread churn, its own signal handling and blocked signals,
+ * and job control (stopping itself) all work, and samples are still taken.
+ */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_record_common.h"
+
+struct recorded {
+    char *dir, *profile;
+    struct spawn_result res;
+    struct pperf_profile prof;
+    bool loaded;
+};
+
+/* ptprof record -o DIR/profile -f FREQ -- WORKLOAD ARGS... */
+static void record_workload(struct recorded *r, const char *freq, const char *workload,
+                            const char *const *args)
+{
+    memset(r, 0, sizeof(*r));
+    r->dir = test_mkdtemp();
+    cr_assert(asprintf(&r->profile, "%s/profile", r->dir) > 0);
+    char *ptprof = build_ptprof(), *wl = build_workload(workload);
+    const char *argv[32] = {ptprof, "record", "-o", r->profile, "-f", freq, "--", wl};
+    size_t n = 8;
+    for (size_t i = 0; args && args[i] && n < 31; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    run_argv(&r->res, argv, NULL, NULL, 120);
+    free(ptprof);
+    free(wl);
+}
+
+static void recorded_free(struct recorded *r)
+{
+    if (r->loaded)
+        pperf_free(&r->prof);
+    spawn_result_free(&r->res);
+    test_rmtree(r->dir);
+    free(r->dir);
+    free(r->profile);
+}
+
+/* The same workload without the profiler, for its reference output. */
+static char *run_native(const char *workload, const char *const *args)
+{
+    char *wl = build_workload(workload);
+    const char *argv[16] = {wl};
+    size_t n = 1;
+    for (size_t i = 0; args && args[i] && n < 15; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, NULL, 60);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "%s alone: " RUN_CONTEXT(&res), workload);
+    char *out = strdup(res.out);
+    spawn_result_free(&res);
+    free(wl);
+    return out;
+}
+
+Test(record_behaviour, thousand_threads_run_correctly_and_are_sampled)
+{
+    char *expected = run_native("threads1000", NULL);
+    struct recorded r;
+    record_workload(&r, "1000", "threads1000", NULL);
+    cr_assert_eq(spawn_exit_code(r.res.status), 0, RUN_CONTEXT(&r.res));
+    cr_assert_str_eq(r.res.out, expected, "output differs from a run without the profiler");
+
+    load_valid_profile(r.profile, &r.prof);
+    r.loaded = true;
+    cr_assert_gt(r.prof.nsamples, 0, "no samples");
+    /* Distinct tids within each sample are checked by load_valid_profile. */
+    uint32_t first = 0;
+    bool several = false;
+    for (uint64_t i = 0; i < r.prof.nsamples && !several; i++) {
+        const struct pperf_sample *s = &r.prof.samples[i];
+        for (uint32_t t = 0; t < s->nthreads; t++) {
+            if (!first)
+                first = s->threads[t].tid;
+            else if (s->threads[t].tid != first)
+                several = true;
+        }
+    }
+    cr_assert(several, "only one thread in %" PRIu64 " samples of a program with 1000 threads",
+              r.prof.nsamples);
+    free(expected);
+    recorded_free(&r);
+}
+
+Test(record_behaviour, own_signal_handling_and_blocked_signals_survive)
+{
+    struct recorded r;
+    const char *args[] = {"200", NULL};
+    record_workload(&r, "1000", "signals", args);
+    cr_assert_eq(spawn_exit_code(r.res.status), 0, RUN_CONTEXT(&r.res));
+    cr_assert(strstr(r.res.out, "signals: ok"), RUN_CONTEXT(&r.res));
+
+    load_valid_profile(r.profile, &r.prof);
+    r.loaded = true;
+    cr_assert_geq(r.prof.nsamples, 20, "only %" PRIu64 " samples", r.prof.nsamples);
+    recorded_free(&r);
+}
+
+Test(record_behaviour, program_stopping_itself_completes_and_is_sampled_around_the_stop)
+{
+    struct recorded r;
+    const char *args[] = {"300", NULL};
+    record_workload(&r, "1000", "selfstop", args);
+    cr_assert_eq(spawn_exit_code(r.res.status), 0, RUN_CONTEXT(&r.res));
+    unsigned long long stop_us = 0, cont_us = 0;
+    const char *line = strstr(r.res.out, "stopped_us ");
+    cr_assert(line && sscanf(line, "stopped_us %llu %llu", &stop_us, &cont_us) == 2,
+              RUN_CONTEXT(&r.res));
+
+    load_valid_profile(r.profile, &r.prof);
+    r.loaded = true;
+    uint64_t before = 0, after = 0;
+    for (uint64_t i = 0; i < r.prof.nsamples; i++) {
+        before += r.prof.samples[i].wall_us < stop_us;
+        after += r.prof.samples[i].wall_us > cont_us;
+    }
+    /* 300 ms of work on each side at 1000 Hz: a tenth of that is plenty. */
+    cr_assert_geq(before, 30, "%" PRIu64 " samples before the stop", before);
+    cr_assert_geq(after, 30, "%" PRIu64 " samples after the stop", after);
+    recorded_free(&r);
+}

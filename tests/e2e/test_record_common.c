@@ -1,0 +1,109 @@
+/* test_record_common.c - see test_record_common.h. */
+#include "test_record_common.h"
+
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+void run_argv(struct spawn_result *res, const char *const *argv, const char *const *env,
+              const char *cwd, double timeout_s)
+{
+    struct spawn_opts opts = {.argv = argv, .env = env, .cwd = cwd, .timeout_s = timeout_s};
+    spawn_run(&opts, res);
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+
+/* The layout of the original format, walked without the project's reader,
+ * so a reader and a writer that agree on a mistake are still caught. */
+static void walk_raw(const char *path, const unsigned char *d, size_t len)
+{
+    cr_assert_geq(len, PPERF_HEADER_SIZE, "%s: %zu bytes, shorter than a header", path, len);
+    uint64_t nsamples = get_u64(d + 20);
+    uint32_t pmu_size = get_u32(d + 28), nmaps = get_u32(d + 32);
+    size_t pos = PPERF_HEADER_SIZE;
+    uint64_t records = 0;
+    while (records < nsamples && len - pos >= 12u + pmu_size) {
+        uint32_t n = get_u32(d + pos + 8 + pmu_size);
+        pos += 12u + pmu_size;
+        if ((len - pos) / PPERF_THREAD_SIZE < n)
+            break;
+        pos += (size_t)n * PPERF_THREAD_SIZE;
+        records++;
+    }
+    cr_assert_eq(records, nsamples, "%s: header says %" PRIu64 " samples, %" PRIu64 " records fit",
+                 path, nsamples, records);
+    cr_assert_eq(len - pos, (size_t)nmaps * PPERF_MAP_SIZE,
+                 "%s: %zu bytes after the samples, %" PRIu32 " maps need %zu", path, len - pos,
+                 nmaps, (size_t)nmaps * PPERF_MAP_SIZE);
+    for (uint32_t i = 0; i < nmaps; i++) {
+        const unsigned char *label = d + pos + (size_t)i * PPERF_MAP_SIZE + 16;
+        cr_assert(memchr(label, '\0', PPERF_LABEL_SIZE), "%s: map %" PRIu32 " label unterminated",
+                  path, i);
+    }
+}
+
+void load_valid_profile(const char *path, struct pperf_profile *prof)
+{
+    size_t len;
+    unsigned char *raw = (unsigned char *)test_read_file(path, &len);
+    cr_assert(raw, "profile %s was not written", path);
+    walk_raw(path, raw, len);
+    free(raw);
+
+    cr_assert_eq(pperf_load(path, prof), 0, "pperf_load(%s) rejected the profile", path);
+    cr_assert_leq(prof->latency_us, prof->wall_us,
+                  "%s: latency %" PRIu64 " us > wall %" PRIu64 " us", path, prof->latency_us,
+                  prof->wall_us);
+    for (uint64_t i = 0; i < prof->nsamples; i++) {
+        const struct pperf_sample *s = &prof->samples[i];
+        if (i > 0)
+            cr_assert_geq(s->wall_us, prof->samples[i - 1].wall_us,
+                          "%s: sample %" PRIu64 " is earlier than the one before", path, i);
+        for (uint32_t a = 0; a < s->nthreads; a++)
+            for (uint32_t b = a + 1; b < s->nthreads; b++)
+                cr_assert_neq(s->threads[a].tid, s->threads[b].tid,
+                              "%s: sample %" PRIu64 " lists thread %" PRIu32 " twice", path, i,
+                              s->threads[a].tid);
+    }
+}
+
+const struct pperf_map *profile_map_for(const struct pperf_profile *prof, const char *label,
+                                        uint64_t pc)
+{
+    for (uint32_t i = 0; i < prof->nmaps; i++) {
+        const struct pperf_map *m = &prof->maps[i];
+        if (strcmp(m->label, label) == 0 && pc >= m->address && pc - m->address < m->size)
+            return m;
+    }
+    return NULL;
+}
+
+int count_occurrences(const char *text, const char *needle)
+{
+    int n = 0;
+    size_t len = strlen(needle);
+    for (const char *p = strstr(text, needle); p; p = strstr(p + len, needle))
+        n++;
+    return n;
+}
+
+int count_lines(const char *text)
+{
+    int n = 0;
+    for (const char *p = text; *p; p++)
+        if (*p == '\n')
+            n++;
+    if (*text && text[strlen(text) - 1] != '\n')
+        n++;
+    return n;
+}

@@ -1,0 +1,42 @@
+/*
+ * test_record_common.h - what the end-to-end tests of "ptprof record" and
+ * "sampler" share: running a command line, loading the profile it wrote and
+ * checking the properties every valid profile has.
+ */
+#ifndef PTPROF_TESTS_E2E_RECORD_COMMON_H
+#define PTPROF_TESTS_E2E_RECORD_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/pperf.h"
+#include "../lib/spawn.h"
+
+/* Run ARGV (NULL-terminated) with ENV changes (may be NULL) in CWD (may be
+ * NULL), failing the test if it outlives TIMEOUT_S. */
+void run_argv(struct spawn_result *res, const char *const *argv, const char *const *env,
+              const char *cwd, double timeout_s);
+
+/* Load PATH, failing the test (with the loader's message) unless it is a
+ * well-formed profile: pperf_load() accepts it, an independent walk of the
+ * bytes finds exactly the header's number of sample records followed by
+ * exactly its number of maps, latency <= wall time, sample wall times never
+ * go back, and no sample lists a thread twice. */
+void load_valid_profile(const char *path, struct pperf_profile *prof);
+
+/* The map entry labelled LABEL that contains PC, or NULL. */
+const struct pperf_map *profile_map_for(const struct pperf_profile *prof, const char *label,
+                                        uint64_t pc);
+
+/* Occurrences of NEEDLE in TEXT. */
+int count_occurrences(const char *text, const char *needle);
+/* Lines in TEXT (a final line without '\n' counts too). */
+int count_lines(const char *text);
+
+/* A failed assertion's context: the command's status, stdout and stderr. */
+#define RUN_CONTEXT(res)                                                                           \
+    "status: %s\n--- stdout ---\n%.2000s\n--- stderr ---\n%.4000s",                                \
+        spawn_status_text((res)->status), (res)->out, (res)->err
+
+#endif

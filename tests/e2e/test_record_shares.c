@@ -1,0 +1,212 @@
+/*
+ * test_record_shares.c - does a recorded profile tell the truth?  The shares
+ * workload measures its own per-function CPU time; a profile recorded at
+ * 2000 Hz must attribute CPU time to the same functions in the same
+ * proportions, and its header must describe the run it recorded.
+ */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbol/elf_symtab.h"
+#include "test_record_common.h"
+
+#define FREQ 2000
+#define SECONDS 3
+#define MIN_SAMPLES 5000
+#define NFUNCS 4
+/* Percentage points a function's share may differ from the truth. */
+#define SHARE_TOLERANCE 0.02
+
+static const char *const funcs[NFUNCS] = {"work_heavy", "work_medium", "work_light", "work_tiny"};
+
+struct truth {
+    double ns[NFUNCS];
+};
+
+static void read_truth(const char *path, struct truth *t)
+{
+    char *text = test_read_file(path, NULL);
+    cr_assert(text, "the workload wrote no %s", path);
+    memset(t, 0, sizeof(*t));
+    int found = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char name[64];
+        unsigned long long ns;
+        cr_assert_eq(sscanf(line, "%63s %llu", name, &ns), 2, "%s: bad line '%s'", path, line);
+        for (int f = 0; f < NFUNCS; f++) {
+            if (strcmp(name, funcs[f]) == 0) {
+                t->ns[f] = (double)ns;
+                found++;
+            }
+        }
+    }
+    free(text);
+    cr_assert_eq(found, NFUNCS, "%s: expected a line for each of %d functions", path, NFUNCS);
+}
+
+/* The function name, without a compiler suffix such as ".cold". */
+static int func_index(const char *name)
+{
+    for (int f = 0; f < NFUNCS; f++) {
+        size_t len = strlen(funcs[f]);
+        if (strncmp(name, funcs[f], len) == 0 && (name[len] == '\0' || name[len] == '.'))
+            return f;
+    }
+    return -1;
+}
+
+/* Per thread, the CPU time since its previous sample goes to the function
+ * holding its PC in this sample. */
+struct attribution {
+    double ns[NFUNCS];
+    double other_ns; /* outside the four functions */
+    double main_in_map, main_total;
+};
+
+struct last_cpu {
+    uint32_t tid;
+    uint64_t cpu_ns;
+};
+
+static void attribute(const struct pperf_profile *prof, const struct elf_symtab *tab,
+                      const char *label, uint32_t main_tid, struct attribution *a)
+{
+    memset(a, 0, sizeof(*a));
+    struct last_cpu last[256];
+    size_t nlast = 0;
+
+    for (uint64_t i = 0; i < prof->nsamples; i++) {
+        const struct pperf_sample *s = &prof->samples[i];
+        if (i > 0)
+            cr_assert_gt(s->wall_us, prof->samples[i - 1].wall_us,
+                         "sample %" PRIu64 " does not advance the wall time", i);
+        for (uint32_t t = 0; t < s->nthreads; t++) {
+            const struct pperf_thread *th = &s->threads[t];
+            const struct pperf_map *map = profile_map_for(prof, label, th->pc);
+            if (th->tid == main_tid) {
+                a->main_total++;
+                a->main_in_map += map != NULL;
+            }
+
+            size_t k = 0;
+            while (k < nlast && last[k].tid != th->tid)
+                k++;
+            if (k == nlast) {
+                cr_assert_lt(nlast, sizeof(last) / sizeof(last[0]), "too many threads");
+                last[nlast++] = (struct last_cpu){th->tid, th->cpu_ns};
+                continue;
+            }
+            cr_assert_geq(th->cpu_ns, last[k].cpu_ns,
+                          "thread %" PRIu32 ": CPU time goes back at sample %" PRIu64, th->tid, i);
+            double delta = (double)(th->cpu_ns - last[k].cpu_ns);
+            last[k].cpu_ns = th->cpu_ns;
+
+            int f = -1;
+            if (map) {
+                uint64_t addr = th->pc - map->address + tab->load_vaddr;
+                const struct elf_symbol *sym = elf_symtab_lookup(tab, addr);
+                f = sym ? func_index(sym->name) : -1;
+            }
+            if (f >= 0)
+                a->ns[f] += delta;
+            else
+                a->other_ns += delta;
+        }
+    }
+}
+
+static void check_shares(int threads)
+{
+    char *dir = test_mkdtemp();
+    char *profile = NULL, *truth_path = NULL, *env_truth = NULL;
+    cr_assert(asprintf(&profile, "%s/shares.pperf", dir) > 0);
+    cr_assert(asprintf(&truth_path, "%s/truth", dir) > 0);
+    cr_assert(asprintf(&env_truth, "SHARES_OUT=%s", truth_path) > 0);
+    char *ptprof = build_ptprof(), *shares = build_workload("shares");
+    char nthreads[16], freq[16], seconds[16];
+    snprintf(nthreads, sizeof(nthreads), "%d", threads);
+    snprintf(freq, sizeof(freq), "%d", FREQ);
+    snprintf(seconds, sizeof(seconds), "%d", SECONDS);
+
+    const char *argv[] = {ptprof, "record", "-o",     profile, "-f", freq,
+                          "--",   shares,   nthreads, seconds, NULL};
+    const char *env[] = {env_truth, NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, env, NULL, 120);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    int pid = 0;
+    const char *said = strstr(res.out, "pid ");
+    cr_assert(said && sscanf(said, "pid %d", &pid) == 1, RUN_CONTEXT(&res));
+
+    struct truth truth;
+    read_truth(truth_path, &truth);
+    struct pperf_profile prof;
+    load_valid_profile(profile, &prof);
+
+    /* The header describes this run. */
+    cr_expect_geq(prof.nsamples, MIN_SAMPLES, "%" PRIu64 " samples, want at least %d",
+                  prof.nsamples, MIN_SAMPLES);
+    double wall_s = (double)prof.wall_us / 1e6;
+    cr_expect(wall_s >= SECONDS * 0.95 && wall_s <= res.wall_s * 1.02 + 0.01,
+              "profile wall time %.3f s; the workload ran %d s and the profiler %.3f s", wall_s,
+              SECONDS, res.wall_s);
+    double span_s =
+        (double)(prof.samples[prof.nsamples - 1].wall_us - prof.samples[0].wall_us) / 1e6;
+    cr_expect_leq(span_s, wall_s * 1.001, "samples span %.3f s, more than the wall time %.3f s",
+                  span_s, wall_s);
+    double achieved = (double)prof.nsamples / wall_s;
+    cr_expect_geq(achieved, 0.9 * FREQ, "achieved %.0f Hz of %d Hz requested", achieved, FREQ);
+
+    /* Attribution. */
+    struct elf_symtab tab;
+    cr_assert_eq(elf_symtab_load(shares, &tab), 0, "cannot read symbols of %s", shares);
+    struct attribution a;
+    attribute(&prof, &tab, "shares", (uint32_t)pid, &a);
+
+    cr_assert_gt(a.main_total, 0, "no sample of the main thread (tid %d)", pid);
+    cr_expect_geq(a.main_in_map / a.main_total, 0.95,
+                  "only %.0f of %.0f main-thread PCs fall inside the 'shares' map", a.main_in_map,
+                  a.main_total);
+
+    double truth_sum = 0, prof_sum = 0;
+    for (int f = 0; f < NFUNCS; f++) {
+        truth_sum += truth.ns[f];
+        prof_sum += a.ns[f];
+    }
+    cr_assert_gt(prof_sum, 0, "no CPU time attributed to the workload's functions");
+    /* The CPU times are nanoseconds of the same clock the workload used. */
+    cr_assert(prof_sum / truth_sum > 0.85 && prof_sum / truth_sum < 1.15,
+              "profile attributes %.3f s of CPU to the functions, the workload measured %.3f s",
+              prof_sum / 1e9, truth_sum / 1e9);
+    for (int f = 0; f < NFUNCS; f++) {
+        double want = truth.ns[f] / truth_sum, got = a.ns[f] / prof_sum;
+        cr_expect(fabs(got - want) <= SHARE_TOLERANCE,
+                  "%s: %.2f%% of CPU in the profile, %.2f%% measured by the workload", funcs[f],
+                  got * 100, want * 100);
+    }
+
+    elf_symtab_free(&tab);
+    pperf_free(&prof);
+    spawn_result_free(&res);
+    test_rmtree(dir);
+    free(dir);
+    free(profile);
+    free(truth_path);
+    free(env_truth);
+    free(ptprof);
+    free(shares);
+}
+
+Test(record_shares, one_thread_matches_measured_cpu_shares)
+{
+    check_shares(1);
+}
+
+Test(record_shares, four_threads_match_measured_cpu_shares)
+{
+    check_shares(4);
+}
