@@ -6,6 +6,7 @@
  */
 #include "cli/cli.h"
 #include "util/log.h"
+#include "util/version.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -37,7 +38,7 @@ int main(int argc, char **argv)
         return PT_EXIT_OK;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("ptprof 0.1\n");
+        printf("ptprof %s\n", PTPROF_VERSION);
         return PT_EXIT_OK;
     }
     for (const struct command *c = ptprof_commands; c->name; c++)

@@ -18,6 +18,16 @@
 #define DEFAULT_FREQUENCY 1000.0
 #define MAX_FREQUENCY 100000.0
 #define DEFAULT_OUTPUT "ptprof.data"
+#define DEFAULT_STACK_SIZE (16 * 1024)
+#define MAX_STACK_SIZE (1024 * 1024)
+
+enum long_only {
+    OPT_FORMAT = 256,
+    OPT_STACK_SIZE,
+    OPT_NO_INHERIT,
+    OPT_PID,
+    OPT_DURATION,
+};
 
 static void print_pmus(FILE *out)
 {
@@ -29,15 +39,24 @@ static void print_pmus(FILE *out)
 static void usage_record(FILE *out)
 {
     fprintf(out,
-            "usage: ptprof record [-o FILE] [-f HZ] [-p PMU[:ARG]] [-d] [--] COMMAND [ARGS...]\n"
+            "usage: ptprof record [options] [--] COMMAND [ARGS...]\n"
+            "       ptprof record [options] --pid PID [--duration S]\n"
             "\n"
-            "Run COMMAND under ptrace and sample every thread: PC, CPU time, wall time\n"
-            "and the PMU's reading.  Exits with COMMAND's exit status.\n"
+            "Run COMMAND (or attach to process PID) under ptrace and sample every thread\n"
+            "of it and of its children: PC, call stack, CPU time, wall time and the PMU's\n"
+            "reading.  Exits with COMMAND's exit status.\n"
             "\n"
-            "  -o, --output=FILE      write the profile to FILE ('-' for stdout;\n"
-            "                         default " DEFAULT_OUTPUT ")\n"
+            "  -o, --output=FILE      write the profile to FILE ('-' for stdout; a .gz,\n"
+            "                         .bz2 or .zst suffix compresses; default " DEFAULT_OUTPUT ")\n"
             "  -f, --frequency=HZ     samples per second (default 1000, at most 100000)\n"
             "  -p, --pmu-arg=PMU      measurement source, see below (default none)\n"
+            "  -g, --call-graph=MODE  call stacks: dwarf (default), fp or none\n"
+            "      --stack-size=BYTES stack bytes copied per thread for dwarf (default 16384)\n"
+            "      --format=FORMAT    native (default) or pperf (the original raw format:\n"
+            "                         no stacks, first process only)\n"
+            "      --no-inherit       do not follow fork/vfork/clone children\n"
+            "      --pid=PID          attach to a running process; stop with Ctrl-C\n"
+            "      --duration=S       stop sampling after S seconds\n"
             "  -d, --debug            print the profiler's own cost at the end\n"
             "  -h, --help             show this help\n");
     print_pmus(out);
@@ -55,36 +74,113 @@ static void usage_sampler(FILE *out)
     print_pmus(out);
 }
 
-static int parse_frequency(const char *text, double *hz)
+static int parse_positive(const char *what, const char *text, double max, double *out)
 {
     char *end;
     double v = strtod(text, &end);
-    if (end == text || *end != '\0' || !isfinite(v) || v <= 0 || v > MAX_FREQUENCY) {
-        pt_err("invalid frequency '%s': expected a number of Hz above 0 and at most %.0f", text,
-               MAX_FREQUENCY);
+    if (end == text || *end != '\0' || !isfinite(v) || v <= 0 || v > max) {
+        pt_err("invalid %s '%s': expected a number above 0 and at most %.0f", what, text, max);
         return -1;
     }
-    *hz = v;
+    *out = v;
     return 0;
 }
 
+static int parse_stack_mode(const char *text, enum stack_mode *mode)
+{
+    if (strcmp(text, "dwarf") == 0) {
+        *mode = STACK_DWARF;
+    } else if (strcmp(text, "fp") == 0) {
+        *mode = STACK_FP;
+    } else if (strcmp(text, "none") == 0) {
+        *mode = STACK_NONE;
+    } else {
+        pt_err("invalid call-graph mode '%s': expected dwarf, fp or none", text);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_format(const char *text, enum output_format *format)
+{
+    if (strcmp(text, "native") == 0) {
+        *format = OUTPUT_NATIVE;
+    } else if (strcmp(text, "pperf") == 0) {
+        *format = OUTPUT_PPERF;
+    } else {
+        pt_err("invalid format '%s': expected native or pperf", text);
+        return -1;
+    }
+    return 0;
+}
+
+static const struct option record_options_table[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"frequency", required_argument, NULL, 'f'},
+    {"pmu-arg", required_argument, NULL, 'p'},
+    {"call-graph", required_argument, NULL, 'g'},
+    {"stack-size", required_argument, NULL, OPT_STACK_SIZE},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"no-inherit", no_argument, NULL, OPT_NO_INHERIT},
+    {"pid", required_argument, NULL, OPT_PID},
+    {"duration", required_argument, NULL, OPT_DURATION},
+    {"debug", no_argument, NULL, 'd'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* The original tool's options, and only those. */
+static const struct option sampler_options_table[] = {
+    {"output", required_argument, NULL, 'o'},  {"frequency", required_argument, NULL, 'f'},
+    {"pmu-arg", required_argument, NULL, 'p'}, {"debug", no_argument, NULL, 'd'},
+    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+};
+
 static int run(int argc, char **argv, bool sampler)
 {
-    static const struct option options[] = {
-        {"output", required_argument, NULL, 'o'},  {"frequency", required_argument, NULL, 'f'},
-        {"pmu-arg", required_argument, NULL, 'p'}, {"debug", no_argument, NULL, 'd'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
-    };
     void (*usage)(FILE *) = sampler ? usage_sampler : usage_record;
     struct record_options opts = {
         .frequency = DEFAULT_FREQUENCY,
         .output = sampler ? NULL : DEFAULT_OUTPUT,
+        .format = sampler ? OUTPUT_PPERF : OUTPUT_NATIVE,
+        .stack_mode = sampler ? STACK_NONE : STACK_DWARF,
+        .stack_size = DEFAULT_STACK_SIZE,
+        .inherit = !sampler,
     };
+    bool stack_mode_given = false;
+    double value;
     int c;
     opterr = 0;
     /* '+': stop at the command, whose own options are not ours. */
-    while ((c = getopt_long(argc, argv, "+:o:f:p:dh", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, sampler ? "+:o:f:p:dh" : "+:o:f:p:g:dh",
+                            sampler ? sampler_options_table : record_options_table, NULL)) != -1) {
         switch (c) {
+        case 'g':
+            if (parse_stack_mode(optarg, &opts.stack_mode) != 0)
+                return PT_EXIT_USAGE;
+            stack_mode_given = true;
+            break;
+        case OPT_STACK_SIZE:
+            if (parse_positive("stack size", optarg, MAX_STACK_SIZE, &value) != 0)
+                return PT_EXIT_USAGE;
+            opts.stack_size = ((size_t)value + 7) & ~(size_t)7;
+            break;
+        case OPT_FORMAT:
+            if (parse_format(optarg, &opts.format) != 0)
+                return PT_EXIT_USAGE;
+            break;
+        case OPT_NO_INHERIT:
+            opts.inherit = false;
+            break;
+        case OPT_PID:
+            if (parse_positive("pid", optarg, 4194304, &value) != 0)
+                return PT_EXIT_USAGE;
+            opts.attach_pid = (pid_t)value;
+            break;
+        case OPT_DURATION:
+            if (parse_positive("duration", optarg, 1e9, &opts.duration) != 0)
+                return PT_EXIT_USAGE;
+            break;
         case 'o':
             if (!*optarg) {
                 pt_err("empty output file name");
@@ -93,7 +189,7 @@ static int run(int argc, char **argv, bool sampler)
             opts.output = optarg;
             break;
         case 'f':
-            if (parse_frequency(optarg, &opts.frequency) != 0)
+            if (parse_positive("frequency (Hz)", optarg, MAX_FREQUENCY, &opts.frequency) != 0)
                 return PT_EXIT_USAGE;
             break;
         case 'p':
@@ -116,11 +212,22 @@ static int run(int argc, char **argv, bool sampler)
             return PT_EXIT_USAGE;
         }
     }
-    if (optind >= argc) {
+    if (opts.attach_pid && optind < argc) {
+        pt_err("--pid attaches to a running process: give no command");
+        return PT_EXIT_USAGE;
+    }
+    if (!opts.attach_pid && optind >= argc) {
         pt_err("no command to profile; usage: %s",
                sampler ? "sampler [options] -- COMMAND [ARGS...]"
                        : "ptprof record [options] [--] COMMAND [ARGS...]");
         return PT_EXIT_USAGE;
+    }
+    if (opts.format == OUTPUT_PPERF) {
+        /* The raw format holds one address space and no stacks. */
+        if (stack_mode_given && opts.stack_mode != STACK_NONE)
+            pt_warn("--format pperf keeps no call stacks; -g is ignored");
+        opts.stack_mode = STACK_NONE;
+        opts.inherit = false;
     }
     opts.argv = argv + optind;
     return record_run(&opts);

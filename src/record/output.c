@@ -1,5 +1,6 @@
 /* output.c - see output.h */
 #include "record/output.h"
+#include "format/native.h"
 #include "format/pperf.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -7,31 +8,117 @@
 #include <stdlib.h>
 
 struct output {
-    struct pperf_writer *pperf; /* NULL: discard */
+    enum output_format format;
+    struct native_writer *native; /* one of these two, or neither: discard */
+    struct pperf_writer *pperf;
+    const struct pmu_source *pmu;
     struct pperf_thread *scratch;
     size_t scratch_cap;
-    const struct pmu_source *pmu;
 };
 
-struct output *output_open(const char *path, const struct pmu_source *pmu)
+struct output *output_open(const char *path, enum output_format format,
+                           const struct pmu_source *pmu)
 {
     struct output *out = xcalloc(1, sizeof(*out));
+    out->format = format;
     out->pmu = pmu;
     if (!path)
         return out;
-    uint32_t magic = pmu ? pmu_pperf_magic(pmu) : 0;
-    uint32_t pmu_size = pmu ? (uint32_t)(pmu->nchannels * sizeof(double)) : 0;
-    out->pperf = pperf_writer_open(path, magic, pmu_size);
-    if (!out->pperf) {
+    if (format == OUTPUT_PPERF) {
+        uint32_t magic = pmu ? pmu_pperf_magic(pmu) : 0;
+        uint32_t size = pmu ? (uint32_t)(pmu->nchannels * sizeof(double)) : 0;
+        out->pperf = pperf_writer_open(path, magic, size);
+    } else {
+        out->native = native_writer_open(path);
+    }
+    if (!out->pperf && !out->native) {
         free(out);
         return NULL;
     }
+    if (out->native && pmu)
+        for (unsigned i = 0; i < pmu->nchannels; i++)
+            native_write_channel(out->native, i, &pmu->channels[i]);
     return out;
 }
 
-int output_sample(struct output *out, uint64_t realtime_ns, const double *pmu_values,
-                  uint32_t nthreads, const struct sample_thread *threads)
+int output_started(struct output *out)
 {
+    if (!out)
+        return 0;
+    return out->native ? native_writer_publish(out->native) : 0;
+}
+
+void output_meta(struct output *out, const char *key, const char *value)
+{
+    if (out && out->native)
+        native_write_meta(out->native, key, value);
+}
+
+void output_process(struct output *out, uint32_t pid, uint32_t ppid, uint64_t time_ns)
+{
+    if (out && out->native)
+        native_write_process(out->native, pid, ppid, time_ns);
+}
+
+void output_exec(struct output *out, uint32_t pid, uint64_t time_ns, const char *path)
+{
+    if (out && out->native)
+        native_write_exec(out->native, pid, time_ns, path);
+}
+
+void output_exit(struct output *out, uint32_t pid, uint64_t time_ns, int32_t status)
+{
+    if (out && out->native)
+        native_write_exit(out->native, pid, time_ns, status);
+}
+
+void output_thread(struct output *out, uint32_t pid, uint32_t tid, uint64_t time_ns,
+                   const char *name)
+{
+    if (out && out->native)
+        native_write_thread(out->native, pid, tid, time_ns, name);
+}
+
+void output_thread_exit(struct output *out, uint32_t tid, uint64_t time_ns)
+{
+    if (out && out->native)
+        native_write_thread_exit(out->native, tid, time_ns);
+}
+
+void output_map(struct output *out, const struct prof_map *m)
+{
+    if (out && out->native)
+        native_write_map(out->native, m);
+}
+
+void output_unmap(struct output *out, uint32_t pid, uint64_t time_ns, uint64_t start, uint64_t end)
+{
+    if (out && out->native)
+        native_write_unmap(out->native, pid, time_ns, start, end);
+}
+
+void output_image(struct output *out, uint32_t pid, uint64_t start, const char *name,
+                  const void *data, size_t size)
+{
+    if (out && out->native)
+        native_write_image(out->native, pid, start, name, data, size);
+}
+
+uint32_t output_stack(struct output *out, const uint64_t *pcs, uint32_t depth)
+{
+    if (!out || !out->native || depth == 0)
+        return 0;
+    return native_stack_id(out->native, pcs, depth);
+}
+
+int output_sample(struct output *out, uint64_t time_ns, const double *values,
+                  const struct prof_thread_sample *threads, uint32_t nthreads)
+{
+    if (!out)
+        return 0;
+    unsigned nvalues = out->pmu ? out->pmu->nchannels : 0;
+    if (out->native)
+        return native_write_sample(out->native, time_ns, values, nvalues, threads, nthreads);
     if (!out->pperf)
         return 0;
     out->scratch = xgrow(out->scratch, &out->scratch_cap, nthreads, sizeof(*out->scratch));
@@ -40,16 +127,18 @@ int output_sample(struct output *out, uint64_t realtime_ns, const double *pmu_va
         out->scratch[i].pc = threads[i].pc;
         out->scratch[i].cpu_ns = threads[i].cpu_ns;
     }
-    return pperf_writer_sample(out->pperf, realtime_ns / 1000, pmu_values, nthreads, out->scratch);
+    return pperf_writer_sample(out->pperf, time_ns / 1000, values, nthreads, out->scratch);
 }
 
-int output_finish(struct output *out, const struct record_totals *totals,
-                  const struct map_list *maps)
+int output_finish(struct output *out, const struct prof_totals *totals,
+                  const struct map_list *pperf_maps)
 {
     int rc = 0;
-    if (out->pperf) {
+    if (out->native) {
+        rc = native_writer_finish(out->native, totals);
+    } else if (out->pperf) {
         struct pperf_map *pm = NULL;
-        size_t n = pperf_maps_from_proc(maps, &pm);
+        size_t n = pperf_maps_from_proc(pperf_maps, &pm);
         rc = pperf_writer_finish(out->pperf, totals->wall_ns / 1000, totals->latency_ns / 1000, pm,
                                  (uint32_t)n);
         free(pm);
@@ -63,6 +152,8 @@ void output_abort(struct output *out)
 {
     if (!out)
         return;
+    if (out->native)
+        native_writer_abort(out->native);
     if (out->pperf)
         pperf_writer_abort(out->pperf);
     free(out->scratch);

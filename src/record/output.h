@@ -1,42 +1,58 @@
 /*
- * output.h - where the recorder's samples go.
+ * output.h - where the recorder's events and samples go.
  *
- * Contract: the recorder hands every sample and, at the end, the totals and
- * memory maps to an output; the output owns the file format.  Today that is
- * the original sampler's raw format (src/format/pperf.h).  An output opened
- * with PATH NULL discards everything (the original sampler without -o).
- * output_open() fails early (before the target is started) when PATH
- * cannot be written.  output_finish() writes the file completely or leaves
- * any existing file untouched.
+ * Contract: the recorder reports what happens (processes, threads, maps,
+ * captured images, stacks, samples) to an output; the output owns the file
+ * format.  OUTPUT_NATIVE streams everything (docs/format.md); OUTPUT_PPERF
+ * writes the original sampler's raw format, which keeps only samples
+ * (tid, pc, cpu time, the PMU values) and one process's maps.  An output
+ * opened with PATH NULL discards everything (the original sampler without
+ * -o).  output_open() fails early, before the target is started, when PATH
+ * cannot be written; output_started() is called once the target runs (a
+ * native file becomes visible at PATH then, so a killed profiler leaves a
+ * readable prefix there).  output_finish() completes the file; on failure
+ * before output_started() an existing file at PATH is left untouched.
+ * Every function but output_open() accepts a NULL output and does nothing,
+ * so events that happen after the profile was finished go nowhere.
  */
 #ifndef PTPROF_RECORD_OUTPUT_H
 #define PTPROF_RECORD_OUTPUT_H
 
 #include <stdint.h>
 
+#include "format/profile.h"
 #include "pmu/pmu.h"
 #include "record/maps.h"
 
-struct sample_thread {
-    uint32_t tid;
-    uint64_t pc;
-    uint64_t cpu_ns;
-};
-
-struct record_totals {
-    uint64_t wall_ns;
-    uint64_t latency_ns;
-    uint64_t samples;
+enum output_format {
+    OUTPUT_NATIVE,
+    OUTPUT_PPERF,
 };
 
 struct output;
 
-struct output *output_open(const char *path, const struct pmu_source *pmu);
-int output_sample(struct output *out, uint64_t realtime_ns, const double *pmu_values,
-                  uint32_t nthreads, const struct sample_thread *threads);
-/* Returns 0 when the profile was written (or discarded by design). */
-int output_finish(struct output *out, const struct record_totals *totals,
-                  const struct map_list *maps);
+struct output *output_open(const char *path, enum output_format format,
+                           const struct pmu_source *pmu);
+int output_started(struct output *out);
+void output_meta(struct output *out, const char *key, const char *value);
+void output_process(struct output *out, uint32_t pid, uint32_t ppid, uint64_t time_ns);
+void output_exec(struct output *out, uint32_t pid, uint64_t time_ns, const char *path);
+void output_exit(struct output *out, uint32_t pid, uint64_t time_ns, int32_t status);
+void output_thread(struct output *out, uint32_t pid, uint32_t tid, uint64_t time_ns,
+                   const char *name);
+void output_thread_exit(struct output *out, uint32_t tid, uint64_t time_ns);
+void output_map(struct output *out, const struct prof_map *m);
+void output_unmap(struct output *out, uint32_t pid, uint64_t time_ns, uint64_t start, uint64_t end);
+void output_image(struct output *out, uint32_t pid, uint64_t start, const char *name,
+                  const void *data, size_t size);
+/* 0 = no stack (also for formats without stacks). */
+uint32_t output_stack(struct output *out, const uint64_t *pcs, uint32_t depth);
+int output_sample(struct output *out, uint64_t time_ns, const double *values,
+                  const struct prof_thread_sample *threads, uint32_t nthreads);
+/* PPERF_MAPS: the maps the raw format keeps (the first process's, every
+ * mapping seen since its last exec); other formats ignore it. */
+int output_finish(struct output *out, const struct prof_totals *totals,
+                  const struct map_list *pperf_maps);
 void output_abort(struct output *out);
 
 #endif

@@ -5,21 +5,21 @@
  * deadlines: no drift) and a signalfd (SIGCHLD for ptrace events, and the
  * signals sent to the profiler itself).  Between samples every ptrace stop
  * is answered at once, so new threads, exits and the target's own signals
- * never wait for the next tick.  A sample interrupts every running thread,
- * waits until all of them are stopped, reads their registers, resumes them,
- * and only then reads CPU times and writes the sample, so the target is
- * stopped for as short a time as ptrace allows.
+ * never wait for the next tick.  A sample stops every thread, copies what
+ * must be copied while they stand still (registers, the top of the stack),
+ * resumes them, and only then does the slow work: CPU times, unwinding,
+ * map refreshes, writing.
  */
 #include "record/recorder.h"
 #include "pmu/pmu.h"
-#include "record/launch.h"
-#include "record/maps.h"
 #include "record/output.h"
 #include "record/profiler_signals.h"
 #include "record/regs.h"
-#include "record/threads.h"
+#include "record/stack.h"
+#include "record/tracer.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/version.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -29,289 +29,239 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#define TRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT)
 
 /* How long the target may take to show it received a signal the profiler
  * got too (terminal, killpg) before the profiler forwards it itself. */
 #define SIGNAL_ECHO_NS (100 * 1000 * 1000ULL)
 /* A job-control stop the target never performs is forgotten after this. */
 #define JOB_STOP_PATIENCE_NS (1000 * 1000 * 1000ULL)
-/* Maps are re-read this often to catch dlopen'ed libraries. */
+/* Maps are re-read at least this often (and at once for an unknown PC). */
 #define MAPS_REFRESH_NS (500 * 1000 * 1000ULL)
 /* A thread that does not stop within this time is left out of a sample. */
 #define STOP_PATIENCE_NS (100 * 1000 * 1000ULL)
 
 struct recorder {
     const struct record_options *opts;
-    pid_t pid; /* the target process (its leader's tid) */
-    struct thread_table threads;
+    struct tracer tracer;
     struct pmu_source *pmu;
     double *pmu_values;
     bool pmu_failed;
     struct output *out;
     int timer_fd, signal_fd;
     sigset_t original_mask;
-    sigset_t sigchld_only;
 
-    bool sampling;    /* the timer runs and samples are taken */
-    bool target_gone; /* the leader has been reaped */
-    int exit_code;    /* the target's status as a shell reports it */
-
-    struct map_list maps; /* every mapping seen since the last exec */
-    uint64_t next_maps_refresh;
+    bool sampling;       /* the timer runs and samples are taken */
+    bool stop_requested; /* Ctrl-C, SIGTERM or --duration */
+    uint64_t deadline;   /* --duration, monotonic; 0 = none */
 
     /* job control */
     bool job_stop_pending;
     uint64_t job_stop_since;
-    uint64_t last_signal_seen[NSIG]; /* when the target last got each signal */
+
+    /* per-sample scratch, indexed like the thread table */
+    struct stack_snapshot *snaps;
+    bool *captured;
+    size_t snaps_cap;
+    uint64_t *frames; /* STACK_MAX_DEPTH per thread (fp mode) */
+    uint32_t *frame_depth;
+    struct prof_thread_sample *batch;
+    size_t batch_cap;
+    uint64_t next_maps_refresh;
 
     /* statistics */
-    uint64_t start_mono, start_real, end_mono;
-    uint64_t samples, ticks, latency_ns, signals_passed;
-    struct sample_thread *batch;
-    size_t batch_cap;
+    uint64_t start_mono, end_mono;
+    uint64_t samples, latency_ns;
 };
 
-/* --- ptrace helpers ------------------------------------------------------ */
+/* --- per-sample buffers --------------------------------------------------- */
 
-static void resume(struct recorder *r, struct thread *th)
+static void ensure_scratch(struct recorder *r, size_t n)
 {
-    if (!th->stopped)
+    if (n <= r->snaps_cap)
         return;
-    long rc;
-    if (th->group_stop) {
-        /* Stay stopped as job control wants, but report SIGCONT to us. */
-        rc = ptrace(PTRACE_LISTEN, th->tid, 0, 0);
-    } else {
-        rc = ptrace(PTRACE_CONT, th->tid, 0, th->pending_signal);
-        if (rc == 0 && th->pending_signal)
-            r->signals_passed++;
+    size_t cap = r->snaps_cap ? r->snaps_cap : 16;
+    while (cap < n)
+        cap *= 2;
+    r->snaps = xrealloc(r->snaps, cap * sizeof(*r->snaps));
+    for (size_t i = r->snaps_cap; i < cap; i++) {
+        memset(&r->snaps[i], 0, sizeof(r->snaps[i]));
+        if (r->opts->stack_mode != STACK_NONE)
+            stack_snapshot_init(&r->snaps[i], r->opts->stack_size);
     }
-    if (rc != 0 && errno != ESRCH)
-        pt_debug("resume %d: %s", th->tid, strerror(errno));
-    th->stopped = false;
-    th->pending_signal = 0;
-}
-
-static void read_pc(struct thread *th)
-{
-    uint64_t pc;
-    if (regs_read_pc(th->tid, &pc) == 0)
-        th->pc = pc;
-}
-
-/* --- memory maps --------------------------------------------------------- */
-
-static void snapshot_maps(struct recorder *r)
-{
-    struct map_list now = {0};
-    if (maps_read(r->pid, &now) == 0) {
-        for (size_t i = 0; i < now.count; i++)
-            maps_add_unique(&r->maps, &now.entries[i]);
+    r->captured = xrealloc(r->captured, cap * sizeof(*r->captured));
+    if (r->opts->stack_mode == STACK_FP) {
+        r->frames = xrealloc(r->frames, cap * STACK_MAX_DEPTH * sizeof(*r->frames));
+        r->frame_depth = xrealloc(r->frame_depth, cap * sizeof(*r->frame_depth));
     }
-    maps_clear(&now);
+    r->snaps_cap = cap;
 }
 
-/* --- ptrace events ------------------------------------------------------- */
-
-static void on_exec(struct recorder *r)
+static void free_scratch(struct recorder *r)
 {
-    /* Every other thread is gone and the leader runs a new program: its
-     * old mappings would only mislead symbolization. */
-    for (size_t i = r->threads.count; i-- > 0;)
-        if (r->threads.threads[i].tid != r->pid)
-            thread_remove(&r->threads, r->threads.threads[i].tid);
-    struct thread *leader = thread_find(&r->threads, r->pid);
-    if (leader)
-        thread_reopen_schedstat(leader, r->pid);
-    maps_clear(&r->maps);
-    snapshot_maps(r);
+    for (size_t i = 0; i < r->snaps_cap; i++)
+        if (r->snaps[i].data)
+            stack_snapshot_free(&r->snaps[i]);
+    free(r->snaps);
+    free(r->captured);
+    free(r->frames);
+    free(r->frame_depth);
+    free(r->batch);
 }
 
-static bool is_stop_signal(int sig)
+/* --- sampling ------------------------------------------------------------- */
+
+static void read_pmu(struct recorder *r)
 {
-    return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-}
-
-/*
- * Account for one waitpid() result.  The thread is left stopped; the
- * caller resumes it (at once between samples, after reading during one).
- * Returns the thread, or NULL when it is gone.
- */
-static struct thread *on_wait_status(struct recorder *r, pid_t tid, int status)
-{
-    if (WIFEXITED(status) || WIFSIGNALED(status)) {
-        thread_remove(&r->threads, tid);
-        if (tid == r->pid) {
-            r->target_gone = true;
-            r->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        }
-        return NULL;
-    }
-    if (!WIFSTOPPED(status))
-        return thread_find(&r->threads, tid);
-
-    /* A thread may report its first stop before its parent's clone event. */
-    struct thread *th = thread_add(&r->threads, r->pid, tid);
-    th->stopped = true;
-    th->announced = false;
-    int sig = WSTOPSIG(status);
-    int event = status >> 16;
-    unsigned long msg = 0;
-
-    switch (event) {
-    case PTRACE_EVENT_STOP:
-        /* Group-stop, or our interrupt / a new thread's first stop / the
-         * end of a group-stop (SIGTRAP). */
-        th->group_stop = is_stop_signal(sig);
-        if (th->group_stop)
-            read_pc(th); /* listening threads cannot be read later */
-        break;
-    case PTRACE_EVENT_CLONE:
-        if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0) {
-            struct thread *child = thread_add(&r->threads, r->pid, (pid_t)msg);
-            /* thread_add may have moved the table */
-            th = thread_find(&r->threads, tid);
-            if (!child->stopped)
-                child->announced = true;
-        }
-        break;
-    case PTRACE_EVENT_EXEC:
-        on_exec(r);
-        th = thread_find(&r->threads, r->pid);
-        break;
-    case PTRACE_EVENT_EXIT:
-        /* A leader that exits before its threads lingers as a zombie that
-         * never stops again: interrupting it would wait forever. */
-        th->exiting = true;
-        /* The last moment the address space is still there to read. */
-        if (tid == r->pid || r->threads.count == 1)
-            snapshot_maps(r);
-        break;
-    case 0:
-        /* Signal-delivery-stop: the signal is the target's, deliver it. */
-        th->pending_signal = sig;
-        r->last_signal_seen[sig] = monotonic_ns();
-        break;
-    default:
-        break;
-    }
-    return th;
-}
-
-/* Between samples: answer every pending stop right away. */
-static void drain_events(struct recorder *r)
-{
-    for (;;) {
-        int status;
-        pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
-        if (tid <= 0)
-            break;
-        struct thread *th = on_wait_status(r, tid, status);
-        if (th)
-            resume(r, th);
-    }
-}
-
-/* --- sampling ------------------------------------------------------------ */
-
-static void take_sample(struct recorder *r)
-{
-    uint64_t t0 = monotonic_ns();
-    uint64_t wall = realtime_ns();
-    if (r->pmu && !r->pmu_failed && pmu_read(r->pmu, r->pmu_values) != 0) {
+    if (!r->pmu)
+        return;
+    if (!r->pmu_failed && pmu_read(r->pmu, r->pmu_values) != 0) {
         pt_warn("PMU '%s' stopped answering; its values are recorded as NaN", r->pmu->ops->name);
         r->pmu_failed = true;
     }
     if (r->pmu_failed)
         for (unsigned i = 0; i < r->pmu->nchannels; i++)
             r->pmu_values[i] = NAN;
+}
 
-    /* Stop every running thread. */
-    size_t awaited = 0;
-    for (size_t i = 0; i < r->threads.count; i++) {
-        struct thread *th = &r->threads.threads[i];
-        if (th->stopped || th->group_stop || th->announced || th->exiting)
+/* Inside the stop window: copy what the thread will overwrite once it runs. */
+static void capture_stopped(struct recorder *r)
+{
+    struct thread_table *tt = &r->tracer.threads;
+    ensure_scratch(r, tt->count);
+    size_t copy = r->opts->stack_mode == STACK_NONE ? 0 : r->opts->stack_size;
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        r->captured[i] = false;
+        if (!th->stopped || th->group_stop)
             continue;
-        if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0) {
-            th->awaited = true;
-            awaited++;
+        if (stack_capture(th->tid, copy, &r->snaps[i]) != 0)
+            continue;
+        r->captured[i] = true;
+        th->pc = REGS_PC(r->snaps[i].regs);
+        th->sp = REGS_SP(r->snaps[i].regs);
+        th->syscall = regs_blocked_syscall(&r->snaps[i].regs);
+        if (r->opts->stack_mode == STACK_FP) {
+            /* Walking frame pointers is cheap, and deep stacks may need the
+             * live memory: do it while the thread stands still. */
+            int d = unwind_fp(th->pid, &r->snaps[i], true, &r->frames[i * STACK_MAX_DEPTH],
+                              STACK_MAX_DEPTH);
+            r->frame_depth[i] = d > 0 ? (uint32_t)d : 0;
         }
     }
-    /* Wait until all of them are stopped (or gone).  A thread that cannot
-     * stop promptly (uninterruptible sleep, a vfork parent) is left out of
-     * this sample; its late stop is answered between samples. */
-    uint64_t give_up = t0 + STOP_PATIENCE_NS;
-    while (awaited > 0) {
-        int status;
-        pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
-        if (tid == 0) {
-            uint64_t now = monotonic_ns();
-            if (now >= give_up)
-                break;
-            struct timespec left = ns_timespec(give_up - now);
-            sigtimedwait(&r->sigchld_only, NULL, &left);
-            continue;
-        }
-        if (tid < 0) {
-            if (errno == EINTR)
-                continue;
-            break; /* ECHILD: nothing left to wait for */
-        }
-        struct thread *before = thread_find(&r->threads, tid);
-        bool was_awaited = before && before->awaited;
-        struct thread *th = on_wait_status(r, tid, status);
-        if (th)
-            th->awaited = false;
-        if (was_awaited)
-            awaited--;
-        if (r->target_gone)
-            break;
-    }
+}
 
-    /* Read the stopped threads, then let them go. */
-    for (size_t i = 0; i < r->threads.count; i++) {
-        struct thread *th = &r->threads.threads[i];
-        th->awaited = false;
-        if (th->stopped && !th->group_stop)
-            read_pc(th);
-    }
-    for (size_t i = 0; i < r->threads.count; i++)
-        resume(r, &r->threads.threads[i]);
-    uint64_t t1 = monotonic_ns();
-    r->latency_ns += t1 - t0;
-    if (r->target_gone)
+static void ensure_maps_know(struct recorder *r, struct process *p, const uint64_t *pcs, size_t n,
+                             uint64_t wall, bool *refreshed)
+{
+    if (*refreshed)
         return;
+    for (size_t k = 0; k < n; k++) {
+        if (!process_knows_pc(p, pcs[k])) {
+            /* A library mapped since the last look (dlopen): report it
+             * before the sample that needs it. */
+            if (process_refresh_maps(p, r->out, wall) && p->unwinder)
+                dwarf_unwinder_maps_changed(p->unwinder);
+            *refreshed = true;
+            return;
+        }
+    }
+}
 
-    /* CPU time does not advance while stopped; reading it after the resume
-     * keeps these reads out of the target's stop window. */
-    r->batch = xgrow(r->batch, &r->batch_cap, r->threads.count, sizeof(*r->batch));
+/* After the resume: everything that takes time. */
+static void build_sample(struct recorder *r, uint64_t wall)
+{
+    struct thread_table *tt = &r->tracer.threads;
+    struct process_table *pt = &r->tracer.procs;
+    uint64_t pcs[STACK_MAX_DEPTH];
+    r->batch = xgrow(r->batch, &r->batch_cap, tt->count, sizeof(*r->batch));
+    bool *refreshed = xcalloc(pt->count ? pt->count : 1, sizeof(bool));
     uint32_t n = 0;
-    for (size_t i = 0; i < r->threads.count; i++) {
-        struct thread *th = &r->threads.threads[i];
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
         if (th->announced || th->exiting)
             continue;
+        struct process *p = &pt->procs[th->proc];
         thread_read_cpu(th, &th->cpu_ns);
-        r->batch[n++] = (struct sample_thread){(uint32_t)th->tid, th->pc, th->cpu_ns};
+        if (r->captured[i]) {
+            ensure_maps_know(r, p, &th->pc, 1, wall, &refreshed[th->proc]);
+            int depth = 0;
+            const uint64_t *frames = pcs;
+            if (r->opts->stack_mode == STACK_FP) {
+                depth = (int)r->frame_depth[i];
+                frames = &r->frames[i * STACK_MAX_DEPTH];
+            } else if (r->opts->stack_mode == STACK_DWARF) {
+                if (!p->unwinder)
+                    p->unwinder = dwarf_unwinder_new(p->pid);
+                if (p->unwinder)
+                    depth = dwarf_unwind(p->unwinder, th->tid, &r->snaps[i], pcs, STACK_MAX_DEPTH);
+            }
+            if (depth > 1)
+                ensure_maps_know(r, p, frames + 1, (size_t)depth - 1, wall, &refreshed[th->proc]);
+            th->stack = depth > 0 ? output_stack(r->out, frames, (uint32_t)depth) : 0;
+        }
+        uint32_t flags = 0;
+        if (th->group_stop)
+            flags |= PROF_THREAD_STOPPED;
+        if (th->syscall >= 0)
+            flags |= PROF_THREAD_IN_SYSCALL;
+        r->batch[n++] = (struct prof_thread_sample){
+            .pid = (uint32_t)th->pid,
+            .tid = (uint32_t)th->tid,
+            .pc = th->pc,
+            .cpu_ns = th->cpu_ns,
+            .stack = th->stack,
+            .syscall = th->syscall,
+            .flags = flags,
+        };
     }
-    if (output_sample(r->out, wall, r->pmu_values, n, r->batch) != 0) {
+    free(refreshed);
+    if (output_sample(r->out, wall, r->pmu_values, r->batch, n) != 0) {
         pt_err("cannot write the profile; sampling stops");
         r->sampling = false;
     }
     r->samples++;
 }
 
-/* --- the profiler's own signals ------------------------------------------ */
+/*
+ * A thread blocked in a system call since its last capture has not run:
+ * its registers and stack are what they were.  Waking it only to find that
+ * out would cost it CPU time and us a stop (idle thread pools would pay
+ * the most), so its last capture is reused.
+ */
+static void mark_still_blocked(struct recorder *r)
+{
+    struct thread_table *tt = &r->tracer.threads;
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        th->reused = !th->stopped && !th->group_stop && thread_still_blocked(th);
+    }
+}
+
+static void take_sample(struct recorder *r)
+{
+    uint64_t wall = realtime_ns();
+    read_pmu(r); /* the machine's, not the threads': outside the stop */
+    mark_still_blocked(r);
+    uint64_t t0 = monotonic_ns();
+    tracer_stop_all(&r->tracer, STOP_PATIENCE_NS);
+    capture_stopped(r);
+    tracer_resume_all(&r->tracer);
+    r->latency_ns += monotonic_ns() - t0;
+    if (r->tracer.first_exited)
+        return;
+    build_sample(r, wall);
+}
+
+/* --- the profiler's own signals ------------------------------------------- */
 
 static bool target_got(struct recorder *r, int sig, uint64_t since)
 {
-    return r->last_signal_seen[sig] >= since || profsig_pending_in(r->pid, sig);
+    return r->tracer.last_signal_ns[sig] >= since || profsig_pending_in(r->tracer.first_pid, sig);
 }
 
 /*
@@ -321,11 +271,11 @@ static bool target_got(struct recorder *r, int sig, uint64_t since)
  */
 static void forward_if_needed(struct recorder *r, int sig, uint64_t received)
 {
-    drain_events(r);
+    tracer_drain(&r->tracer);
     if (target_got(r, sig, received - SIGNAL_ECHO_NS))
         return;
-    pt_debug("forwarding signal %d to %d", sig, r->pid);
-    kill(r->pid, sig);
+    pt_debug("forwarding signal %d to %d", sig, (int)r->tracer.first_pid);
+    kill(r->tracer.first_pid, sig);
 }
 
 static void stop_sampling(struct recorder *r)
@@ -340,12 +290,16 @@ static void stop_sampling(struct recorder *r)
 
 static bool target_job_stopped(struct recorder *r)
 {
-    if (r->threads.count == 0)
-        return false;
-    for (size_t i = 0; i < r->threads.count; i++)
-        if (!r->threads.threads[i].group_stop)
+    struct thread_table *tt = &r->tracer.threads;
+    bool any = false;
+    for (size_t i = 0; i < tt->count; i++) {
+        if (tt->threads[i].pid != r->tracer.first_pid)
+            continue;
+        if (!tt->threads[i].group_stop)
             return false;
-    return true;
+        any = true;
+    }
+    return any;
 }
 
 /* The terminal stopped the job: stop with the target so the shell sees it. */
@@ -367,10 +321,10 @@ static void follow_job_stop(struct recorder *r)
     struct pollfd p = {.fd = r->signal_fd, .events = POLLIN};
     for (int tries = 0; tries < 10 && target_job_stopped(r); tries++) {
         poll(&p, 1, 10);
-        drain_events(r);
+        tracer_drain(&r->tracer);
     }
     if (target_job_stopped(r) && !target_got(r, SIGCONT, before))
-        kill(r->pid, SIGCONT);
+        kill(r->tracer.first_pid, SIGCONT);
 }
 
 static void on_profiler_signal(struct recorder *r, const struct signalfd_siginfo *si)
@@ -378,28 +332,30 @@ static void on_profiler_signal(struct recorder *r, const struct signalfd_siginfo
     int sig = (int)si->ssi_signo;
     uint64_t now = monotonic_ns();
     switch (sig) {
-    case SIGCHLD:
-    case SIGPIPE:
-        break;
     case SIGINT:
     case SIGTERM:
     case SIGHUP:
     case SIGQUIT:
-        forward_if_needed(r, sig, now);
+        /* Attached to someone else's process: the signal is for us only. */
+        if (!r->opts->attach_pid)
+            forward_if_needed(r, sig, now);
         if (r->sampling)
             pt_debug("signal %d: sampling stops", sig);
+        r->stop_requested = true;
         stop_sampling(r);
         break;
     case SIGTSTP:
     case SIGTTIN:
     case SIGTTOU:
+        if (r->opts->attach_pid) {
+            raise(SIGSTOP);
+            break;
+        }
         forward_if_needed(r, sig, now);
         r->job_stop_pending = true;
         r->job_stop_since = now;
         break;
-    case SIGCONT:
-        /* We were continued without having stopped ourselves (or after);
-         * nothing to do: the target's own SIGCONT arrives as an event. */
+    default: /* SIGCHLD (events are drained by the loop), SIGPIPE, SIGCONT */
         break;
     }
 }
@@ -416,7 +372,7 @@ static void read_signals(struct recorder *r)
     }
 }
 
-/* --- setup and the loop -------------------------------------------------- */
+/* --- setup, the loop, the end --------------------------------------------- */
 
 static int arm_timer(struct recorder *r)
 {
@@ -445,50 +401,83 @@ static void on_timer(struct recorder *r)
     uint64_t expirations = 0;
     if (read(r->timer_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
         return;
-    r->ticks += expirations;
     if (!r->sampling)
         return;
     take_sample(r);
     uint64_t now = monotonic_ns();
-    if (now >= r->next_maps_refresh && !r->target_gone) {
-        snapshot_maps(r);
+    if (now >= r->next_maps_refresh && !r->tracer.first_exited) {
+        struct process_table *pt = &r->tracer.procs;
+        for (size_t i = 0; i < pt->count; i++) {
+            struct process *p = &pt->procs[i];
+            if (!p->exited && process_refresh_maps(p, r->out, realtime_ns()) && p->unwinder)
+                dwarf_unwinder_maps_changed(p->unwinder);
+        }
         r->next_maps_refresh = now + MAPS_REFRESH_NS;
     }
+    if (r->deadline && now >= r->deadline) {
+        r->stop_requested = true;
+        stop_sampling(r);
+    }
+}
+
+static uint64_t ideal_samples(const struct recorder *r)
+{
+    double wall = (double)(r->end_mono - r->start_mono) / 1e9;
+    return (uint64_t)floor(wall * r->opts->frequency);
 }
 
 static void print_summary(const struct recorder *r)
 {
     double wall = (double)(r->end_mono - r->start_mono) / 1e9;
-    double ideal = wall * r->opts->frequency;
     fprintf(stderr, "[debug] wall time:   %.6f s\n", wall);
     fprintf(stderr, "[debug] latency:     %.6f s total, %.2f us per sample\n",
             (double)r->latency_ns / 1e9,
             r->samples ? (double)r->latency_ns / 1e3 / (double)r->samples : 0.0);
-    fprintf(stderr, "[debug] samples:     %.0f ideal, %llu actual\n", floor(ideal),
-            (unsigned long long)r->samples);
+    fprintf(stderr, "[debug] samples:     %llu ideal, %llu actual\n",
+            (unsigned long long)ideal_samples(r), (unsigned long long)r->samples);
     fprintf(stderr, "[debug] frequency:   %.2f Hz requested, %.2f Hz achieved\n",
             r->opts->frequency, wall > 0 ? (double)r->samples / wall : 0.0);
-    fprintf(stderr, "[debug] threads:     %llu seen\n", (unsigned long long)r->threads.seen);
+    fprintf(stderr, "[debug] threads:     %llu seen\n", (unsigned long long)r->tracer.threads.seen);
     fprintf(stderr, "[debug] signals:     %llu passed to the target\n",
-            (unsigned long long)r->signals_passed);
+            (unsigned long long)r->tracer.signals_passed);
+}
+
+static int sort_by_start(const void *a, const void *b)
+{
+    const struct map_entry *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
 }
 
 static int finish_profile(struct recorder *r)
 {
     if (!r->out)
         return 0;
-    if (!r->target_gone)
-        snapshot_maps(r);
-    struct record_totals totals = {
+    struct process *first = &r->tracer.procs.procs[TRACER_FIRST_PROCESS];
+    if (!first->exited)
+        process_refresh_maps(first, r->out, realtime_ns());
+    struct prof_totals totals = {
         .wall_ns = r->end_mono - r->start_mono,
         .latency_ns = r->latency_ns,
         .samples = r->samples,
+        .ideal_samples = ideal_samples(r),
     };
-    int rc = output_finish(r->out, &totals, &r->maps);
+    /* The raw format keeps one address space: the first process's. */
+    struct map_list *seen = &first->since_exec;
+    qsort(seen->entries, seen->count, sizeof(*seen->entries), sort_by_start);
+    int rc = output_finish(r->out, &totals, seen);
     r->out = NULL;
+    r->tracer.out = NULL; /* later events (a child's exit) go nowhere */
     if (r->opts->debug)
         print_summary(r);
     return rc;
+}
+
+static bool recording_over(const struct recorder *r)
+{
+    if (r->tracer.first_exited)
+        return true;
+    /* Attached: stop when asked; the process keeps running without us. */
+    return r->opts->attach_pid && r->stop_requested;
 }
 
 static void run_loop(struct recorder *r)
@@ -497,27 +486,65 @@ static void run_loop(struct recorder *r)
         {.fd = r->signal_fd, .events = POLLIN},
         {.fd = r->timer_fd, .events = POLLIN},
     };
-    while (!r->target_gone) {
+    while (!recording_over(r)) {
         int timeout = r->job_stop_pending ? 50 : -1;
         if (poll(fds, 2, timeout) < 0 && errno != EINTR)
             break;
         /* Events first: a new thread or a signal must not wait for a tick. */
         read_signals(r);
-        drain_events(r);
-        if (!r->target_gone && (fds[1].revents & POLLIN))
+        tracer_drain(&r->tracer);
+        if (!recording_over(r) && (fds[1].revents & POLLIN))
             on_timer(r);
-        if (!r->sampling && r->out)
+        if (!r->sampling && r->out && !r->opts->attach_pid)
             finish_profile(r); /* interrupted: the profile is complete now */
         follow_job_stop(r);
     }
 }
 
+static void write_meta(struct recorder *r)
+{
+    const struct record_options *o = r->opts;
+    char buf[4096];
+    size_t len = 0;
+    for (char **a = o->argv; a && *a && len < sizeof(buf) - 1; a++) {
+        bool quote = (*a)[0] == '\0' || strpbrk(*a, " \t\n'\"\\$`;&|<>()*?[]#~") != NULL;
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, quote ? "%s'%s'" : "%s%s",
+                                len ? " " : "", *a);
+    }
+    if (o->attach_pid)
+        proc_cmdline(o->attach_pid, buf, sizeof(buf));
+    output_meta(r->out, "command", buf);
+    struct utsname u;
+    if (uname(&u) == 0) {
+        output_meta(r->out, "host", u.nodename);
+        snprintf(buf, sizeof(buf), "%s %s %s", u.sysname, u.release, u.machine);
+        output_meta(r->out, "kernel", buf);
+    }
+    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)realtime_ns());
+    output_meta(r->out, "start_time", buf);
+    snprintf(buf, sizeof(buf), "%g", o->frequency);
+    output_meta(r->out, "frequency", buf);
+    static const char *const modes[] = {"none", "fp", "dwarf"};
+    output_meta(r->out, "stacks", modes[o->stack_mode]);
+    snprintf(buf, sizeof(buf), "%zu", o->stack_size);
+    output_meta(r->out, "stack_size", buf);
+    snprintf(buf, sizeof(buf), "%d", (int)r->tracer.first_pid);
+    output_meta(r->out, "pid", buf);
+    output_meta(r->out, "ptprof_version", PTPROF_VERSION);
+    if (o->attach_pid)
+        output_meta(r->out, "attached", "1");
+}
+
+static int start_target(struct recorder *r)
+{
+    if (r->opts->attach_pid)
+        return tracer_attach(&r->tracer, r->opts->attach_pid);
+    return tracer_launch(&r->tracer, r->opts->argv, &r->original_mask);
+}
+
 int record_run(const struct record_options *opts)
 {
     struct recorder r = {.opts = opts, .timer_fd = -1, .signal_fd = -1};
-    threads_init(&r.threads);
-    sigemptyset(&r.sigchld_only);
-    sigaddset(&r.sigchld_only, SIGCHLD);
     int rc = PT_EXIT_USAGE;
 
     /* Everything that can fail for the user's reasons fails before the
@@ -525,38 +552,55 @@ int record_run(const struct record_options *opts)
     if (opts->pmu_spec) {
         r.pmu = pmu_open(opts->pmu_spec);
         if (!r.pmu)
-            goto out;
+            return PT_EXIT_USAGE;
         r.pmu_values = xcalloc(r.pmu->nchannels ? r.pmu->nchannels : 1, sizeof(double));
     }
-    r.out = output_open(opts->output, r.pmu);
+    r.out = output_open(opts->output, opts->format, r.pmu);
+    tracer_init(&r.tracer, r.out, opts->inherit);
     if (!r.out)
         goto out;
     r.signal_fd = profsig_open(&r.original_mask);
     if (r.signal_fd < 0)
         goto out;
 
-    rc = launch_traced(opts->argv, &r.original_mask, TRACE_OPTIONS, &r.pid);
+    rc = start_target(&r);
     if (rc != 0)
         goto out;
-    thread_add(&r.threads, r.pid, r.pid)->stopped = true;
-    snapshot_maps(&r);
+    output_started(r.out);
+    write_meta(&r);
     r.start_mono = monotonic_ns();
-    r.start_real = realtime_ns();
     r.next_maps_refresh = r.start_mono + MAPS_REFRESH_NS;
+    if (opts->duration > 0)
+        r.deadline = r.start_mono + (uint64_t)(opts->duration * 1e9);
     if (r.pmu && pmu_read(r.pmu, r.pmu_values) != 0) /* prime counters */
         r.pmu_failed = true;
     if (arm_timer(&r) != 0) {
-        kill(r.pid, SIGKILL);
-        resume(&r, thread_find(&r.threads, r.pid));
-        while (!r.target_gone)
-            drain_events(&r);
+        if (opts->attach_pid) {
+            tracer_detach_all(&r.tracer);
+        } else {
+            kill(r.tracer.first_pid, SIGKILL);
+            tracer_resume_all(&r.tracer);
+            while (!r.tracer.first_exited && waitpid(r.tracer.first_pid, NULL, __WALL) < 0 &&
+                   errno == EINTR)
+                ;
+        }
         goto out;
     }
-    resume(&r, thread_find(&r.threads, r.pid));
+    tracer_resume_all(&r.tracer);
 
     run_loop(&r);
     stop_sampling(&r);
-    rc = finish_profile(&r) == 0 ? r.exit_code : (r.exit_code ? r.exit_code : PT_EXIT_USAGE);
+    /* Children that outlive the first process run on without us. */
+    tracer_detach_all(&r.tracer);
+    int written = finish_profile(&r);
+    if (opts->attach_pid)
+        rc = written == 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
+    else if (WIFSIGNALED(r.tracer.first_status))
+        rc = 128 + WTERMSIG(r.tracer.first_status);
+    else
+        rc = WEXITSTATUS(r.tracer.first_status);
+    if (written != 0 && rc == 0)
+        rc = PT_EXIT_USAGE; /* the run went fine, but its profile is lost */
 
 out:
     output_abort(r.out);
@@ -567,8 +611,7 @@ out:
     if (r.pmu)
         pmu_close(r.pmu);
     free(r.pmu_values);
-    free(r.batch);
-    maps_clear(&r.maps);
-    threads_destroy(&r.threads);
+    free_scratch(&r);
+    tracer_destroy(&r.tracer);
     return rc;
 }

@@ -2,14 +2,17 @@
  * recorder.h - "ptprof record" and "sampler": run a command under ptrace
  * and sample every thread at a fixed frequency.
  *
- * Contract: record_run() starts OPTS->argv with PTRACE_SEIZE, stops all of
- * its threads with PTRACE_INTERRUPT on absolute deadlines, reads each
- * thread's PC and CPU time plus the PMU, resumes them, and writes the
- * profile when the target exits (or when the profiler is interrupted; see
- * docs/recording.md).  It returns the exit code the profiler should end
- * with: the target's own status (128+N when it died by signal N), 126/127
- * when the command cannot be run, 1 for usage errors found late (output
- * path, PMU).  No signal is ever injected into the target.
+ * Contract: record_run() starts OPTS->argv with PTRACE_SEIZE (or attaches to
+ * OPTS->attach_pid), stops all threads of all traced processes with
+ * PTRACE_INTERRUPT on absolute deadlines, copies each thread's registers
+ * (and the top of its stack), resumes them, then reads CPU times and the
+ * PMU, unwinds, and writes the sample.  The profile is complete when the
+ * first process exits, when the profiler is interrupted, or after
+ * OPTS->duration (see docs/recording.md).  It returns the exit code the
+ * profiler should end with: the target's own status (128+N when it died by
+ * signal N), 126/127 when the command cannot be run, 1 for usage errors
+ * found late (output path, PMU, pid), 0 after detaching from --pid.  No
+ * signal is ever injected into the target.
  *
  * With OPTS->debug, a summary is printed to stderr at the end:
  *   [debug] wall time:   S s
@@ -23,12 +26,23 @@
 #define PTPROF_RECORD_RECORDER_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "record/output.h"
+#include "record/stack.h"
 
 struct record_options {
-    char **argv;          /* the command, NULL-terminated */
+    char **argv;          /* the command, NULL-terminated (unless attaching) */
+    pid_t attach_pid;     /* --pid: attach instead of starting argv */
+    double duration;      /* --duration seconds, 0 = until the end */
     double frequency;     /* Hz, validated by the caller: (0, 100000] */
     const char *pmu_spec; /* "NAME[:ARG]" or NULL for none */
     const char *output;   /* path, "-" for stdout, NULL for no file */
+    enum output_format format;
+    enum stack_mode stack_mode;
+    size_t stack_size; /* bytes of stack copied per thread for dwarf */
+    bool inherit;      /* follow fork/vfork/clone children */
     bool debug;
 };
 

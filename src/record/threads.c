@@ -36,9 +36,12 @@ void threads_init(struct thread_table *t)
 
 void threads_destroy(struct thread_table *t)
 {
-    for (size_t i = 0; i < t->count; i++)
+    for (size_t i = 0; i < t->count; i++) {
         if (t->threads[i].schedstat_fd >= 0)
             close(t->threads[i].schedstat_fd);
+        if (t->threads[i].syscall_fd >= 0)
+            close(t->threads[i].syscall_fd);
+    }
     free(t->threads);
     free(t->index);
     memset(t, 0, sizeof(*t));
@@ -76,6 +79,9 @@ struct thread *thread_add(struct thread_table *t, pid_t pid, pid_t tid)
     struct thread *th = &t->threads[t->count];
     memset(th, 0, sizeof(*th));
     th->tid = tid;
+    th->pid = pid;
+    th->syscall = -1;
+    th->syscall_fd = -1;
     th->schedstat_fd = open_schedstat(pid, tid);
     t->index[find_slot(t, tid)] = (int32_t)t->count;
     t->count++;
@@ -91,6 +97,8 @@ void thread_remove(struct thread_table *t, pid_t tid)
     size_t pos = (size_t)t->index[s];
     if (t->threads[pos].schedstat_fd >= 0)
         close(t->threads[pos].schedstat_fd);
+    if (t->threads[pos].syscall_fd >= 0)
+        close(t->threads[pos].syscall_fd);
     /* Keep the array dense: the last thread takes the hole. */
     t->count--;
     if (pos != t->count)
@@ -104,6 +112,61 @@ void thread_reopen_schedstat(struct thread *th, pid_t pid)
     if (th->schedstat_fd >= 0)
         close(th->schedstat_fd);
     th->schedstat_fd = open_schedstat(pid, th->tid);
+    if (th->syscall_fd >= 0)
+        close(th->syscall_fd);
+    th->syscall_fd = -1;
+    th->syscall = -1;
+}
+
+static const char *parse_u64(const char *p, const char *end, uint64_t *v, int base)
+{
+    while (p < end && *p == ' ')
+        p++;
+    if (base == 16) {
+        if (end - p < 2 || p[0] != '0' || p[1] != 'x')
+            return NULL;
+        p += 2;
+    }
+    const char *start = p;
+    uint64_t x = 0;
+    for (; p < end; p++) {
+        int d;
+        if (*p >= '0' && *p <= '9')
+            d = *p - '0';
+        else if (base == 16 && *p >= 'a' && *p <= 'f')
+            d = *p - 'a' + 10;
+        else
+            break;
+        x = x * (uint64_t)base + (uint64_t)d;
+    }
+    *v = x;
+    return p > start ? p : NULL;
+}
+
+bool thread_still_blocked(struct thread *th)
+{
+    if (th->syscall < 0)
+        return false;
+    if (th->syscall_fd < 0) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)th->pid, (int)th->tid);
+        th->syscall_fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (th->syscall_fd < 0)
+            return false;
+    }
+    /* "NR ARG1 ... ARG6 SP PC", or "running" / "-1 SP PC" otherwise. */
+    char buf[256];
+    ssize_t n = pread(th->syscall_fd, buf, sizeof(buf) - 1, 0);
+    if (n <= 0 || buf[0] < '0' || buf[0] > '9')
+        return false;
+    const char *p = buf, *end = buf + n;
+    uint64_t nr, word, sp, pc;
+    p = parse_u64(p, end, &nr, 10);
+    for (int i = 0; p && i < 6; i++)
+        p = parse_u64(p, end, &word, 16);
+    p = p ? parse_u64(p, end, &sp, 16) : NULL;
+    p = p ? parse_u64(p, end, &pc, 16) : NULL;
+    return p && nr == (uint64_t)th->syscall && sp == th->sp && pc == th->pc;
 }
 
 bool thread_read_cpu(const struct thread *th, uint64_t *cpu_ns)

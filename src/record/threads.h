@@ -18,6 +18,8 @@
 
 struct thread {
     pid_t tid;
+    pid_t pid;          /* its process */
+    size_t proc;        /* index of its process in the tracer's table */
     int schedstat_fd;   /* -1 when it could not be opened */
     bool stopped;       /* in a ptrace-stop: we owe it a resume */
     bool group_stop;    /* stopped by job control: resume with PTRACE_LISTEN */
@@ -27,6 +29,11 @@ struct thread {
     int pending_signal; /* to deliver when resumed */
     uint64_t pc;        /* last PC read */
     uint64_t cpu_ns;    /* last CPU time read */
+    uint32_t stack;     /* last stack id recorded */
+    int syscall;        /* system call it was last seen blocked in, or -1 */
+    uint64_t sp;        /* stack pointer at the last capture */
+    int syscall_fd;     /* /proc/PID/task/TID/syscall, opened on first need */
+    bool reused;        /* this sample reuses the last capture (still blocked) */
 };
 
 struct thread_table {
@@ -45,6 +52,14 @@ struct thread *thread_add(struct thread_table *t, pid_t pid, pid_t tid);
 void thread_remove(struct thread_table *t, pid_t tid);
 /* Re-open the schedstat file (after exec replaced the thread). */
 void thread_reopen_schedstat(struct thread *th, pid_t pid);
+/*
+ * True when the thread is still blocked in the very system call, at the
+ * same PC and SP, that its last capture found it in: it has not run since,
+ * so that capture still describes it and waking it to look again would
+ * only cost it CPU time.  Reads /proc/PID/task/TID/syscall, which does not
+ * disturb the thread.
+ */
+bool thread_still_blocked(struct thread *th);
 /* CPU time in ns from schedstat; returns false when unreadable. */
 bool thread_read_cpu(const struct thread *th, uint64_t *cpu_ns);
 

@@ -1,0 +1,64 @@
+/*
+ * process.h - the traced processes and what the profile must know of them.
+ *
+ * Contract: a process is added when it first appears (the launched command,
+ * an attached pid, a fork/vfork/clone child) and kept, with a stable index,
+ * until the recording ends.  process_refresh_maps() re-reads
+ * /proc/PID/maps, compares it with what the profile already holds, and
+ * reports the difference to the output as MAP/UNMAP events (each new
+ * file-backed mapping with its ELF build-id, read once per file); it also
+ * captures the [vdso] image the first time it sees it after an exec.
+ * process_exec() forgets every mapping (the new program starts afresh).
+ * process_knows_pc() says whether PC lies in a mapping already reported,
+ * so the recorder can refresh on demand when a freshly dlopen'ed library
+ * shows up in a sample, before the sample is written.
+ */
+#ifndef PTPROF_RECORD_PROCESS_H
+#define PTPROF_RECORD_PROCESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record/maps.h"
+#include "record/output.h"
+
+struct dwarf_unwinder;
+
+struct process {
+    pid_t pid;
+    pid_t ppid;
+    bool exited;
+    bool vdso_captured;
+    struct map_list maps;            /* as last read, sorted by start */
+    struct map_list since_exec;      /* every mapping seen since the last exec */
+    struct dwarf_unwinder *unwinder; /* created on first use */
+    uint64_t maps_version;           /* bumped whenever maps change */
+};
+
+struct process_table {
+    struct process *procs;
+    size_t count, capacity;
+};
+
+struct process *process_find(struct process_table *t, pid_t pid);
+/* Returns the index of the new (or existing) process. */
+size_t process_add(struct process_table *t, pid_t pid, pid_t ppid);
+void process_table_free(struct process_table *t);
+
+/* Returns true when the maps changed. */
+bool process_refresh_maps(struct process *p, struct output *out, uint64_t time_ns);
+void process_exec(struct process *p);
+bool process_knows_pc(const struct process *p, uint64_t pc);
+
+/* The thread group and parent of TID from /proc/TID/status; -1 if gone. */
+int proc_status_ids(pid_t tid, pid_t *tgid, pid_t *ppid);
+/* /proc/PID/task/TID/comm into BUF ("" when unreadable). */
+void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t size);
+/* /proc/PID/cmdline with spaces between the arguments ("" if unreadable). */
+void proc_cmdline(pid_t pid, char *buf, size_t size);
+/* readlink /proc/PID/exe into BUF ("" when unreadable). */
+void proc_exe(pid_t pid, char *buf, size_t size);
+
+#endif

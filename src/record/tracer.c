@@ -1,0 +1,409 @@
+/* tracer.c - see tracer.h */
+#include "record/tracer.h"
+#include "record/launch.h"
+#include "util/log.h"
+#include "record/regs.h"
+#include "util/timeutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static unsigned long trace_options(bool inherit)
+{
+    unsigned long o = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
+    if (inherit)
+        o |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+    return o;
+}
+
+void tracer_init(struct tracer *t, struct output *out, bool inherit)
+{
+    memset(t, 0, sizeof(*t));
+    t->out = out;
+    t->inherit = inherit;
+    threads_init(&t->threads);
+    sigemptyset(&t->sigchld_only);
+    sigaddset(&t->sigchld_only, SIGCHLD);
+}
+
+void tracer_destroy(struct tracer *t)
+{
+    threads_destroy(&t->threads);
+    process_table_free(&t->procs);
+}
+
+/* --- bookkeeping of threads and processes -------------------------------- */
+
+static struct thread *add_thread(struct tracer *t, size_t proc, pid_t tid)
+{
+    pid_t pid = t->procs.procs[proc].pid;
+    struct thread *th = thread_find(&t->threads, tid);
+    if (th)
+        return th;
+    th = thread_add(&t->threads, pid, tid);
+    th->proc = proc;
+    char name[64];
+    proc_thread_name(pid, tid, name, sizeof(name));
+    output_thread(t->out, (uint32_t)pid, (uint32_t)tid, realtime_ns(), name);
+    return th;
+}
+
+static size_t add_process(struct tracer *t, pid_t pid, pid_t ppid)
+{
+    size_t before = t->procs.count;
+    size_t idx = process_add(&t->procs, pid, ppid);
+    if (t->procs.count != before) {
+        uint64_t now = realtime_ns();
+        output_process(t->out, (uint32_t)pid, (uint32_t)ppid, now);
+        char exe[4096];
+        proc_exe(pid, exe, sizeof(exe));
+        if (exe[0])
+            output_exec(t->out, (uint32_t)pid, now, exe);
+        process_refresh_maps(&t->procs.procs[idx], t->out, now);
+    }
+    return idx;
+}
+
+/*
+ * A tid we have not seen: a thread of a known process, or the first thread
+ * of a new one (fork, vfork, clone without CLONE_THREAD).  Returns NULL when
+ * the newcomer is not to be traced (a child under --no-inherit, detached).
+ */
+static struct thread *adopt(struct tracer *t, pid_t tid)
+{
+    pid_t tgid = tid, ppid = 0;
+    if (proc_status_ids(tid, &tgid, &ppid) != 0)
+        tgid = tid;
+    struct process *p = process_find(&t->procs, tgid);
+    size_t idx;
+    if (p) {
+        idx = (size_t)(p - t->procs.procs);
+    } else {
+        if (!t->inherit && t->procs.count > 0) {
+            /* clone() without CLONE_THREAD still auto-attaches: let it go. */
+            ptrace(PTRACE_DETACH, tid, 0, 0);
+            return NULL;
+        }
+        idx = add_process(t, tgid, ppid);
+    }
+    return add_thread(t, idx, tid);
+}
+
+static size_t live_threads_of(const struct tracer *t, pid_t pid)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->threads.count; i++)
+        if (t->threads.threads[i].pid == pid && !t->threads.threads[i].exiting)
+            n++;
+    return n;
+}
+
+static void forget_thread(struct tracer *t, pid_t tid)
+{
+    output_thread_exit(t->out, (uint32_t)tid, realtime_ns());
+    thread_remove(&t->threads, tid);
+}
+
+static void on_exec(struct tracer *t, struct thread *th)
+{
+    pid_t pid = th->pid;
+    struct process *p = &t->procs.procs[th->proc];
+    /* The other threads died in the exec; the execing one now has the
+     * leader's tid. */
+    for (size_t i = t->threads.count; i-- > 0;) {
+        struct thread *other = &t->threads.threads[i];
+        if (other->pid == pid && other->tid != pid)
+            forget_thread(t, other->tid);
+    }
+    uint64_t now = realtime_ns();
+    char exe[4096];
+    proc_exe(pid, exe, sizeof(exe));
+    process_exec(p);
+    output_exec(t->out, (uint32_t)pid, now, exe);
+    process_refresh_maps(p, t->out, now);
+    struct thread *leader = thread_find(&t->threads, pid);
+    if (leader)
+        thread_reopen_schedstat(leader, pid);
+}
+
+static bool is_stop_signal(int sig)
+{
+    return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static void on_gone(struct tracer *t, pid_t tid, int status)
+{
+    struct thread *th = thread_find(&t->threads, tid);
+    if (th)
+        forget_thread(t, tid);
+    struct process *p = process_find(&t->procs, tid);
+    if (!p)
+        return; /* a thread, not a process */
+    output_exit(t->out, (uint32_t)tid, realtime_ns(), status);
+    p->exited = true;
+    if (tid == t->first_pid) {
+        t->first_exited = true;
+        t->first_status = status;
+    }
+}
+
+struct thread *tracer_on_status(struct tracer *t, pid_t tid, int status)
+{
+    if (WIFEXITED(status) || WIFSIGNALED(status)) {
+        on_gone(t, tid, status);
+        return NULL;
+    }
+    if (!WIFSTOPPED(status))
+        return thread_find(&t->threads, tid);
+
+    struct thread *th = thread_find(&t->threads, tid);
+    if (!th) {
+        th = adopt(t, tid);
+        if (!th)
+            return NULL;
+    }
+    th->stopped = true;
+    th->announced = false;
+    int sig = WSTOPSIG(status);
+    unsigned long msg = 0;
+
+    switch (status >> 16) {
+    case PTRACE_EVENT_STOP:
+        /* Group-stop; or our interrupt, a new thread's first stop, or the
+         * end of a group-stop (all SIGTRAP). */
+        th->group_stop = is_stop_signal(sig);
+        if (th->group_stop) {
+            uint64_t pc;
+            if (regs_read_pc(tid, &pc) == 0)
+                th->pc = pc; /* listening threads cannot be read later */
+        }
+        break;
+    case PTRACE_EVENT_CLONE:
+    case PTRACE_EVENT_FORK:
+    case PTRACE_EVENT_VFORK:
+        if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0 &&
+            !thread_find(&t->threads, (pid_t)msg)) {
+            struct thread *child = adopt(t, (pid_t)msg);
+            if (child)
+                child->announced = true; /* its first stop is still to come */
+        }
+        th = thread_find(&t->threads, tid); /* the table may have moved */
+        break;
+    case PTRACE_EVENT_EXEC:
+        on_exec(t, th);
+        th = thread_find(&t->threads, tid);
+        break;
+    case PTRACE_EVENT_EXIT: {
+        /* A leader that exits before its threads lingers as a zombie that
+         * never stops again: interrupting it would wait forever. */
+        th->exiting = true;
+        struct process *p = &t->procs.procs[th->proc];
+        /* The last moment this address space can be read. */
+        if (tid == th->pid || live_threads_of(t, th->pid) == 0)
+            process_refresh_maps(p, t->out, realtime_ns());
+        break;
+    }
+    case 0:
+        /* Signal-delivery-stop: the signal is the target's; deliver it. */
+        th->pending_signal = sig;
+        t->last_signal_ns[sig] = monotonic_ns();
+        break;
+    default:
+        break;
+    }
+    return th;
+}
+
+void tracer_resume(struct tracer *t, struct thread *th)
+{
+    if (!th || !th->stopped)
+        return;
+    long rc;
+    if (th->group_stop) {
+        /* Stay stopped as job control wants, but tell us about SIGCONT. */
+        rc = ptrace(PTRACE_LISTEN, th->tid, 0, 0);
+    } else {
+        rc = ptrace(PTRACE_CONT, th->tid, 0, th->pending_signal);
+        if (rc == 0 && th->pending_signal)
+            t->signals_passed++;
+    }
+    if (rc != 0 && errno != ESRCH)
+        pt_debug("resume %d: %s", th->tid, strerror(errno));
+    th->stopped = false;
+    th->pending_signal = 0;
+}
+
+void tracer_drain(struct tracer *t)
+{
+    for (;;) {
+        int status;
+        pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+        if (tid <= 0)
+            break;
+        tracer_resume(t, tracer_on_status(t, tid, status));
+    }
+}
+
+void tracer_stop_all(struct tracer *t, uint64_t patience_ns)
+{
+    size_t awaited = 0;
+    for (size_t i = 0; i < t->threads.count; i++) {
+        struct thread *th = &t->threads.threads[i];
+        if (th->stopped || th->group_stop || th->announced || th->exiting || th->reused)
+            continue;
+        if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0) {
+            th->awaited = true;
+            awaited++;
+        }
+    }
+    /* A thread that cannot stop promptly (uninterruptible sleep, a vfork
+     * parent) is left out; its late stop is answered by tracer_drain(). */
+    uint64_t give_up = monotonic_ns() + patience_ns;
+    while (awaited > 0) {
+        int status;
+        pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+        if (tid == 0) {
+            uint64_t now = monotonic_ns();
+            if (now >= give_up)
+                break;
+            struct timespec left = ns_timespec(give_up - now);
+            sigtimedwait(&t->sigchld_only, NULL, &left);
+            continue;
+        }
+        if (tid < 0) {
+            if (errno == EINTR)
+                continue;
+            break; /* ECHILD: nothing left to wait for */
+        }
+        struct thread *before = thread_find(&t->threads, tid);
+        bool was_awaited = before && before->awaited;
+        struct thread *th = tracer_on_status(t, tid, status);
+        if (th)
+            th->awaited = false;
+        if (was_awaited)
+            awaited--;
+    }
+    for (size_t i = 0; i < t->threads.count; i++)
+        t->threads.threads[i].awaited = false;
+}
+
+void tracer_resume_all(struct tracer *t)
+{
+    for (size_t i = 0; i < t->threads.count; i++)
+        tracer_resume(t, &t->threads.threads[i]);
+}
+
+void tracer_detach_all(struct tracer *t)
+{
+    tracer_stop_all(t, 200 * 1000 * 1000ULL);
+    /* New threads may still report their first stop: detach them too. */
+    for (int round = 0; round < 50 && t->threads.count > 0; round++) {
+        for (size_t i = t->threads.count; i-- > 0;) {
+            struct thread *th = &t->threads.threads[i];
+            if (!th->stopped && !th->group_stop)
+                continue;
+            int sig = th->group_stop ? 0 : th->pending_signal;
+            ptrace(PTRACE_DETACH, th->tid, 0, sig);
+            thread_remove(&t->threads, th->tid);
+        }
+        if (t->threads.count == 0)
+            break;
+        struct timespec tick = ns_timespec(2 * 1000 * 1000ULL);
+        sigtimedwait(&t->sigchld_only, NULL, &tick);
+        for (;;) {
+            int status;
+            pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+            if (tid <= 0)
+                break;
+            tracer_on_status(t, tid, status);
+        }
+        /* Zombies and exiting threads need no detach. */
+        for (size_t i = t->threads.count; i-- > 0;)
+            if (t->threads.threads[i].exiting && !t->threads.threads[i].stopped)
+                thread_remove(&t->threads, t->threads.threads[i].tid);
+    }
+}
+
+/* --- starting ------------------------------------------------------------ */
+
+int tracer_launch(struct tracer *t, char *const argv[], const sigset_t *child_mask)
+{
+    pid_t pid;
+    int rc = launch_traced(argv, child_mask, trace_options(t->inherit), &pid);
+    if (rc != 0)
+        return rc;
+    t->first_pid = pid;
+    pid_t tgid, ppid = getpid();
+    proc_status_ids(pid, &tgid, &ppid);
+    size_t idx = add_process(t, pid, ppid);
+    add_thread(t, idx, pid)->stopped = true;
+    return 0;
+}
+
+static int seize_new_threads(struct tracer *t, size_t proc, unsigned long options)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)t->procs.procs[proc].pid);
+    DIR *dir = opendir(path);
+    if (!dir)
+        return -1;
+    int added = 0;
+    struct dirent *de;
+    while ((de = readdir(dir))) {
+        pid_t tid = (pid_t)atoi(de->d_name);
+        if (tid <= 0 || thread_find(&t->threads, tid))
+            continue;
+        if (ptrace(PTRACE_SEIZE, tid, 0, options) != 0) {
+            if (errno == EPERM) {
+                closedir(dir);
+                return -2;
+            }
+            continue; /* it exited meanwhile */
+        }
+        add_thread(t, proc, tid);
+        added++;
+    }
+    closedir(dir);
+    return added;
+}
+
+int tracer_attach(struct tracer *t, pid_t pid)
+{
+    pid_t tgid = pid, ppid = 0;
+    if (proc_status_ids(pid, &tgid, &ppid) != 0) {
+        pt_err("no process %d", (int)pid);
+        return PT_EXIT_USAGE;
+    }
+    if (tgid != pid) {
+        pt_err("%d is a thread of process %d; attach to the process", (int)pid, (int)tgid);
+        return PT_EXIT_USAGE;
+    }
+    unsigned long options = trace_options(t->inherit);
+    if (ptrace(PTRACE_SEIZE, pid, 0, options) != 0) {
+        pt_err("cannot attach to %d: %s%s", (int)pid, strerror(errno),
+               errno == EPERM ? " (another tracer, or not allowed: see "
+                                "kernel.yama.ptrace_scope)"
+                              : "");
+        return PT_EXIT_USAGE;
+    }
+    t->first_pid = pid;
+    size_t idx = add_process(t, pid, ppid);
+    add_thread(t, idx, pid);
+    /* Threads created while we attach are either auto-attached (their
+     * creator was already seized) or found by the next pass. */
+    int n;
+    while ((n = seize_new_threads(t, idx, options)) > 0)
+        ;
+    if (n == -2) {
+        pt_err("cannot attach to every thread of %d: %s", (int)pid, strerror(EPERM));
+        tracer_detach_all(t);
+        return PT_EXIT_USAGE;
+    }
+    return 0;
+}

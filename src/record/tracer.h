@@ -1,0 +1,64 @@
+/*
+ * tracer.h - the ptrace side of recording: which threads and processes we
+ * trace, what their stops mean, and how to stop, resume and let them go.
+ *
+ * Contract:
+ *  - tracer_launch() starts a command traced (launch.h); tracer_attach()
+ *    seizes every thread of a running process.  Both report the first
+ *    process, its threads and maps to the output.
+ *  - With `inherit`, fork/vfork/clone children are followed: each process
+ *    gets its own maps, its exec and exit are reported.
+ *  - tracer_on_status() accounts for one waitpid() result and leaves the
+ *    thread stopped (or returns NULL when it is gone); tracer_resume() lets
+ *    it go, delivering the signal it was stopped with, or keeping it in its
+ *    job-control stop with PTRACE_LISTEN.  No signal is ever injected.
+ *  - tracer_drain() answers every pending stop at once (between samples).
+ *  - tracer_stop_all() interrupts every running thread (but those marked
+ *    `reused`: the caller knows their last capture still holds) and waits until all
+ *    are stopped or gone, at most PATIENCE_NS for a thread that cannot stop
+ *    (uninterruptible sleep); tracer_resume_all() resumes them.
+ *  - tracer_detach_all() lets every traced thread go, leaving the processes
+ *    running (or job-stopped) exactly as they would be without us.
+ */
+#ifndef PTPROF_RECORD_TRACER_H
+#define PTPROF_RECORD_TRACER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record/output.h"
+#include "record/process.h"
+#include "record/threads.h"
+
+struct tracer {
+    pid_t first_pid;
+    bool inherit;
+    bool first_exited;
+    int first_status; /* the first process's raw wait status */
+    struct thread_table threads;
+    struct process_table procs;
+    struct output *out;
+    uint64_t signals_passed;
+    uint64_t last_signal_ns[NSIG]; /* monotonic time each signal was last delivered */
+    sigset_t sigchld_only;
+};
+
+void tracer_init(struct tracer *t, struct output *out, bool inherit);
+void tracer_destroy(struct tracer *t);
+/* Returns 0, or the shell's exit code when the command cannot run. */
+int tracer_launch(struct tracer *t, char *const argv[], const sigset_t *child_mask);
+int tracer_attach(struct tracer *t, pid_t pid);
+
+struct thread *tracer_on_status(struct tracer *t, pid_t tid, int status);
+void tracer_resume(struct tracer *t, struct thread *th);
+void tracer_drain(struct tracer *t);
+void tracer_stop_all(struct tracer *t, uint64_t patience_ns);
+void tracer_resume_all(struct tracer *t);
+void tracer_detach_all(struct tracer *t);
+
+/* The first process's index in t->procs (it is always 0). */
+#define TRACER_FIRST_PROCESS 0
+
+#endif
