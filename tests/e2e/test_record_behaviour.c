@@ -26,8 +26,8 @@ static void record_workload(struct recorded *r, const char *freq, const char *wo
     r->dir = test_mkdtemp();
     cr_assert(asprintf(&r->profile, "%s/profile", r->dir) > 0);
     char *ptprof = build_ptprof(), *wl = build_workload(workload);
-    const char *argv[32] = {ptprof, "record", "-o", r->profile, "-f", freq, "--", wl};
-    size_t n = 8;
+    const char *argv[32] = {ptprof, RECORD_PPERF, "-o", r->profile, "-f", freq, "--", wl};
+    size_t n = 10;
     for (size_t i = 0; args && args[i] && n < 31; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
@@ -57,7 +57,7 @@ static char *run_native(const char *workload, const char *const *args)
     argv[n] = NULL;
     struct spawn_result res;
     run_argv(&res, argv, NULL, NULL, 60);
-    cr_assert_eq(spawn_exit_code(res.status), 0, "%s alone: " RUN_CONTEXT(&res), workload);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "%s alone: " RUN_FMT, workload, RUN_ARGS(&res));
     char *out = strdup(res.out);
     spawn_result_free(&res);
     free(wl);

@@ -54,8 +54,11 @@ static void check_echo(bool sampler, bool with_output)
     const char *argv[10];
     size_t n = 0;
     argv[n++] = bin;
-    if (!sampler)
+    if (!sampler) {
         argv[n++] = "record";
+        argv[n++] = "--format";
+        argv[n++] = "pperf";
+    }
     if (with_output) {
         argv[n++] = "-o";
         argv[n++] = profile;
@@ -157,7 +160,7 @@ Test(record_cli, record_without_output_writes_ptprof_data_in_the_working_directo
     char *dir = test_mkdtemp(), *ptprof = build_ptprof(), *wl = build_workload("exitcode");
     char *profile = NULL;
     cr_assert(asprintf(&profile, "%s/ptprof.data", dir) > 0);
-    const char *argv[] = {ptprof, "record", "--", wl, "0", NULL};
+    const char *argv[] = {ptprof, RECORD_PPERF, "--", wl, "0", NULL};
     struct spawn_result res;
     run_argv(&res, argv, NULL, dir, 60);
     cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
@@ -182,7 +185,7 @@ Test(record_cli, record_without_output_writes_ptprof_data_in_the_working_directo
 static const char *debug_line(const struct spawn_result *res, const char *key)
 {
     const char *line = strstr(res->err, key);
-    cr_assert(line, "no '%s' line in the -d summary; " RUN_CONTEXT(res), key);
+    cr_assert(line, "no '%s' line in the -d summary; " RUN_FMT, key, RUN_ARGS(res));
     return line + strlen(key);
 }
 
@@ -191,8 +194,8 @@ Test(record_cli, debug_summary_agrees_with_the_profile)
     char *dir = test_mkdtemp(), *ptprof = build_ptprof(), *wl = build_workload("signals");
     char *profile = NULL;
     cr_assert(asprintf(&profile, "%s/profile", dir) > 0);
-    const char *argv[] = {ptprof, "record", "-d", "-o",  profile, "-f",
-                          "1000", "--",     wl,   "200", NULL};
+    const char *argv[] = {ptprof, RECORD_PPERF, "-d", "-o",  profile, "-f",
+                          "1000", "--",         wl,   "200", NULL};
     struct spawn_result res;
     run_argv(&res, argv, NULL, NULL, 60);
     cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
@@ -262,8 +265,11 @@ static void check_refused(bool sampler, const char *const *options, const char *
     const char *argv[24];
     size_t n = 0;
     argv[n++] = bin;
-    if (!sampler)
+    if (!sampler) {
         argv[n++] = "record";
+        argv[n++] = "--format";
+        argv[n++] = "pperf";
+    }
     if (!own_output) {
         argv[n++] = "-o";
         argv[n++] = existing;
@@ -280,10 +286,11 @@ static void check_refused(bool sampler, const char *const *options, const char *
     run_argv(&res, argv, NULL, dir, 30);
     cr_assert_eq(spawn_exit_code(res.status), 1, "want usage error 1; " RUN_CONTEXT(&res));
     cr_assert_eq(count_lines(res.err), 1, "want one line on stderr; " RUN_CONTEXT(&res));
-    cr_assert(strstr(res.err, problem), "stderr does not name '%s'; " RUN_CONTEXT(&res), problem);
+    cr_assert(strstr(res.err, problem), "stderr does not name '%s'; " RUN_FMT, problem,
+              RUN_ARGS(&res));
     if (also)
-        cr_assert(strcasestr(res.err, also), "stderr does not mention '%s'; " RUN_CONTEXT(&res),
-                  also);
+        cr_assert(strcasestr(res.err, also), "stderr does not mention '%s'; " RUN_FMT, also,
+                  RUN_ARGS(&res));
     cr_assert_not(test_file_exists(marker), "the target ran despite the error");
     char *kept = test_read_file(existing, NULL);
     cr_assert(kept && strcmp(kept, "precious\n") == 0, "the existing output file was changed");

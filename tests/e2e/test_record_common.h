@@ -13,6 +13,10 @@
 #include "format/pperf.h"
 #include "../lib/spawn.h"
 
+/* "ptprof record" writing the original raw format, which these tests read
+ * with pperf_load() (the native format is record's default). */
+#define RECORD_PPERF "record", "--format", "pperf"
+
 /* Run ARGV (NULL-terminated) with ENV changes (may be NULL) in CWD (may be
  * NULL), failing the test if it outlives TIMEOUT_S. */
 void run_argv(struct spawn_result *res, const char *const *argv, const char *const *env,
@@ -34,9 +38,10 @@ int count_occurrences(const char *text, const char *needle);
 /* Lines in TEXT (a final line without '\n' counts too). */
 int count_lines(const char *text);
 
-/* A failed assertion's context: the command's status, stdout and stderr. */
-#define RUN_CONTEXT(res)                                                                           \
-    "status: %s\n--- stdout ---\n%.2000s\n--- stderr ---\n%.4000s",                                \
-        spawn_status_text((res)->status), (res)->out, (res)->err
+/* A failed assertion's context: the command's status, stdout and stderr.
+ * RUN_CONTEXT(res) alone, or "own text %d; " RUN_FMT, own_args, RUN_ARGS(res). */
+#define RUN_FMT "status: %s\n--- stdout ---\n%.2000s\n--- stderr ---\n%.4000s"
+#define RUN_ARGS(res) spawn_status_text((res)->status), (res)->out, (res)->err
+#define RUN_CONTEXT(res) RUN_FMT, RUN_ARGS(res)
 
 #endif

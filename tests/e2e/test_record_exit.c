@@ -22,8 +22,8 @@ static void record_cmd(struct spawn_result *res, char **dir, char **profile, con
     *dir = test_mkdtemp();
     cr_assert(asprintf(profile, "%s/profile", *dir) > 0);
     char *ptprof = build_ptprof();
-    const char *argv[32] = {ptprof, "record", "-o", *profile, "--"};
-    size_t n = 5;
+    const char *argv[32] = {ptprof, RECORD_PPERF, "-o", *profile, "--"};
+    size_t n = 7;
     for (size_t i = 0; cmd[i] && n < 31; i++)
         argv[n++] = cmd[i];
     argv[n] = NULL;
@@ -36,7 +36,7 @@ static void check_exit_code(const char *const *cmd, int want, bool profile_expec
     struct spawn_result res;
     char *dir, *profile;
     record_cmd(&res, &dir, &profile, cmd);
-    cr_assert_eq(spawn_exit_code(res.status), want, "want %d; " RUN_CONTEXT(&res), want);
+    cr_assert_eq(spawn_exit_code(res.status), want, "want %d; " RUN_FMT, want, RUN_ARGS(&res));
     if (profile_expected) {
         struct pperf_profile prof;
         load_valid_profile(profile, &prof);
@@ -78,9 +78,9 @@ static void check_cannot_run(const char *command, int want)
     char *dir, *profile;
     const char *cmd[] = {command, NULL};
     record_cmd(&res, &dir, &profile, cmd);
-    cr_assert_eq(spawn_exit_code(res.status), want, "want %d; " RUN_CONTEXT(&res), want);
-    cr_assert(strstr(res.err, command), "the message does not name '%s'; " RUN_CONTEXT(&res),
-              command);
+    cr_assert_eq(spawn_exit_code(res.status), want, "want %d; " RUN_FMT, want, RUN_ARGS(&res));
+    cr_assert(strstr(res.err, command), "the message does not name '%s'; " RUN_FMT, command,
+              RUN_ARGS(&res));
     spawn_result_free(&res);
     test_rmtree(dir);
     free(dir);
@@ -131,7 +131,7 @@ static void interrupt_spin(struct interrupted *r, bool handler, int sig, enum de
     cr_assert(asprintf(&r->profile, "%s/profile", r->dir) > 0);
     char *ptprof = build_ptprof(), *spin = build_workload("spin");
     const char *argv[] = {
-        ptprof, "record", "-o", r->profile, "--", spin, handler ? "--handler" : "20", NULL};
+        ptprof, RECORD_PPERF, "-o", r->profile, "--", spin, handler ? "--handler" : "20", NULL};
     struct spawn_opts opts = {.argv = argv, .timeout_s = 60};
     struct spawn_proc p;
     spawn_start(&opts, &p);

@@ -10,8 +10,15 @@
  *   With $SHARES_OUT set, the measured CPU time per function (nanoseconds,
  *   summed over threads) is written there as "function nanoseconds" lines.
  *
- * Call lengths vary pseudo-randomly around their mean so that a sampler's
- * period cannot lock onto the loop's period and bias the shares.
+ * Calls are long (5 to 50 ms of CPU) compared with a sampling interval.  On
+ * a machine with fewer CPUs than busy threads a thread is often preempted at
+ * its next kernel entry after its time slice ends, which here is the clock
+ * read at the end of a call; it then waits there, and the CPU time it ran
+ * since the previous sample is attributed to that call.  A call shorter than
+ * a sampling interval would also be credited with the end of the call
+ * before it; long calls keep that error small.  Call lengths vary
+ * pseudo-randomly around their mean so that a sampler's period cannot lock
+ * onto the loop's period either.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,8 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Iterations per call at weight 1; a call of work_heavy is 50 units. */
-#define UNIT_ITERS 40000u
+/* Iterations per call at weight 1 (about 1 ms); work_heavy is 50 units. */
+#define UNIT_ITERS 800000u
 #define MAX_THREADS 64
 
 /*
@@ -136,15 +143,13 @@ static void *run_worker(void *arg)
     uint64_t rng = 0x9e3779b97f4a7c15ull * (w->index + 1);
     uint64_t end = clock_ns(CLOCK_MONOTONIC) + (uint64_t)(w->seconds * 1e9);
 
-    while (clock_ns(CLOCK_MONOTONIC) < end) {
-        for (unsigned f = 0; f < NFUNCS; f++) {
-            /* 70%..130% of the mean length: the mean keeps the weights. */
-            rng = rng * 6364136223846793005ull + 1;
-            uint64_t jitter = 70 + (rng >> 33) % 61;
-            uint64_t iters = functions[f].weight * UNIT_ITERS * jitter / 100;
+    for (unsigned f = 0; clock_ns(CLOCK_MONOTONIC) < end; f = (f + 1) % NFUNCS) {
+        /* 70%..130% of the mean length: the mean keeps the weights. */
+        rng = rng * 6364136223846793005ull + 1;
+        uint64_t jitter = 70 + (rng >> 33) % 61;
+        uint64_t iters = functions[f].weight * UNIT_ITERS * jitter / 100;
 
-            w->sink += functions[f].fn(w->sink + rng, iters, &w->cpu_ns[f]);
-        }
+        w->sink += functions[f].fn(w->sink + rng, iters, &w->cpu_ns[f]);
     }
     return NULL;
 }
