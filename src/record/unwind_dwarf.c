@@ -1,0 +1,221 @@
+/*
+ * unwind_dwarf.c - see stack.h: DWARF CFI unwinding of a stack snapshot
+ * with elfutils' libdwfl, after the target has been resumed.
+ *
+ * libdwfl unwinds a "process" whose threads, registers and memory it gets
+ * from callbacks, and a Dwfl accepts those callbacks only once
+ * (dwfl_attach_state).  So one Dwfl per process lives as long as the
+ * process, and the callbacks read the sample being unwound from the
+ * unwinder: its one thread is the sampled thread, its registers are the
+ * snapshot's, and its memory is the copied top of the stack and nothing
+ * else.  Refusing every other address is what makes unwinding after the
+ * resume safe: the live stack has moved on, and a word read from it would
+ * silently splice a later call chain onto the sampled one.  CFI programs
+ * only load stack slots, so nothing is lost; an unwind that needs a word
+ * above the copy ends there (docs/stacks.md).
+ */
+#include "record/stack.h"
+#include "record/regs.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#include <elfutils/libdwfl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct dwarf_unwinder {
+    pid_t pid;
+    Dwfl *dwfl;
+    bool reported;      /* modules reported at least once */
+    bool maps_changed;  /* report again before the next unwind */
+    bool attached;      /* dwfl_attach_state done */
+    bool attach_failed; /* until modules are reported again */
+    bool warned;
+
+    /* The sample being unwound, for the callbacks. */
+    pid_t tid;
+    const struct stack_snapshot *snap;
+    uint64_t *pcs;
+    int max, depth;
+};
+
+static const Dwfl_Callbacks proc_callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+    (void)dwfl;
+    struct dwarf_unwinder *u = arg;
+    if (*thread_argp != NULL)
+        return 0;
+    *thread_argp = u;
+    return u->tid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+    (void)dwfl;
+    struct dwarf_unwinder *u = arg;
+    if (tid != u->tid)
+        return false;
+    *thread_argp = u;
+    return true;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+    (void)dwfl;
+    const struct stack_snapshot *s = ((struct dwarf_unwinder *)arg)->snap;
+    if (addr < s->sp || s->size < sizeof(*result) || addr - s->sp > s->size - sizeof(*result))
+        return false;
+    memcpy(result, s->data + (addr - s->sp), sizeof(*result));
+    return true;
+}
+
+/* The snapshot's registers in the DWARF numbering of the architecture. */
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+    const struct user_regs_struct *r = &((struct dwarf_unwinder *)arg)->snap->regs;
+#if defined(__x86_64__)
+    const Dwarf_Word regs[17] = {
+        r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp, r->r8,
+        r->r9,  r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->rip,
+    };
+    return dwfl_thread_state_registers(thread, 0, 17, regs);
+#elif defined(__aarch64__)
+    Dwarf_Word regs[32];
+    for (int i = 0; i < 31; i++)
+        regs[i] = r->regs[i];
+    regs[31] = r->sp;
+    if (!dwfl_thread_state_registers(thread, 0, 32, regs))
+        return false;
+    dwfl_thread_state_register_pc(thread, r->pc);
+    return true;
+#elif defined(__riscv)
+    /* user_regs_struct is pc, then x1..x31 in order; x0 is zero. */
+    Dwarf_Word regs[32];
+    const unsigned long *x = (const unsigned long *)r;
+    regs[0] = 0;
+    for (int i = 1; i < 32; i++)
+        regs[i] = x[i];
+    if (!dwfl_thread_state_registers(thread, 0, 32, regs))
+        return false;
+    dwfl_thread_state_register_pc(thread, r->pc);
+    return true;
+#endif
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+    .next_thread = next_thread,
+    .get_thread = get_thread,
+    .memory_read = memory_read,
+    .set_initial_registers = set_initial_registers,
+};
+
+struct dwarf_unwinder *dwarf_unwinder_new(pid_t pid)
+{
+    Dwfl *dwfl = dwfl_begin(&proc_callbacks);
+    if (dwfl == NULL) {
+        pt_err("libdwfl: %s", dwfl_errmsg(-1));
+        return NULL;
+    }
+    struct dwarf_unwinder *u = xcalloc(1, sizeof(*u));
+    u->pid = pid;
+    u->dwfl = dwfl;
+    return u;
+}
+
+void dwarf_unwinder_maps_changed(struct dwarf_unwinder *u)
+{
+    u->maps_changed = true;
+}
+
+static int load_vdso(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+                     void *arg)
+{
+    (void)userdata, (void)start, (void)arg;
+    Dwarf_Addr bias;
+    if (strncmp(name, "[vdso", 5) == 0)
+        dwfl_module_getelf(mod, &bias);
+    return DWARF_CB_OK;
+}
+
+static void report_modules(struct dwarf_unwinder *u)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)u->pid);
+    /* Reporting starts by forgetting every module: when the process has
+     * gone (its last samples are unwound after it exited), keep what we
+     * know instead. */
+    if (access(path, R_OK) != 0)
+        return;
+    dwfl_report_begin(u->dwfl);
+    int rc = dwfl_linux_proc_report(u->dwfl, u->pid);
+    /* A module that could not be reported leaves its PCs unwound to the PC
+     * alone; the others are still worth having, so this is not fatal. */
+    if (dwfl_report_end(u->dwfl, NULL, NULL) != 0 || rc != 0)
+        pt_debug("unwind: modules of process %d: %s", (int)u->pid,
+                 rc > 0 ? strerror(rc) : dwfl_errmsg(-1));
+    u->reported = true;
+    u->maps_changed = false;
+    u->attach_failed = false;
+    /* The vDSO image is read from the process's memory on first use; do it
+     * now, while the process is certainly there. */
+    dwfl_getmodules(u->dwfl, load_vdso, NULL, 0);
+}
+
+static int frame_callback(Dwfl_Frame *frame, void *arg)
+{
+    struct dwarf_unwinder *u = arg;
+    Dwarf_Addr pc;
+    if (!dwfl_frame_pc(frame, &pc, NULL))
+        return DWARF_CB_ABORT;
+    u->pcs[u->depth++] = pc;
+    return u->depth < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+int dwarf_unwind(struct dwarf_unwinder *u, pid_t tid, const struct stack_snapshot *s, uint64_t *pcs,
+                 int max)
+{
+    if (max <= 0)
+        return 0;
+    if (!u->reported || u->maps_changed)
+        report_modules(u);
+    if (u->reported && !u->attached && !u->attach_failed) {
+        /* NULL: libdwfl takes the architecture from the reported modules. */
+        u->attached = dwfl_attach_state(u->dwfl, NULL, u->pid, &thread_callbacks, u);
+        if (!u->attached) {
+            if (!u->warned)
+                pt_warn("DWARF unwinding unavailable for process %d: %s", (int)u->pid,
+                        dwfl_errmsg(-1));
+            u->warned = true;
+            u->attach_failed = true;
+        }
+    }
+
+    u->tid = tid;
+    u->snap = s;
+    u->pcs = pcs;
+    u->max = max;
+    u->depth = 0;
+    if (u->attached)
+        dwfl_getthread_frames(u->dwfl, tid, frame_callback, u);
+    /* End of stack and an unreadable word look alike to libdwfl (-1): the
+     * frames found so far are the answer either way. */
+    if (u->depth == 0)
+        pcs[u->depth++] = (uint64_t)REGS_PC(s->regs);
+    u->snap = NULL;
+    return u->depth;
+}
+
+void dwarf_unwinder_free(struct dwarf_unwinder *u)
+{
+    if (u == NULL)
+        return;
+    dwfl_end(u->dwfl);
+    free(u);
+}
