@@ -566,6 +566,9 @@ int record_run(const struct record_options *opts)
     rc = start_target(&r);
     if (rc != 0)
         goto out;
+    /* The target has its environment; the unwinder must not fetch debug
+     * info over the network in the middle of a recording. */
+    unsetenv("DEBUGINFOD_URLS");
     output_started(r.out);
     write_meta(&r);
     r.start_mono = monotonic_ns();
