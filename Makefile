@@ -50,6 +50,9 @@ WORKLOAD_SRC := $(sort $(wildcard tests/workloads/*.c))
 # Each workload in two builds: with frame pointers, and -O2 without them.
 WORKLOADS := $(WORKLOAD_SRC:tests/workloads/%.c=$(BUILD)/workloads/%) \
              $(WORKLOAD_SRC:tests/workloads/%.c=$(BUILD)/workloads/%-nofp)
+# Shared libraries the workloads dlopen: tests/workloads/lib/X.c -> libX.so
+WORKLOAD_LIB_SRC := $(sort $(wildcard tests/workloads/lib/*.c))
+WORKLOADS += $(WORKLOAD_LIB_SRC:tests/workloads/lib/%.c=$(BUILD)/workloads/lib%.so)
 TEST_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null || echo -lcriterion)
 
 .PHONY: all check unit e2e check-asan demo bench install uninstall fuzz format lint clean \
@@ -84,11 +87,15 @@ $(BUILD)/tests/e2e-tests: $(E2E_SRC:%.c=$(BUILD)/%.o) $(TESTLIB_SRC:%.c=$(BUILD)
 WORKLOAD_FLAGS = -std=gnu11 -g -pthread -Wall -Wextra -Werror
 $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
-	$(CC) $(WORKLOAD_FLAGS) -O2 -fno-omit-frame-pointer -o $@ $< -lm
+	$(CC) $(WORKLOAD_FLAGS) -O2 -fno-omit-frame-pointer -o $@ $< -lm -ldl
 
 $(BUILD)/workloads/%-nofp: tests/workloads/%.c
 	@mkdir -p $(@D)
-	$(CC) $(WORKLOAD_FLAGS) -O2 -fomit-frame-pointer -o $@ $< -lm
+	$(CC) $(WORKLOAD_FLAGS) -O2 -fomit-frame-pointer -o $@ $< -lm -ldl
+
+$(BUILD)/workloads/lib%.so: tests/workloads/lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(WORKLOAD_FLAGS) -O2 -fno-omit-frame-pointer -fPIC -shared -o $@ $<
 
 workloads: $(WORKLOADS)
 tests: all workloads $(BUILD)/tests/unit-tests $(BUILD)/tests/e2e-tests
