@@ -8,6 +8,7 @@
  */
 #include "format/pperf.h"
 #include "util/log.h"
+#include "util/slurp.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -179,47 +180,23 @@ int pperf_load_buffer(const char *name, const void *data, size_t len, struct ppe
     return 0;
 }
 
-/* Read all of F; returns NULL after reporting. */
-static unsigned char *slurp(FILE *f, const char *name, size_t *len)
-{
-    size_t cap = 65536, n = 0;
-    unsigned char *buf = xmalloc(cap);
-    for (;;) {
-        if (n == cap)
-            buf = xgrow(buf, &cap, n + 1, 1);
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                pt_err("cannot read '%s': %s", name, strerror(errno));
-                free(buf);
-                return NULL;
-            }
-            break;
-        }
-    }
-    *len = n;
-    return buf;
-}
-
 int pperf_load(const char *path, struct pperf_profile *out)
 {
     memset(out, 0, sizeof(*out));
-    bool is_stdin = strcmp(path, "-") == 0;
-    const char *name = is_stdin ? "<stdin>" : path;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    if (!f) {
-        pt_err("cannot open '%s': %s", path, strerror(errno));
+    struct slurp in;
+    if (slurp_path(path, SLURP_DEFAULT_MAX, &in) != 0)
         return -1;
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    int rc;
+    if (in.truncated) {
+        /* Counts in the header describe the whole file: a prefix never
+         * validates, and the compressed offset is the useful one. */
+        pt_err("%s", in.error);
+        rc = -1;
+    } else {
+        rc = pperf_load_buffer(name, in.data, in.len, out);
     }
-    size_t len;
-    unsigned char *buf = slurp(f, name, &len);
-    if (!is_stdin)
-        fclose(f);
-    if (!buf)
-        return -1;
-    int rc = pperf_load_buffer(name, buf, len, out);
-    free(buf);
+    slurp_free(&in);
     return rc;
 }
 

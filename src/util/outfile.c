@@ -1,5 +1,6 @@
 /* outfile.c - see outfile.h */
 #include "util/outfile.h"
+#include "util/compress.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -14,13 +15,19 @@
 struct outfile {
     char *path;     /* what the user asked for */
     char *tmp_path; /* NULL for stdout */
-    FILE *stream;
+    FILE *stream;   /* the file, or the compressor writing to it */
+    /* A compressing stream has no descriptor of its own and closes the
+     * file, so a duplicate lets commit fsync after the compressor ended. */
+    int sync_fd;
+    enum compression compression;
+    bool published; /* the file is already at PATH */
 };
 
 struct outfile *outfile_open(const char *path)
 {
     struct outfile *out = xcalloc(1, sizeof(*out));
     out->path = xstrdup(path);
+    out->sync_fd = -1;
     if (strcmp(path, "-") == 0) {
         out->stream = stdout;
         return out;
@@ -48,10 +55,31 @@ struct outfile *outfile_open(const char *path)
     umask(mask);
     if (fchmod(fd, 0666 & ~mask) != 0)
         pt_debug("fchmod %s: %s", out->tmp_path, strerror(errno));
-    out->stream = fdopen(fd, "w+");
+    out->compression = compression_for_path(path);
+    if (out->compression == COMPRESSION_NONE) {
+        out->stream = fdopen(fd, "w+");
+        if (!out->stream) {
+            pt_err("cannot write '%s': %s", path, strerror(errno));
+            close(fd);
+            outfile_abort(out);
+            return NULL;
+        }
+        return out;
+    }
+
+    FILE *raw = NULL;
+    out->sync_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (out->sync_fd >= 0)
+        raw = fdopen(fd, "w");
+    if (raw)
+        out->stream = compress_open(raw, out->compression);
     if (!out->stream) {
-        pt_err("cannot write '%s': %s", path, strerror(errno));
-        close(fd);
+        pt_err("cannot write '%s': %s compression: %s", path, compression_name(out->compression),
+               strerror(errno));
+        if (raw)
+            fclose(raw);
+        else
+            close(fd);
         outfile_abort(out);
         return NULL;
     }
@@ -70,7 +98,22 @@ const char *outfile_path(const struct outfile *out)
 
 bool outfile_seekable(const struct outfile *out)
 {
-    return out->tmp_path != NULL;
+    return out->tmp_path != NULL && out->compression == COMPRESSION_NONE;
+}
+
+int outfile_publish(struct outfile *out)
+{
+    if (!out->tmp_path || out->published)
+        return 0;
+    /* Whatever was written before is visible with the name; a write error
+     * here sticks to the stream and is reported by commit. */
+    fflush(out->stream);
+    if (rename(out->tmp_path, out->path) != 0) {
+        pt_err("cannot write '%s': %s", out->path, strerror(errno));
+        return -1;
+    }
+    out->published = true;
+    return 0;
 }
 
 static void outfile_free(struct outfile *out)
@@ -91,7 +134,10 @@ int outfile_commit(struct outfile *out)
         outfile_free(out);
         return rc;
     }
-    if (rc == 0 && fsync(fileno(out->stream)) != 0 && errno != EINVAL) {
+    /* A plain file syncs before it closes.  A compressed stream's end goes
+     * out on close, so it syncs after, through the duplicate descriptor. */
+    bool compressed = out->compression != COMPRESSION_NONE;
+    if (!compressed && rc == 0 && fsync(fileno(out->stream)) != 0 && errno != EINVAL) {
         pt_err("cannot write '%s': %s", out->path, strerror(errno));
         rc = -1;
     }
@@ -99,13 +145,21 @@ int outfile_commit(struct outfile *out)
         pt_err("cannot write '%s': %s", out->path, strerror(errno));
         rc = -1;
     }
-    out->stream = NULL;
-    if (rc == 0 && rename(out->tmp_path, out->path) != 0) {
+    if (compressed && rc == 0 && fsync(out->sync_fd) != 0 && errno != EINVAL) {
         pt_err("cannot write '%s': %s", out->path, strerror(errno));
         rc = -1;
     }
-    if (rc != 0)
-        unlink(out->tmp_path);
+    out->stream = NULL;
+    if (out->sync_fd >= 0)
+        close(out->sync_fd);
+    if (!out->published) {
+        if (rc == 0 && rename(out->tmp_path, out->path) != 0) {
+            pt_err("cannot write '%s': %s", out->path, strerror(errno));
+            rc = -1;
+        }
+        if (rc != 0)
+            unlink(out->tmp_path);
+    }
     outfile_free(out);
     return rc;
 }
@@ -115,9 +169,14 @@ void outfile_abort(struct outfile *out)
     if (!out)
         return;
     if (out->tmp_path) {
+        /* Closing finishes a compressed stream: a published partial file
+         * then decompresses cleanly up to where the writer stopped. */
         if (out->stream)
             fclose(out->stream);
-        unlink(out->tmp_path);
+        if (out->sync_fd >= 0)
+            close(out->sync_fd);
+        if (!out->published)
+            unlink(out->tmp_path);
     }
     outfile_free(out);
 }

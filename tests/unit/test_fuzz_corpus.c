@@ -1,7 +1,8 @@
-/* test_fuzz_corpus.c - replays the kept fuzz corpus (tests/fuzz/corpus/pperf)
- * through the pperf reader, so every input that once found a new path stays
- * a regression test without a fuzzer. */
+/* test_fuzz_corpus.c - replays the kept fuzz corpora (tests/fuzz/corpus/NAME)
+ * through the code their fuzz targets exercise, so every input that once
+ * found a new path stays a regression test without a fuzzer. */
 #include "format/pperf.h"
+#include "util/slurp.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -14,27 +15,39 @@
 #include <unistd.h>
 
 #define CORPUS "tests/fuzz/corpus/pperf"
+#define SLURP_CORPUS "tests/fuzz/corpus/slurp"
 
-/* $PTPROF_SRCDIR/CORPUS, or CORPUS relative to the working directory or one
- * of its parents (the suite may run from build/). */
-static char *find_corpus(void)
+/* $PTPROF_SRCDIR/CORPUS, or CORPUS (a path from the source tree's top)
+ * relative to the working directory or one of its parents (the suite may run
+ * from build/). */
+static char *find_corpus_dir(const char *corpus)
 {
     const char *src = getenv("PTPROF_SRCDIR");
     char *path = NULL;
     struct stat st;
     if (src && *src) {
-        cr_assert_geq(asprintf(&path, "%s/%s", src, CORPUS), 0);
+        cr_assert_geq(asprintf(&path, "%s/%s", src, corpus), 0);
         return path;
     }
     const char *up[] = {"", "../", "../../", "../../../"};
     for (size_t i = 0; i < sizeof(up) / sizeof(up[0]); i++) {
-        cr_assert_geq(asprintf(&path, "%s%s", up[i], CORPUS), 0);
+        cr_assert_geq(asprintf(&path, "%s%s", up[i], corpus), 0);
         if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
             return path;
         free(path);
     }
-    cr_assert_fail("cannot find %s; run from the source tree or set PTPROF_SRCDIR", CORPUS);
+    cr_assert_fail("cannot find %s; run from the source tree or set PTPROF_SRCDIR", corpus);
     return NULL;
+}
+
+static char *find_corpus(void)
+{
+    return find_corpus_dir(corpus);
+}
+
+static char *find_corpus(void)
+{
+    return find_corpus_dir(CORPUS);
 }
 
 static unsigned char *read_exact(const char *path, size_t *len)
@@ -104,5 +117,73 @@ Test(fuzz_corpus, pperf_inputs_load_or_fail_cleanly)
     close(saved);
     cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
     cr_expect_gt(valid, 0, "no valid-* profile in %s", dir);
+    free(dir);
+}
+
+/* Both ways in (a file, and the buffer the fuzz target uses) must agree.
+ * valid-* decode completely; trunc-* keep a decoded prefix and say where
+ * the damage is; the rest may fail, but only cleanly. */
+Test(fuzz_corpus, slurp_inputs_decode_or_fail_cleanly)
+{
+    char *dir = find_corpus_dir(SLURP_CORPUS);
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "cannot open %s", dir);
+
+    fflush(stderr);
+    int saved = dup(2);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 2);
+    close(null);
+
+    const size_t max_len = 1 << 20;
+    size_t files = 0, valid = 0, truncated = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char *path = NULL;
+        cr_assert_geq(asprintf(&path, "%s/%s", dir, de->d_name), 0);
+        size_t len;
+        unsigned char *data = read_exact(path, &len);
+        struct slurp f, b;
+        int rc = slurp_path(path, max_len, &f);
+        int brc = slurp_buffer_decompress(de->d_name, data, len, max_len, &b);
+        cr_expect_eq(rc, brc, "%s: file and buffer disagree", path);
+        if (rc == 0 && brc == 0) {
+            cr_expect_eq(f.len, b.len, "%s", path);
+            cr_expect_eq(memcmp(f.data, b.data, f.len < b.len ? f.len : b.len), 0, "%s", path);
+            cr_expect_eq(f.truncated, b.truncated, "%s", path);
+            cr_expect_eq(f.compression, b.compression, "%s", path);
+            cr_expect_leq(f.len, max_len);
+            cr_expect_eq(f.data[f.len], '\0');
+            cr_expect_eq(f.truncated, f.error != NULL, "%s", path);
+            if (f.error)
+                cr_expect_not_null(strstr(f.error, ": offset "), "%s: %s", path, f.error);
+        } else {
+            cr_expect_null(f.data);
+            cr_expect_null(b.data);
+        }
+        if (strncmp(de->d_name, "valid-", 6) == 0) {
+            cr_expect(rc == 0 && !f.truncated, "%s does not decode: %s", path,
+                      f.error ? f.error : "error");
+            valid += rc == 0 && !f.truncated;
+        } else if (strncmp(de->d_name, "trunc-", 6) == 0) {
+            cr_expect(rc == 0 && f.truncated && f.len > 0,
+                      "%s is not a truncated prefix (rc %d, truncated %d, %zu bytes)", path, rc,
+                      f.truncated, f.len);
+            truncated += rc == 0 && f.truncated;
+        }
+        slurp_free(&f);
+        slurp_free(&b);
+        free(data);
+        free(path);
+        files++;
+    }
+    closedir(d);
+    dup2(saved, 2);
+    close(saved);
+    cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
+    cr_expect_gt(valid, 0, "no valid-* input in %s", dir);
+    cr_expect_gt(truncated, 0, "no trunc-* input in %s", dir);
     free(dir);
 }
