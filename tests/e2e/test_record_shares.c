@@ -24,6 +24,21 @@
 
 static const char *const funcs[NFUNCS] = {"work_heavy", "work_medium", "work_light", "work_tiny"};
 
+/* CPU pressure above which the machine counts as busy: some task waited for
+ * a CPU this share of the time. */
+#define MAX_PRESSURE 0.25
+
+/* Microseconds some task waited for a CPU since boot (the kernel's pressure
+ * stall information), or 0 when the kernel does not provide it. */
+static uint64_t cpu_pressure_us(void)
+{
+    char *text = test_read_file("/proc/pressure/cpu", NULL);
+    const char *total = text ? strstr(text, "total=") : NULL;
+    uint64_t us = total ? strtoull(total + 6, NULL, 10) : 0;
+    free(text);
+    return us;
+}
+
 struct truth {
     double ns[NFUNCS];
 };
@@ -138,19 +153,10 @@ static void check_shares(int threads)
     const char *argv[] = {ptprof, RECORD_PPERF, "-o",     profile, "-f", freq,
                           "--",   shares,       nthreads, seconds, NULL};
     const char *env[] = {env_truth, NULL};
-    /* A sample waits until every thread has reached its stop.  With more
-     * busy threads than CPUs (4 on this project's 2-CPU machine), descheduled
-     * threads first wait for a CPU and the profiler competes with them for
-     * one: even bench/ptrace_floor, the cheapest possible ptrace sampler,
-     * then stays far below 2000 Hz.  There the frequency target cannot be
-     * met, and the test asks only for enough samples to judge the shares
-     * and for a sampler that keeps going. */
-    bool oversubscribed = sysconf(_SC_NPROCESSORS_ONLN) < threads + 1;
-    double min_samples = oversubscribed ? 300 : MIN_SAMPLES;
-    double min_ratio = oversubscribed ? 0.05 : 0.9;
-
     struct spawn_result res;
+    uint64_t psi_before = cpu_pressure_us();
     run_argv(&res, argv, env, NULL, 120);
+    uint64_t psi_after = cpu_pressure_us();
     cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
     int pid = 0;
     const char *said = strstr(res.out, "pid ");
@@ -163,8 +169,6 @@ static void check_shares(int threads)
 
     /* The header describes this run. */
     cr_assert_gt(prof.nsamples, 1, "%" PRIu64 " samples", prof.nsamples);
-    cr_expect_geq(prof.nsamples, min_samples, "%" PRIu64 " samples, want at least %.0f",
-                  prof.nsamples, min_samples);
     double wall_s = (double)prof.wall_us / 1e6;
     cr_expect(wall_s >= SECONDS * 0.95 && wall_s <= res.wall_s * 1.02 + 0.01,
               "profile wall time %.3f s; the workload ran %d s and the profiler %.3f s", wall_s,
@@ -173,10 +177,6 @@ static void check_shares(int threads)
         (double)(prof.samples[prof.nsamples - 1].wall_us - prof.samples[0].wall_us) / 1e6;
     cr_expect_leq(span_s, wall_s * 1.001, "samples span %.3f s, more than the wall time %.3f s",
                   span_s, wall_s);
-    double achieved = (double)prof.nsamples / wall_s;
-    cr_expect_geq(achieved, min_ratio * FREQ, "achieved %.0f Hz of %d Hz requested (want %.0f%%)",
-                  achieved, FREQ, min_ratio * 100);
-
     /* Attribution. */
     struct elf_symtab tab;
     cr_assert_eq(elf_symtab_load(shares, &tab), 0, "cannot read symbols of %s", shares);
@@ -198,6 +198,35 @@ static void check_shares(int threads)
     cr_assert(prof_sum / truth_sum > 0.85 && prof_sum / truth_sum < 1.15,
               "profile attributes %.3f s of CPU to the functions, the workload measured %.3f s",
               prof_sum / 1e9, truth_sum / 1e9);
+    /* The frequency target holds when the workload's threads and the
+     * profiler each have a CPU.  A sample waits until every thread has
+     * reached its stop: with more busy threads than CPUs (4 on this
+     * project's 2-CPU machine) descheduled threads first wait for a CPU and
+     * the profiler competes with them for one, and even bench/ptrace_floor,
+     * the cheapest possible ptrace sampler, stays far below 2000 Hz.  The
+     * same happens when other jobs keep the machine busy: the kernel's CPU
+     * pressure says how often something waited for a CPU during the run.
+     * The test then asks only for enough samples to judge the shares and
+     * for a sampler that keeps going. */
+    long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+    double pressure = psi_after >= psi_before && res.wall_s > 0
+                          ? (double)(psi_after - psi_before) / 1e6 / res.wall_s
+                          : 0;
+    bool oversubscribed = ncpus<threads + 1, busy = pressure> MAX_PRESSURE;
+    double min_samples = MIN_SAMPLES, min_ratio = 0.9;
+    if (oversubscribed || busy) {
+        cr_log_warn("%d threads on %ld CPUs, CPU pressure %.0f%% during the run: frequency "
+                    "target relaxed",
+                    threads, ncpus, pressure * 100);
+        min_samples = 300;
+        min_ratio = 0.05;
+    }
+    double achieved = (double)prof.nsamples / wall_s;
+    cr_expect_geq(prof.nsamples, min_samples, "%" PRIu64 " samples, want at least %.0f",
+                  prof.nsamples, min_samples);
+    cr_expect_geq(achieved, min_ratio * FREQ, "achieved %.0f Hz of %d Hz requested (want %.0f%%)",
+                  achieved, FREQ, min_ratio * 100);
+
     for (int f = 0; f < NFUNCS; f++) {
         double want = truth.ns[f] / truth_sum, got = a.ns[f] / prof_sum;
         cr_expect(fabs(got - want) <= SHARE_TOLERANCE,
