@@ -151,7 +151,7 @@ format:
 lint:
 	clang-format --dry-run -Werror $(LIB_SRC) src/ptprof.c $(wildcard src/*/*.h)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 \
-	    --suppress=missingIncludeSystem -D_GNU_SOURCE -Isrc src
+	    --suppress=missingIncludeSystem -D_GNU_SOURCE -D__x86_64__ -D__linux__ -Isrc src
 
 clean:
 	rm -rf build build-asan build-fuzz
