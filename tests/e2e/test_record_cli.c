@@ -243,10 +243,10 @@ Test(record_cli, debug_summary_agrees_with_the_profile)
 
 /* --- bad input ----------------------------------------------------------- */
 
-/* Run BIN (ptprof record or sampler) with OPTIONS before "-- exitcode 0
- * MARKER".  Unless OPTIONS names its own -o, "-o EXISTING" comes first and
- * must survive.  Expect exit 1, one stderr line naming PROBLEM (and
- * ALSO, when given), and no trace of the target having run. */
+/* Run BIN (ptprof record or sampler) with OPTIONS ("@DIR" stands for the
+ * test's temporary directory) before "-- exitcode 0 MARKER".  Unless OPTIONS names its own -o, "-o
+ * EXISTING" comes first and must survive.  Expect exit 1, one stderr line naming PROBLEM (and ALSO,
+ * when given), and no trace of the target having run. */
 static void check_refused(bool sampler, const char *const *options, const char *problem,
                           const char *also)
 {
@@ -275,7 +275,7 @@ static void check_refused(bool sampler, const char *const *options, const char *
         argv[n++] = existing;
     }
     for (size_t i = 0; options[i] && n < 18; i++)
-        argv[n++] = options[i];
+        argv[n++] = strcmp(options[i], "@DIR") == 0 ? dir : options[i];
     argv[n++] = "--";
     argv[n++] = wl;
     argv[n++] = "0";
@@ -286,6 +286,8 @@ static void check_refused(bool sampler, const char *const *options, const char *
     run_argv(&res, argv, NULL, dir, 30);
     cr_assert_eq(spawn_exit_code(res.status), 1, "want usage error 1; " RUN_CONTEXT(&res));
     cr_assert_eq(count_lines(res.err), 1, "want one line on stderr; " RUN_CONTEXT(&res));
+    if (strcmp(problem, "@DIR") == 0)
+        problem = dir;
     cr_assert(strstr(res.err, problem), "stderr does not name '%s'; " RUN_FMT, problem,
               RUN_ARGS(&res));
     if (also)
@@ -353,6 +355,12 @@ Test(record_cli, unwritable_output_is_refused)
 {
     const char *opts[] = {"-o", "/nonexistent-dir/x", NULL};
     check_refused(false, opts, "/nonexistent-dir/x", NULL);
+}
+
+Test(record_cli, output_that_is_a_directory_is_refused)
+{
+    const char *opts[] = {"-o", "@DIR", NULL};
+    check_refused(false, opts, "@DIR", NULL);
 }
 
 Test(record_cli, sampler_refuses_unknown_option)
