@@ -15,6 +15,8 @@ struct command {
 int cmd_record(int argc, char **argv);
 int cmd_sampler(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 
 /* The table ptprof dispatches on, NULL-terminated. */
 extern const struct command ptprof_commands[];

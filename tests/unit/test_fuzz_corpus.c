@@ -1,6 +1,8 @@
 /* test_fuzz_corpus.c - replays the kept fuzz corpora (tests/fuzz/corpus/NAME)
  * through the code their fuzz targets exercise, so every input that once
  * found a new path stays a regression test without a fuzzer. */
+#include "format/load.h"
+#include "format/native.h"
 #include "format/pperf.h"
 #include "util/slurp.h"
 
@@ -16,6 +18,7 @@
 
 #define CORPUS "tests/fuzz/corpus/pperf"
 #define SLURP_CORPUS "tests/fuzz/corpus/slurp"
+#define NATIVE_CORPUS "tests/fuzz/corpus/native"
 
 /* $PTPROF_SRCDIR/CORPUS, or CORPUS (a path from the source tree's top)
  * relative to the working directory or one of its parents (the suite may run
@@ -38,11 +41,6 @@ static char *find_corpus_dir(const char *corpus)
     }
     cr_assert_fail("cannot find %s; run from the source tree or set PTPROF_SRCDIR", corpus);
     return NULL;
-}
-
-static char *find_corpus(void)
-{
-    return find_corpus_dir(corpus);
 }
 
 static char *find_corpus(void)
@@ -185,5 +183,78 @@ Test(fuzz_corpus, slurp_inputs_decode_or_fail_cleanly)
     cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
     cr_expect_gt(valid, 0, "no valid-* input in %s", dir);
     cr_expect_gt(truncated, 0, "no trunc-* input in %s", dir);
+    free(dir);
+}
+
+/* What the native reader promises about any profile it accepts. */
+static void check_native_profile(const char *path, const struct profile *p, size_t len)
+{
+    cr_expect_geq(p->nstacks, 1, "%s: no empty stack 0", path);
+    if (p->nstacks)
+        cr_expect_eq(p->stacks[0].depth, 0, "%s", path);
+    for (size_t i = 0; i < p->nstacks; i++)
+        cr_expect_leq(p->stacks[i].depth, 4096, "%s: stack %zu", path, i);
+    for (size_t i = 0; i < p->nsamples; i++) {
+        const struct prof_sample *s = &p->samples[i];
+        cr_expect(p->nchannels == 0 || s->values, "%s: sample %zu has no values", path, i);
+        for (uint32_t t = 0; t < s->nthreads; t++)
+            cr_expect_lt(s->threads[t].stack, p->nstacks, "%s: sample %zu", path, i);
+    }
+    for (size_t i = 0; i < p->nmaps; i++)
+        cr_expect_leq(p->maps[i].build_id_len, 64, "%s", path);
+    cr_expect(!p->truncated || (p->truncated_at >= 16 && p->truncated_at < len),
+              "%s: truncated at %llu of %zu bytes", path, (unsigned long long)p->truncated_at,
+              len);
+}
+
+/* The loader and the record-level dump must agree on what cannot be read. */
+Test(fuzz_corpus, native_inputs_load_or_fail_cleanly)
+{
+    char *dir = find_corpus_dir(NATIVE_CORPUS);
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "cannot open %s", dir);
+
+    fflush(stderr);
+    int saved = dup(2);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 2);
+    close(null);
+    FILE *sink = fopen("/dev/null", "w");
+    cr_assert_not_null(sink);
+
+    size_t files = 0, valid = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char *path = NULL;
+        cr_assert_geq(asprintf(&path, "%s/%s", dir, de->d_name), 0);
+        size_t len;
+        unsigned char *data = read_exact(path, &len);
+        struct profile p;
+        int rc = native_load_buffer(de->d_name, data, len, &p);
+        int drc = native_dump_buffer(de->d_name, data, len, sink);
+        cr_expect_eq(rc, drc, "%s: load and dump disagree", path);
+        bool must_load = strncmp(de->d_name, "valid-", 6) == 0;
+        cr_expect(rc == 0 || !must_load, "%s does not load", path);
+        if (rc == 0) {
+            check_native_profile(path, &p, len);
+            cr_expect(!must_load || !p.truncated, "%s is truncated", path);
+            valid += must_load;
+        } else {
+            cr_expect_eq(p.nsamples, 0);
+            cr_expect_null(p.format);
+        }
+        profile_free(&p);
+        free(data);
+        free(path);
+        files++;
+    }
+    closedir(d);
+    fclose(sink);
+    dup2(saved, 2);
+    close(saved);
+    cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
+    cr_expect_gt(valid, 0, "no valid-* profile in %s", dir);
     free(dir);
 }

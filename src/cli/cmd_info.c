@@ -1,0 +1,250 @@
+/*
+ * cmd_info.c - "ptprof info FILE...": what a profile holds and how well it
+ * was recorded, for either raw format and any compression (docs/info.md).
+ */
+#include "cli/cli.h"
+#include "format/load.h"
+#include "util/log.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define USAGE_LINE "usage: ptprof info FILE...\n"
+/* Beyond this many processes, info lists the first ones and counts the rest. */
+#define MAX_LISTED_PROCESSES 20
+
+static void usage(FILE *out)
+{
+    fprintf(out, USAGE_LINE
+            "\n"
+            "Describe profiles: format, program, start time, duration, samples, requested and\n"
+            "achieved frequency, profiler latency, threads, processes, measurement channels,\n"
+            "stacks, maps, and whether the file is complete or was cut short.\n"
+            "Reads ptprof's native format and the original sampler's raw format, plain or\n"
+            "compressed with gzip, bzip2 or zstd (\"-\" reads standard input).\n"
+            "\n"
+            "  -h, --help   show this help\n"
+            "\n"
+            "Exit status: 0 when every file was readable, 2 when one was not.\n");
+}
+
+/* ISO 8601 in local time with milliseconds and the UTC offset. */
+static void format_time(uint64_t ns, char *buf, size_t len)
+{
+    time_t sec = (time_t)(ns / 1000000000u);
+    struct tm tm;
+    char date[32], zone[8];
+    if (!localtime_r(&sec, &tm) || strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm) == 0 ||
+        strftime(zone, sizeof(zone), "%z", &tm) != 5) {
+        snprintf(buf, len, "%" PRIu64 " ns since the epoch", ns);
+        return;
+    }
+    snprintf(buf, len, "%s.%03u%.3s:%.2s", date, (unsigned)(ns / 1000000u % 1000u), zone, zone + 3);
+}
+
+static uint64_t start_ns(const struct profile *p)
+{
+    const char *s = profile_meta(p, "start_time");
+    if (s) {
+        char *end;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (end != s && *end == '\0')
+            return v;
+    }
+    return p->nsamples ? p->samples[0].time_ns : 0;
+}
+
+/* Wall time of the run: the recorder's own figure, or what the samples
+ * span when it never wrote one. */
+static uint64_t wall_ns(const struct profile *p, uint64_t start)
+{
+    if (p->has_totals)
+        return p->totals.wall_ns;
+    if (!p->nsamples)
+        return 0;
+    uint64_t last = p->samples[p->nsamples - 1].time_ns;
+    return last > start ? last - start : 0;
+}
+
+static void print_format(const struct profile_file *f)
+{
+    const unsigned char *d = f->raw.data;
+    if (strcmp(profile_file_format(f), "native") == 0 && f->raw.len >= 12)
+        printf("  format:     native %u.%u", d[8] | d[9] << 8, d[10] | d[11] << 8);
+    else
+        printf("  format:     pperf (the original sampler's raw format)");
+    if (f->raw.compression != COMPRESSION_NONE)
+        printf(", %s-compressed", compression_name(f->raw.compression));
+    putchar('\n');
+}
+
+static void print_timing(const struct profile *p)
+{
+    uint64_t start = start_ns(p);
+    uint64_t wall = wall_ns(p, start);
+    double secs = (double)wall / 1e9;
+    char when[64];
+
+    if (start) {
+        format_time(start, when, sizeof(when));
+        printf("  started:    %s\n", when);
+    } else {
+        printf("  started:    unknown\n");
+    }
+    printf("  duration:   %.3f s%s\n", secs,
+           p->has_totals ? "" : " (spanned by the samples; the recorder did not finish)");
+
+    uint64_t recorded = p->has_totals ? p->totals.samples : p->nsamples;
+    printf("  samples:    %" PRIu64 " recorded", recorded);
+    if (recorded != p->nsamples)
+        printf(" (%zu in the file)", p->nsamples);
+    if (p->has_totals && p->totals.ideal_samples)
+        printf(", %" PRIu64 " ideal (%.1f%%)\n", p->totals.ideal_samples,
+               100.0 * (double)recorded / (double)p->totals.ideal_samples);
+    else if (!p->has_totals && p->frequency > 0 && wall > 0)
+        printf(", %.0f ideal (estimated from the frequency)\n", secs * p->frequency);
+    else
+        printf(", ideal unknown\n");
+
+    if (p->frequency > 0)
+        printf("  frequency:  %g Hz requested", p->frequency);
+    else
+        printf("  frequency:  unknown requested");
+    if (wall > 0)
+        printf(", %.1f Hz achieved\n", (double)recorded / secs);
+    else
+        printf(", achieved unknown\n");
+
+    if (p->has_totals) {
+        printf("  latency:    %.3f ms total", (double)p->totals.latency_ns / 1e6);
+        if (recorded)
+            printf(", %.3f us per sample", (double)p->totals.latency_ns / 1e3 / (double)recorded);
+        putchar('\n');
+    } else {
+        printf("  latency:    unknown (the recorder did not finish)\n");
+    }
+}
+
+static void print_tasks(const struct profile *p)
+{
+    uint32_t at_once = 0;
+    for (size_t i = 0; i < p->nsamples; i++)
+        if (p->samples[i].nthreads > at_once)
+            at_once = p->samples[i].nthreads;
+    printf("  threads:    %zu (at most %" PRIu32 " at once)\n", p->nthreads, at_once);
+
+    printf("  processes:  %zu\n", p->nprocesses);
+    size_t shown = p->nprocesses < MAX_LISTED_PROCESSES ? p->nprocesses : MAX_LISTED_PROCESSES;
+    int width = 0;
+    for (size_t i = 0; i < shown; i++) {
+        const char *exe = p->processes[i].exe;
+        size_t n = exe && *exe ? strlen(exe) : strlen("unknown");
+        if (n > (size_t)width)
+            width = n > 60 ? 60 : (int)n;
+    }
+    for (size_t i = 0; i < shown; i++) {
+        const struct prof_process *pr = &p->processes[i];
+        char status[80] = "no exit recorded";
+        if (pr->exited)
+            profile_describe_status(pr->exit_status, status, sizeof(status));
+        printf("    %-8" PRIu32 " %-*s  %s\n", pr->pid, width,
+               pr->exe && *pr->exe ? pr->exe : "unknown", status);
+    }
+    if (p->nprocesses > MAX_LISTED_PROCESSES)
+        printf("    ... and %zu more\n", p->nprocesses - MAX_LISTED_PROCESSES);
+}
+
+static void print_contents(const struct profile *p, const struct profile_file *f)
+{
+    printf("  channels:   %zu\n", p->nchannels);
+    int wname = 0, wunit = 0;
+    for (size_t i = 0; i < p->nchannels; i++) {
+        const struct prof_channel *c = &p->channels[i];
+        size_t n = strlen(c->name), u = *c->unit ? strlen(c->unit) : strlen("(no unit)");
+        wname = n > (size_t)wname ? (n > 60 ? 60 : (int)n) : wname;
+        wunit = u > (size_t)wunit ? (u > 20 ? 20 : (int)u) : wunit;
+    }
+    for (size_t i = 0; i < p->nchannels; i++) {
+        const struct prof_channel *c = &p->channels[i];
+        printf("    %-*s  %-*s  %s\n", wname, c->name, wunit, *c->unit ? c->unit : "(no unit)",
+               profile_kind_name(c->kind));
+    }
+    const char *mode = profile_meta(p, "stacks");
+    if (!mode)
+        mode = strcmp(p->format, "pperf") == 0 ? "none (the format holds only PCs)" : "unknown";
+    printf("  stacks:     %s, %zu distinct\n", mode, p->nstacks ? p->nstacks - 1 : 0);
+    printf("  maps:       %zu\n", p->nmaps);
+    if (p->truncated)
+        printf("  status:     TRUNCATED at offset %" PRIu64 " (recorder killed?)\n",
+               p->truncated_at);
+    else if (!p->has_totals)
+        printf("  status:     TRUNCATED at offset %zu (recorder killed?): no END record\n",
+               f->raw.len);
+    else
+        printf("  status:     complete\n");
+}
+
+static int info_one(const char *path)
+{
+    struct profile_file f;
+    if (profile_file_read(path, &f) != 0)
+        return -1;
+    struct profile p;
+    if (profile_parse(&f, &p) != 0) {
+        profile_file_free(&f);
+        return -1;
+    }
+    const char *program = profile_meta(&p, "command");
+    printf("%s\n", f.name);
+    print_format(&f);
+    printf("  program:    %s\n", program && *program ? program : "unknown");
+    print_timing(&p);
+    print_tasks(&p);
+    print_contents(&p, &f);
+    profile_free(&p);
+    profile_file_free(&f);
+    return 0;
+}
+
+int cmd_info(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (opt == 'h') {
+            usage(stdout);
+            return PT_EXIT_OK;
+        }
+        pt_err("info: option '%s' is not known", argv[optind - 1]);
+        fputs(USAGE_LINE, stderr);
+        return PT_EXIT_USAGE;
+    }
+    if (optind >= argc) {
+        pt_err("info: no profile given");
+        fputs(USAGE_LINE, stderr);
+        return PT_EXIT_USAGE;
+    }
+    int rc = PT_EXIT_OK;
+    for (int i = optind; i < argc; i++) {
+        if (i > optind)
+            putchar('\n');
+        /* Keep stdout and stderr in order when both go to one terminal. */
+        fflush(stdout);
+        if (info_one(argv[i]) != 0)
+            rc = PT_EXIT_BAD_INPUT;
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        pt_err("info: cannot write to standard output");
+        return PT_EXIT_USAGE;
+    }
+    return rc;
+}

@@ -1,0 +1,110 @@
+/*
+ * load.c - see load.h: from a path to a struct profile, whatever the
+ * compression and the format; and the words info and dump describe it with.
+ */
+#include "format/load.h"
+#include "format/native.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+int profile_file_read(const char *path, struct profile_file *f)
+{
+    memset(f, 0, sizeof(*f));
+    if (slurp_path(path, SLURP_DEFAULT_MAX, &f->raw) != 0)
+        return -1;
+    f->name = xstrdup(strcmp(path, "-") == 0 ? "<stdin>" : path);
+    return 0;
+}
+
+void profile_file_free(struct profile_file *f)
+{
+    slurp_free(&f->raw);
+    free(f->name);
+    memset(f, 0, sizeof(*f));
+}
+
+const char *profile_file_format(const struct profile_file *f)
+{
+    return native_is_native(f->raw.data, f->raw.len) ? "native" : "pperf";
+}
+
+int profile_parse(const struct profile_file *f, struct profile *out)
+{
+    profile_init(out);
+    if (native_is_native(f->raw.data, f->raw.len)) {
+        if (native_load_buffer(f->name, f->raw.data, f->raw.len, out) != 0)
+            return -1;
+        if (f->raw.truncated) {
+            /* What decompressed is a prefix; where the compressed data
+             * broke is the useful offset for the user. */
+            pt_warn("%s; the profile ends there", f->raw.error);
+            if (!out->truncated) {
+                out->truncated = true;
+                out->truncated_at = f->raw.len;
+            }
+        }
+        return 0;
+    }
+    if (f->raw.truncated) {
+        /* The header's counts describe the whole file: a prefix never
+         * validates, so say why rather than where the counts disagree. */
+        pt_err("%s", f->raw.error);
+        return -1;
+    }
+    struct pperf_profile pp;
+    if (pperf_load_buffer(f->name, f->raw.data, f->raw.len, &pp) != 0)
+        return -1;
+    int rc = profile_from_pperf(&pp, out);
+    pperf_free(&pp);
+    return rc;
+}
+
+int profile_load(const char *path, struct profile *out)
+{
+    struct profile_file f;
+    profile_init(out);
+    if (profile_file_read(path, &f) != 0)
+        return -1;
+    int rc = profile_parse(&f, out);
+    profile_file_free(&f);
+    return rc;
+}
+
+const char *profile_kind_name(enum pmu_kind kind)
+{
+    switch (kind) {
+    case PMU_KIND_CURRENT:
+        return "current";
+    case PMU_KIND_VOLTAGE:
+        return "voltage";
+    case PMU_KIND_POWER:
+        return "power";
+    case PMU_KIND_ENERGY:
+        return "energy";
+    case PMU_KIND_CUSTOM:
+    default:
+        return "custom";
+    }
+}
+
+void profile_describe_status(int32_t status, char *buf, size_t len)
+{
+    int st = (int)status;
+    if (WIFEXITED(st)) {
+        snprintf(buf, len, "exit %d", WEXITSTATUS(st));
+    } else if (WIFSIGNALED(st)) {
+        int sig = WTERMSIG(st);
+        const char *abbrev = sigabbrev_np(sig);
+        if (abbrev)
+            snprintf(buf, len, "killed by SIG%s%s", abbrev, WCOREDUMP(st) ? " (core dumped)" : "");
+        else
+            snprintf(buf, len, "killed by signal %d%s", sig, WCOREDUMP(st) ? " (core dumped)" : "");
+    } else {
+        snprintf(buf, len, "status 0x%x", (unsigned)st);
+    }
+}

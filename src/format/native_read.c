@@ -1,0 +1,1107 @@
+/*
+ * native_read.c - reader half of native.h (docs/format.md), and the
+ * record-by-record dump that `ptprof dump` prints.
+ *
+ * Three layers, so that loading and dumping agree on what is damage:
+ *  - the decoder turns one record into a typed view pointing into the
+ *    input, after checking every field, string and array against the
+ *    record's own length;
+ *  - the validator checks what a record says about earlier ones (ids in
+ *    order, references to records already read, depth and expansion
+ *    limits) keeping only counters and small id tables;
+ *  - the loader applies a valid record to the struct profile; the dumper
+ *    prints it.
+ * Nothing is allocated before the bytes that justify it have been checked,
+ * and the only in-memory expansion, stacks naming a parent, is capped by a
+ * budget proportional to the input.
+ */
+#include "format/load.h"
+#include "format/native.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum rec_type {
+    REC_META = 1,
+    REC_CHANNEL = 2,
+    REC_PROCESS = 3,
+    REC_EXEC = 4,
+    REC_EXIT = 5,
+    REC_THREAD = 6,
+    REC_THREAD_EXIT = 7,
+    REC_MAP = 8,
+    REC_UNMAP = 9,
+    REC_IMAGE = 10,
+    REC_STACK = 11,
+    REC_SAMPLE = 12,
+    REC_END = 13,
+};
+
+#define FILE_HEADER_SIZE 16u
+#define REC_HEADER_SIZE 8u
+#define REC_CRITICAL 1u
+#define PAYLOAD_MAX (64u << 20)
+#define STRING_MAX (1u << 20)
+#define STACK_DEPTH_MAX 4096u
+#define THREAD_SIZE 36u
+/* Stacks that name a parent expand in memory; a hostile file of tiny
+ * records must not turn into gigabytes, so the expansion is capped. */
+#define FRAME_BUDGET_FIXED (64u << 20)
+#define FRAME_BUDGET_PER_BYTE 32u
+
+static const char *const type_names[] = {
+    [REC_META] = "META",
+    [REC_CHANNEL] = "CHANNEL",
+    [REC_PROCESS] = "PROCESS",
+    [REC_EXEC] = "EXEC",
+    [REC_EXIT] = "EXIT",
+    [REC_THREAD] = "THREAD",
+    [REC_THREAD_EXIT] = "THREAD_EXIT",
+    [REC_MAP] = "MAP",
+    [REC_UNMAP] = "UNMAP",
+    [REC_IMAGE] = "IMAGE",
+    [REC_STACK] = "STACK",
+    [REC_SAMPLE] = "SAMPLE",
+    [REC_END] = "END",
+};
+
+static const char *type_name(unsigned type)
+{
+    if (type < sizeof(type_names) / sizeof(type_names[0]) && type_names[type])
+        return type_names[type];
+    return "unknown";
+}
+
+/* --- decoding ------------------------------------------------------------- */
+
+static uint16_t get_u16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+
+static double get_f64(const unsigned char *p)
+{
+    uint64_t bits = get_u64(p);
+    double d;
+    memcpy(&d, &bits, sizeof(d));
+    return d;
+}
+
+struct str {
+    const unsigned char *p;
+    uint32_t len;
+};
+
+/* One record, decoded: pointers into the input, valid while it is. */
+struct rec {
+    unsigned type, flags;
+    uint32_t len;  /* payload bytes */
+    size_t offset; /* of the record header */
+    union {
+        struct {
+            struct str key, value;
+        } meta;
+        struct {
+            uint32_t id, kind;
+            struct str name, unit;
+        } channel;
+        struct {
+            uint32_t pid, ppid;
+            uint64_t time;
+        } process;
+        struct {
+            uint32_t pid;
+            uint64_t time;
+            struct str path;
+        } exec;
+        struct {
+            uint32_t pid;
+            uint64_t time;
+            int32_t status;
+        } exit;
+        struct {
+            uint32_t pid, tid;
+            uint64_t time;
+            struct str name;
+        } thread;
+        struct {
+            uint32_t tid;
+            uint64_t time;
+        } thread_exit;
+        struct {
+            uint32_t pid;
+            uint64_t time, start, end, offset, inode;
+            uint32_t dev_major, dev_minor, perms;
+            struct str build_id, path;
+        } map;
+        struct {
+            uint32_t pid;
+            uint64_t time, start, end;
+        } unmap;
+        struct {
+            uint32_t pid;
+            uint64_t start;
+            struct str name, data;
+        } image;
+        struct {
+            uint32_t id, parent, count;
+            const unsigned char *pcs;
+        } stack;
+        struct {
+            uint64_t time;
+            uint32_t nvalues, nthreads;
+            const unsigned char *values, *threads;
+        } sample;
+        struct {
+            uint64_t wall_ns, latency_ns, samples, ideal_samples;
+        } end;
+    };
+};
+
+/* Reads fields front to back; the first shortfall is remembered and every
+ * later read yields zero, so a decoder checks once at the end. */
+struct cursor {
+    const unsigned char *p;
+    size_t left;
+    const char *bad; /* why the record is unusable, NULL while it is fine */
+};
+
+static const unsigned char *take(struct cursor *c, size_t n)
+{
+    if (c->bad || c->left < n) {
+        if (!c->bad)
+            c->bad = "its fields run past the end of the record";
+        return NULL;
+    }
+    const unsigned char *p = c->p;
+    c->p += n;
+    c->left -= n;
+    return p;
+}
+
+static uint32_t take_u32(struct cursor *c)
+{
+    const unsigned char *p = take(c, 4);
+    return p ? get_u32(p) : 0;
+}
+
+static uint64_t take_u64(struct cursor *c)
+{
+    const unsigned char *p = take(c, 8);
+    return p ? get_u64(p) : 0;
+}
+
+static struct str take_bytes(struct cursor *c, uint32_t max, const char *too_long)
+{
+    struct str s = {NULL, take_u32(c)};
+    if (c->bad)
+        return s;
+    if (s.len > max) {
+        c->bad = too_long;
+        s.len = 0;
+        return s;
+    }
+    s.p = take(c, s.len);
+    if (!s.p)
+        s.len = 0;
+    return s;
+}
+
+static struct str take_str(struct cursor *c)
+{
+    struct str s = take_bytes(c, STRING_MAX, "a string is longer than the 1 MiB limit");
+    if (!c->bad && s.len && memchr(s.p, '\0', s.len)) {
+        c->bad = "a string contains a NUL byte";
+        s.len = 0;
+    }
+    return s;
+}
+
+/* Fill R's view of a known type from its payload; NULL or why it is bad. */
+static const char *decode(struct rec *r, const unsigned char *payload)
+{
+    struct cursor c = {payload, r->len, NULL};
+    switch (r->type) {
+    case REC_META:
+        r->meta.key = take_str(&c);
+        r->meta.value = take_str(&c);
+        break;
+    case REC_CHANNEL:
+        r->channel.id = take_u32(&c);
+        r->channel.kind = take_u32(&c);
+        r->channel.name = take_str(&c);
+        r->channel.unit = take_str(&c);
+        break;
+    case REC_PROCESS:
+        r->process.pid = take_u32(&c);
+        r->process.ppid = take_u32(&c);
+        r->process.time = take_u64(&c);
+        break;
+    case REC_EXEC:
+        r->exec.pid = take_u32(&c);
+        r->exec.time = take_u64(&c);
+        r->exec.path = take_str(&c);
+        break;
+    case REC_EXIT:
+        r->exit.pid = take_u32(&c);
+        r->exit.time = take_u64(&c);
+        r->exit.status = (int32_t)take_u32(&c);
+        break;
+    case REC_THREAD:
+        r->thread.pid = take_u32(&c);
+        r->thread.tid = take_u32(&c);
+        r->thread.time = take_u64(&c);
+        r->thread.name = take_str(&c);
+        break;
+    case REC_THREAD_EXIT:
+        r->thread_exit.tid = take_u32(&c);
+        r->thread_exit.time = take_u64(&c);
+        break;
+    case REC_MAP:
+        r->map.pid = take_u32(&c);
+        r->map.time = take_u64(&c);
+        r->map.start = take_u64(&c);
+        r->map.end = take_u64(&c);
+        r->map.offset = take_u64(&c);
+        r->map.inode = take_u64(&c);
+        r->map.dev_major = take_u32(&c);
+        r->map.dev_minor = take_u32(&c);
+        r->map.perms = take_u32(&c);
+        r->map.build_id = take_bytes(&c, PROF_BUILD_ID_MAX, "the build-id is longer than 64 bytes");
+        r->map.path = take_str(&c);
+        break;
+    case REC_UNMAP:
+        r->unmap.pid = take_u32(&c);
+        r->unmap.time = take_u64(&c);
+        r->unmap.start = take_u64(&c);
+        r->unmap.end = take_u64(&c);
+        break;
+    case REC_IMAGE:
+        r->image.pid = take_u32(&c);
+        r->image.start = take_u64(&c);
+        r->image.name = take_str(&c);
+        r->image.data = take_bytes(&c, PAYLOAD_MAX, "the image is larger than a record");
+        break;
+    case REC_STACK:
+        r->stack.id = take_u32(&c);
+        r->stack.parent = take_u32(&c);
+        r->stack.count = take_u32(&c);
+        if (!c.bad && r->stack.count > STACK_DEPTH_MAX)
+            return "more frames than the depth limit of 4096";
+        r->stack.pcs = take(&c, (size_t)r->stack.count * 8);
+        break;
+    case REC_SAMPLE:
+        r->sample.time = take_u64(&c);
+        r->sample.nvalues = take_u32(&c);
+        /* The count is checked against the bytes present before use. */
+        if (!c.bad && r->sample.nvalues > c.left / 8)
+            return "its value count exceeds what the record holds";
+        r->sample.values = take(&c, (size_t)r->sample.nvalues * 8);
+        r->sample.nthreads = take_u32(&c);
+        if (!c.bad && r->sample.nthreads > c.left / THREAD_SIZE)
+            return "its thread count exceeds what the record holds";
+        r->sample.threads = take(&c, (size_t)r->sample.nthreads * THREAD_SIZE);
+        break;
+    case REC_END:
+        r->end.wall_ns = take_u64(&c);
+        r->end.latency_ns = take_u64(&c);
+        r->end.samples = take_u64(&c);
+        r->end.ideal_samples = take_u64(&c);
+        break;
+    default:
+        break;
+    }
+    /* Bytes left over are fields of a newer minor version: ignored. */
+    return c.bad;
+}
+
+static bool known_type(unsigned type)
+{
+    return type >= REC_META && type <= REC_END;
+}
+
+enum step {
+    STEP_RECORD,   /* R holds a valid known record */
+    STEP_SKIP,     /* an unknown, non-critical record: skipped */
+    STEP_EOF,      /* no bytes left */
+    STEP_DAMAGE,   /* cut short or malformed: the profile ends here */
+    STEP_CRITICAL, /* unknown and critical: the file cannot be read */
+};
+
+/* The record at *POS: decode it and move past it. */
+static enum step next_record(const unsigned char *d, size_t len, size_t *pos, struct rec *r,
+                             char *why, size_t whylen)
+{
+    size_t at = *pos;
+    memset(r, 0, sizeof(*r));
+    r->offset = at;
+    if (at == len)
+        return STEP_EOF;
+    if (len - at < REC_HEADER_SIZE) {
+        snprintf(why, whylen, "the file ends inside a record header (%zu of %u bytes)", len - at,
+                 REC_HEADER_SIZE);
+        return STEP_DAMAGE;
+    }
+    r->type = get_u16(d + at);
+    r->flags = get_u16(d + at + 2);
+    r->len = get_u32(d + at + 4);
+    if (r->len > PAYLOAD_MAX) {
+        snprintf(why, whylen,
+                 "%s record (type %u) claims %" PRIu32 " bytes, more than the 64 MiB "
+                 "limit",
+                 type_name(r->type), r->type, r->len);
+        return STEP_DAMAGE;
+    }
+    size_t avail = len - at - REC_HEADER_SIZE;
+    if (r->len > avail) {
+        snprintf(why, whylen,
+                 "the file ends inside a %s record (type %u): %zu of %" PRIu32
+                 " payload bytes present",
+                 type_name(r->type), r->type, avail, r->len);
+        return STEP_DAMAGE;
+    }
+    if (!known_type(r->type)) {
+        if (r->flags & REC_CRITICAL) {
+            snprintf(why, whylen,
+                     "record type %u is marked critical and this reader does not "
+                     "know it (written by a newer ptprof?)",
+                     r->type);
+            return STEP_CRITICAL;
+        }
+        *pos = at + REC_HEADER_SIZE + r->len;
+        return STEP_SKIP;
+    }
+    const char *bad = decode(r, d + at + REC_HEADER_SIZE);
+    if (bad) {
+        snprintf(why, whylen, "%s record of %" PRIu32 " bytes: %s", type_name(r->type), r->len,
+                 bad);
+        return STEP_DAMAGE;
+    }
+    *pos = at + REC_HEADER_SIZE + r->len;
+    return STEP_RECORD;
+}
+
+static int check_header(const char *name, const unsigned char *d, size_t len)
+{
+    size_t n = len < 8 ? len : 8;
+    if (memcmp(d, NATIVE_MAGIC, n) != 0) {
+        pt_err("%s: offset 0: not a ptprof profile (bad magic)", name);
+        return -1;
+    }
+    if (len < FILE_HEADER_SIZE) {
+        pt_err("%s: offset %zu: the file ends inside its header (%zu of %u bytes)", name, len, len,
+               FILE_HEADER_SIZE);
+        return -1;
+    }
+    unsigned major = get_u16(d + 8);
+    if (major != NATIVE_MAJOR) {
+        pt_err("%s: offset 8: format version %u.%u is not supported (this ptprof reads %u.x)", name,
+               major, get_u16(d + 10), NATIVE_MAJOR);
+        return -1;
+    }
+    return 0;
+}
+
+int native_is_native(const void *data, size_t len)
+{
+    return len >= 8 && memcmp(data, NATIVE_MAGIC, 8) == 0;
+}
+
+/* --- validation ----------------------------------------------------------- */
+
+/* u32 id -> index, open addressing; the latest insertion of a key wins. */
+struct idmap {
+    uint32_t *keys;
+    size_t *vals; /* index + 1; 0 marks an empty slot */
+    size_t used, cap;
+};
+
+static size_t id_slot(uint32_t key, size_t cap)
+{
+    return (size_t)((key * 0x9e3779b1u) ^ (key >> 16)) & (cap - 1);
+}
+
+static bool idmap_get(const struct idmap *m, uint32_t key, size_t *val)
+{
+    if (!m->cap)
+        return false;
+    for (size_t s = id_slot(key, m->cap); m->vals[s]; s = (s + 1) & (m->cap - 1)) {
+        if (m->keys[s] == key) {
+            *val = m->vals[s] - 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void idmap_put(struct idmap *m, uint32_t key, size_t val)
+{
+    if ((m->used + 1) * 2 > m->cap) {
+        struct idmap g = {NULL, NULL, 0, m->cap ? m->cap * 2 : 64};
+        g.keys = xcalloc(g.cap, sizeof(*g.keys));
+        g.vals = xcalloc(g.cap, sizeof(*g.vals));
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->vals[i])
+                idmap_put(&g, m->keys[i], m->vals[i] - 1);
+        free(m->keys);
+        free(m->vals);
+        *m = g;
+    }
+    size_t s = id_slot(key, m->cap);
+    while (m->vals[s] && m->keys[s] != key)
+        s = (s + 1) & (m->cap - 1);
+    if (!m->vals[s])
+        m->used++;
+    m->keys[s] = key;
+    m->vals[s] = val + 1;
+}
+
+static void idmap_free(struct idmap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof(*m));
+}
+
+/* What a record may refer to: everything the validator needs to decide, and
+ * the same numbering the loader gives processes and threads. */
+struct validator {
+    uint64_t nstacks; /* including the empty stack 0 */
+    uint16_t *depth;  /* per stack id */
+    size_t depth_cap;
+    uint64_t frames, frame_budget;
+    uint32_t nchannels;
+    bool sampled, ended;
+    struct idmap pids, tids; /* -> index of the latest process / thread */
+    size_t nprocesses, nthreads;
+};
+
+static void validator_init(struct validator *v, size_t len)
+{
+    memset(v, 0, sizeof(*v));
+    v->nstacks = 1;
+    v->depth = xcalloc(64, sizeof(*v->depth));
+    v->depth_cap = 64;
+    v->frame_budget = (FRAME_BUDGET_FIXED + (uint64_t)len * FRAME_BUDGET_PER_BYTE) / 8;
+}
+
+static void validator_free(struct validator *v)
+{
+    free(v->depth);
+    idmap_free(&v->pids);
+    idmap_free(&v->tids);
+}
+
+static int need_process(const struct validator *v, uint32_t pid, char *why, size_t whylen,
+                        const char *what)
+{
+    size_t ignored;
+    if (idmap_get(&v->pids, pid, &ignored))
+        return 0;
+    snprintf(why, whylen,
+             "%s names process %" PRIu32 ", which no earlier PROCESS record "
+             "introduced",
+             what, pid);
+    return -1;
+}
+
+/* Check R against the records before it, then account for it. */
+static int validate(struct validator *v, const struct rec *r, char *why, size_t whylen)
+{
+    switch (r->type) {
+    case REC_CHANNEL:
+        if (v->sampled) {
+            snprintf(why, whylen, "CHANNEL record after the first SAMPLE");
+            return -1;
+        }
+        if (r->channel.id != v->nchannels) {
+            snprintf(why, whylen, "CHANNEL id %" PRIu32 " out of order (expected %" PRIu32 ")",
+                     r->channel.id, v->nchannels);
+            return -1;
+        }
+        v->nchannels++;
+        return 0;
+    case REC_PROCESS:
+        idmap_put(&v->pids, r->process.pid, v->nprocesses++);
+        return 0;
+    case REC_EXEC:
+        return need_process(v, r->exec.pid, why, whylen, "EXEC");
+    case REC_EXIT:
+        return need_process(v, r->exit.pid, why, whylen, "EXIT");
+    case REC_THREAD:
+        if (need_process(v, r->thread.pid, why, whylen, "THREAD") != 0)
+            return -1;
+        idmap_put(&v->tids, r->thread.tid, v->nthreads++);
+        return 0;
+    case REC_THREAD_EXIT: {
+        size_t ignored;
+        if (idmap_get(&v->tids, r->thread_exit.tid, &ignored))
+            return 0;
+        snprintf(why, whylen,
+                 "THREAD_EXIT names thread %" PRIu32 ", which no earlier THREAD "
+                 "record introduced",
+                 r->thread_exit.tid);
+        return -1;
+    }
+    case REC_MAP:
+        return need_process(v, r->map.pid, why, whylen, "MAP");
+    case REC_UNMAP:
+        return need_process(v, r->unmap.pid, why, whylen, "UNMAP");
+    case REC_IMAGE:
+        return need_process(v, r->image.pid, why, whylen, "IMAGE");
+    case REC_STACK: {
+        if (r->stack.id != v->nstacks) {
+            snprintf(why, whylen, "STACK id %" PRIu32 " out of order (expected %" PRIu64 ")",
+                     r->stack.id, v->nstacks);
+            return -1;
+        }
+        if (r->stack.parent >= r->stack.id) {
+            snprintf(why, whylen,
+                     "STACK %" PRIu32 " names parent %" PRIu32 ", which is not an "
+                     "earlier stack",
+                     r->stack.id, r->stack.parent);
+            return -1;
+        }
+        uint32_t depth = r->stack.count + v->depth[r->stack.parent];
+        if (depth > STACK_DEPTH_MAX) {
+            snprintf(why, whylen,
+                     "STACK %" PRIu32 " is %" PRIu32 " frames deep, more than the "
+                     "limit of 4096",
+                     r->stack.id, depth);
+            return -1;
+        }
+        if (depth > v->frame_budget - v->frames) {
+            snprintf(why, whylen,
+                     "STACK %" PRIu32 ": the stack table expands beyond %" PRIu64
+                     " frames, more than a file of this size justifies",
+                     r->stack.id, v->frame_budget);
+            return -1;
+        }
+        v->frames += depth;
+        v->depth = xgrow(v->depth, &v->depth_cap, (size_t)v->nstacks + 1, sizeof(*v->depth));
+        v->depth[v->nstacks++] = (uint16_t)depth;
+        return 0;
+    }
+    case REC_SAMPLE:
+        if (r->sample.nvalues != v->nchannels) {
+            snprintf(why, whylen, "SAMPLE has %" PRIu32 " values for %" PRIu32 " channels",
+                     r->sample.nvalues, v->nchannels);
+            return -1;
+        }
+        for (uint32_t i = 0; i < r->sample.nthreads; i++) {
+            const unsigned char *t = r->sample.threads + (size_t)i * THREAD_SIZE;
+            uint32_t stack = get_u32(t + 24);
+            if (stack >= v->nstacks) {
+                snprintf(why, whylen,
+                         "SAMPLE thread %" PRIu32 " (tid %" PRIu32 ") names stack %" PRIu32
+                         ", which does not exist (%" PRIu64 " stacks so far)",
+                         i, get_u32(t + 4), stack, v->nstacks - 1);
+                return -1;
+            }
+        }
+        v->sampled = true;
+        return 0;
+    case REC_END:
+        v->ended = true;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* Run the validator on record-level outcome STEP: the combined verdict. */
+static enum step validate_step(struct validator *v, enum step step, const struct rec *r, char *why,
+                               size_t whylen)
+{
+    if (step == STEP_EOF || step == STEP_DAMAGE || step == STEP_CRITICAL)
+        return step;
+    if (v->ended) {
+        snprintf(why, whylen, "a %s record (type %u) follows the END record", type_name(r->type),
+                 r->type);
+        return STEP_DAMAGE;
+    }
+    if (step == STEP_RECORD && validate(v, r, why, whylen) != 0)
+        return STEP_DAMAGE;
+    return step;
+}
+
+/* --- loading -------------------------------------------------------------- */
+
+/* Indices of maps still mapped, per process index: what EXEC, UNMAP and an
+ * overlapping MAP end. */
+struct live_maps {
+    size_t *idx;
+    size_t n, cap;
+};
+
+struct loader {
+    struct profile *p;
+    struct validator v;
+    size_t cap_meta, cap_channels, cap_processes, cap_threads, cap_maps, cap_images, cap_stacks,
+        cap_samples;
+    struct live_maps *live; /* per process index */
+    size_t cap_live;
+};
+
+static char *dup_str(struct str s)
+{
+    char *c = xmalloc((size_t)s.len + 1);
+    if (s.len)
+        memcpy(c, s.p, s.len);
+    c[s.len] = '\0';
+    return c;
+}
+
+static size_t process_index(const struct loader *l, uint32_t pid)
+{
+    size_t i = 0;
+    idmap_get(&l->v.pids, pid, &i); /* the validator made sure it exists */
+    return i;
+}
+
+/* End every live map of process PI that overlaps [START, END). */
+static void end_maps(struct loader *l, size_t pi, uint64_t start, uint64_t end, uint64_t time)
+{
+    struct live_maps *lm = &l->live[pi];
+    for (size_t k = 0; k < lm->n;) {
+        struct prof_map *m = &l->p->maps[lm->idx[k]];
+        if (m->start < end && start < m->end) {
+            m->unmap_ns = time;
+            lm->idx[k] = lm->idx[--lm->n];
+        } else {
+            k++;
+        }
+    }
+}
+
+static void apply_map(struct loader *l, const struct rec *r)
+{
+    struct profile *p = l->p;
+    size_t pi = process_index(l, r->map.pid);
+    /* A new mapping replaces what it overlaps, as mmap does. */
+    end_maps(l, pi, r->map.start, r->map.end, r->map.time);
+    p->maps = xgrow(p->maps, &l->cap_maps, p->nmaps + 1, sizeof(*p->maps));
+    struct prof_map *m = &p->maps[p->nmaps];
+    *m = (struct prof_map){
+        .pid = r->map.pid,
+        .time_ns = r->map.time,
+        .start = r->map.start,
+        .end = r->map.end,
+        .offset = r->map.offset,
+        .inode = r->map.inode,
+        .dev_major = r->map.dev_major,
+        .dev_minor = r->map.dev_minor,
+        .perms = r->map.perms,
+        .build_id_len = (uint8_t)r->map.build_id.len,
+        .path = dup_str(r->map.path),
+    };
+    if (r->map.build_id.len)
+        memcpy(m->build_id, r->map.build_id.p, r->map.build_id.len);
+    struct live_maps *lm = &l->live[pi];
+    lm->idx = xgrow(lm->idx, &lm->cap, lm->n + 1, sizeof(*lm->idx));
+    lm->idx[lm->n++] = p->nmaps++;
+}
+
+static void apply_stack(struct loader *l, const struct rec *r)
+{
+    struct profile *p = l->p;
+    const struct prof_stack *parent = &p->stacks[r->stack.parent];
+    uint32_t depth = r->stack.count + parent->depth;
+    uint64_t *pcs = depth ? xmalloc((size_t)depth * sizeof(*pcs)) : NULL;
+    for (uint32_t i = 0; i < r->stack.count; i++)
+        pcs[i] = get_u64(r->stack.pcs + 8 * (size_t)i);
+    if (parent->depth)
+        memcpy(pcs + r->stack.count, parent->pcs, parent->depth * sizeof(*pcs));
+    p->stacks = xgrow(p->stacks, &l->cap_stacks, p->nstacks + 1, sizeof(*p->stacks));
+    p->stacks[p->nstacks++] = (struct prof_stack){depth, pcs};
+}
+
+static void apply_sample(struct loader *l, const struct rec *r)
+{
+    struct profile *p = l->p;
+    struct prof_sample s = {.time_ns = r->sample.time, .nthreads = r->sample.nthreads};
+    if (r->sample.nvalues) {
+        s.values = xmalloc(r->sample.nvalues * sizeof(double));
+        for (uint32_t i = 0; i < r->sample.nvalues; i++)
+            s.values[i] = get_f64(r->sample.values + 8 * (size_t)i);
+    }
+    if (s.nthreads)
+        s.threads = xmalloc(s.nthreads * sizeof(*s.threads));
+    for (uint32_t i = 0; i < s.nthreads; i++) {
+        const unsigned char *t = r->sample.threads + (size_t)i * THREAD_SIZE;
+        s.threads[i] = (struct prof_thread_sample){
+            .pid = get_u32(t),
+            .tid = get_u32(t + 4),
+            .pc = get_u64(t + 8),
+            .cpu_ns = get_u64(t + 16),
+            .stack = get_u32(t + 24),
+            .syscall = (int32_t)get_u32(t + 28),
+            .flags = get_u32(t + 32),
+        };
+    }
+    p->samples = xgrow(p->samples, &l->cap_samples, p->nsamples + 1, sizeof(*p->samples));
+    p->samples[p->nsamples++] = s;
+}
+
+/* Apply a record that passed validation. */
+static void apply(struct loader *l, const struct rec *r)
+{
+    struct profile *p = l->p;
+    switch (r->type) {
+    case REC_META:
+        p->meta = xgrow(p->meta, &l->cap_meta, p->nmeta + 1, sizeof(*p->meta));
+        p->meta[p->nmeta++] = (struct prof_meta){dup_str(r->meta.key), dup_str(r->meta.value)};
+        break;
+    case REC_CHANNEL: {
+        /* Kinds are fixed in version 1; anything else reads as custom. */
+        enum pmu_kind kind =
+            r->channel.kind <= PMU_KIND_ENERGY ? (enum pmu_kind)r->channel.kind : PMU_KIND_CUSTOM;
+        p->channels = xgrow(p->channels, &l->cap_channels, p->nchannels + 1, sizeof(*p->channels));
+        p->channels[p->nchannels++] =
+            (struct prof_channel){dup_str(r->channel.name), dup_str(r->channel.unit), kind};
+        break;
+    }
+    case REC_PROCESS:
+        p->processes =
+            xgrow(p->processes, &l->cap_processes, p->nprocesses + 1, sizeof(*p->processes));
+        p->processes[p->nprocesses++] = (struct prof_process){
+            .pid = r->process.pid,
+            .ppid = r->process.ppid,
+            .start_ns = r->process.time,
+            .exe = xstrdup(""),
+        };
+        l->live = xgrow(l->live, &l->cap_live, p->nprocesses, sizeof(*l->live));
+        l->live[p->nprocesses - 1] = (struct live_maps){0};
+        break;
+    case REC_EXEC: {
+        size_t pi = process_index(l, r->exec.pid);
+        free(p->processes[pi].exe);
+        p->processes[pi].exe = dup_str(r->exec.path);
+        /* The new program starts with an empty address space. */
+        struct live_maps *lm = &l->live[pi];
+        for (size_t k = 0; k < lm->n; k++)
+            p->maps[lm->idx[k]].unmap_ns = r->exec.time;
+        lm->n = 0;
+        break;
+    }
+    case REC_EXIT: {
+        struct prof_process *proc = &p->processes[process_index(l, r->exit.pid)];
+        proc->exited = true;
+        proc->exit_status = r->exit.status;
+        proc->exit_ns = r->exit.time;
+        break;
+    }
+    case REC_THREAD:
+        p->threads = xgrow(p->threads, &l->cap_threads, p->nthreads + 1, sizeof(*p->threads));
+        p->threads[p->nthreads++] = (struct prof_thread){
+            .pid = r->thread.pid,
+            .tid = r->thread.tid,
+            .start_ns = r->thread.time,
+            .name = dup_str(r->thread.name),
+        };
+        break;
+    case REC_THREAD_EXIT: {
+        size_t ti = 0;
+        idmap_get(&l->v.tids, r->thread_exit.tid, &ti);
+        p->threads[ti].end_ns = r->thread_exit.time;
+        break;
+    }
+    case REC_MAP:
+        apply_map(l, r);
+        break;
+    case REC_UNMAP:
+        end_maps(l, process_index(l, r->unmap.pid), r->unmap.start, r->unmap.end, r->unmap.time);
+        break;
+    case REC_IMAGE: {
+        p->images = xgrow(p->images, &l->cap_images, p->nimages + 1, sizeof(*p->images));
+        struct prof_image *im = &p->images[p->nimages++];
+        *im = (struct prof_image){
+            .pid = r->image.pid,
+            .start = r->image.start,
+            .name = dup_str(r->image.name),
+            .size = r->image.data.len,
+        };
+        if (im->size) {
+            im->data = xmalloc(im->size);
+            memcpy(im->data, r->image.data.p, im->size);
+        }
+        break;
+    }
+    case REC_STACK:
+        apply_stack(l, r);
+        break;
+    case REC_SAMPLE:
+        apply_sample(l, r);
+        break;
+    case REC_END:
+        p->totals = (struct prof_totals){r->end.wall_ns, r->end.latency_ns, r->end.samples,
+                                         r->end.ideal_samples};
+        p->has_totals = true;
+        break;
+    default:
+        break;
+    }
+}
+
+static double meta_frequency(const struct profile *p)
+{
+    const char *s = profile_meta(p, "frequency");
+    if (!s)
+        return 0;
+    char *end;
+    double f = strtod(s, &end);
+    return end != s && *end == '\0' && isfinite(f) && f > 0 ? f : 0;
+}
+
+int native_load_buffer(const char *name, const void *data, size_t len, struct profile *out)
+{
+    const unsigned char *d = data;
+    profile_init(out);
+    if (check_header(name, d, len) != 0)
+        return -1;
+
+    struct loader l = {.p = out};
+    validator_init(&l.v, len);
+    out->format = xstrdup("native");
+    out->stacks = xgrow(NULL, &l.cap_stacks, 1, sizeof(*out->stacks));
+    out->stacks[0] = (struct prof_stack){0, NULL};
+    out->nstacks = 1;
+
+    char why[512];
+    size_t pos = FILE_HEADER_SIZE, nrecords = 0;
+    int rc = 0;
+    for (;;) {
+        struct rec r;
+        enum step step = next_record(d, len, &pos, &r, why, sizeof(why));
+        step = validate_step(&l.v, step, &r, why, sizeof(why));
+        if (step == STEP_EOF)
+            break;
+        if (step == STEP_CRITICAL) {
+            pt_err("%s: offset %zu: %s", name, r.offset, why);
+            rc = -1;
+            break;
+        }
+        if (step == STEP_DAMAGE) {
+            pt_warn("%s: offset %zu: %s; the profile is truncated there (%zu records kept)", name,
+                    r.offset, why, nrecords);
+            out->truncated = true;
+            out->truncated_at = r.offset;
+            break;
+        }
+        if (step == STEP_RECORD)
+            apply(&l, &r);
+        nrecords++;
+    }
+
+    for (size_t i = 0; i < out->nprocesses; i++)
+        free(l.live[i].idx);
+    free(l.live);
+    validator_free(&l.v);
+    if (rc != 0) {
+        profile_free(out);
+        return -1;
+    }
+    out->frequency = meta_frequency(out);
+    return 0;
+}
+
+/* --- dumping -------------------------------------------------------------- */
+
+static void put_quoted(FILE *f, struct str s)
+{
+    fputc('"', f);
+    for (uint32_t i = 0; i < s.len; i++) {
+        unsigned char c = s.p[i];
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f)
+            fprintf(f, "\\x%02x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* Shortest of %.15g and %.17g that reads back as the same double. */
+static void put_double(FILE *f, double d)
+{
+    char buf[40];
+    snprintf(buf, sizeof(buf), "%.15g", d);
+    if (strtod(buf, NULL) != d && !isnan(d))
+        snprintf(buf, sizeof(buf), "%.17g", d);
+    fputs(buf, f);
+}
+
+static void put_time(FILE *f, const char *label, uint64_t ns)
+{
+    fprintf(f, " %s=%" PRIu64 ".%09" PRIu64, label, ns / 1000000000u, ns % 1000000000u);
+}
+
+static void dump_record(FILE *f, const struct rec *r)
+{
+    fprintf(f, "@%zu %s", r->offset, type_name(r->type));
+    switch (r->type) {
+    case REC_META:
+        fputc(' ', f);
+        put_quoted(f, r->meta.key);
+        fputs(" = ", f);
+        put_quoted(f, r->meta.value);
+        break;
+    case REC_CHANNEL:
+        fprintf(f, " id=%" PRIu32 " kind=%" PRIu32 " (%s) name=", r->channel.id, r->channel.kind,
+                profile_kind_name(r->channel.kind <= PMU_KIND_ENERGY
+                                      ? (enum pmu_kind)r->channel.kind
+                                      : PMU_KIND_CUSTOM));
+        put_quoted(f, r->channel.name);
+        fputs(" unit=", f);
+        put_quoted(f, r->channel.unit);
+        break;
+    case REC_PROCESS:
+        fprintf(f, " pid=%" PRIu32 " ppid=%" PRIu32, r->process.pid, r->process.ppid);
+        put_time(f, "time", r->process.time);
+        break;
+    case REC_EXEC:
+        fprintf(f, " pid=%" PRIu32, r->exec.pid);
+        put_time(f, "time", r->exec.time);
+        fputs(" path=", f);
+        put_quoted(f, r->exec.path);
+        break;
+    case REC_EXIT: {
+        char status[64];
+        profile_describe_status(r->exit.status, status, sizeof(status));
+        fprintf(f, " pid=%" PRIu32, r->exit.pid);
+        put_time(f, "time", r->exit.time);
+        fprintf(f, " status=0x%" PRIx32 " (%s)", (uint32_t)r->exit.status, status);
+        break;
+    }
+    case REC_THREAD:
+        fprintf(f, " pid=%" PRIu32 " tid=%" PRIu32, r->thread.pid, r->thread.tid);
+        put_time(f, "time", r->thread.time);
+        fputs(" name=", f);
+        put_quoted(f, r->thread.name);
+        break;
+    case REC_THREAD_EXIT:
+        fprintf(f, " tid=%" PRIu32, r->thread_exit.tid);
+        put_time(f, "time", r->thread_exit.time);
+        break;
+    case REC_MAP:
+        fprintf(f, " pid=%" PRIu32, r->map.pid);
+        put_time(f, "time", r->map.time);
+        fprintf(f,
+                " start=0x%" PRIx64 " end=0x%" PRIx64 " offset=0x%" PRIx64 " perms=%c%c%c%c"
+                " dev=%" PRIx32 ":%" PRIx32 " inode=%" PRIu64 " build_id=",
+                r->map.start, r->map.end, r->map.offset, r->map.perms & 1 ? 'r' : '-',
+                r->map.perms & 2 ? 'w' : '-', r->map.perms & 4 ? 'x' : '-',
+                r->map.perms & 8 ? 's' : 'p', r->map.dev_major, r->map.dev_minor, r->map.inode);
+        for (uint32_t i = 0; i < r->map.build_id.len; i++)
+            fprintf(f, "%02x", r->map.build_id.p[i]);
+        if (!r->map.build_id.len)
+            fputs("-", f);
+        fputs(" path=", f);
+        put_quoted(f, r->map.path);
+        break;
+    case REC_UNMAP:
+        fprintf(f, " pid=%" PRIu32, r->unmap.pid);
+        put_time(f, "time", r->unmap.time);
+        fprintf(f, " start=0x%" PRIx64 " end=0x%" PRIx64, r->unmap.start, r->unmap.end);
+        break;
+    case REC_IMAGE:
+        fprintf(f, " pid=%" PRIu32 " start=0x%" PRIx64 " name=", r->image.pid, r->image.start);
+        put_quoted(f, r->image.name);
+        fprintf(f, " size=%" PRIu32, r->image.data.len);
+        break;
+    case REC_STACK:
+        fprintf(f, " id=%" PRIu32 " parent=%" PRIu32 " count=%" PRIu32 " pcs=", r->stack.id,
+                r->stack.parent, r->stack.count);
+        for (uint32_t i = 0; i < r->stack.count; i++)
+            fprintf(f, "%s0x%" PRIx64, i ? "," : "", get_u64(r->stack.pcs + 8 * (size_t)i));
+        if (!r->stack.count)
+            fputs("-", f);
+        break;
+    case REC_SAMPLE:
+        put_time(f, "time", r->sample.time);
+        fputs(" values=[", f);
+        for (uint32_t i = 0; i < r->sample.nvalues; i++) {
+            if (i)
+                fputc(',', f);
+            put_double(f, get_f64(r->sample.values + 8 * (size_t)i));
+        }
+        fprintf(f, "] threads=%" PRIu32 "\n", r->sample.nthreads);
+        for (uint32_t i = 0; i < r->sample.nthreads; i++) {
+            const unsigned char *t = r->sample.threads + (size_t)i * THREAD_SIZE;
+            fprintf(f,
+                    "    pid=%" PRIu32 " tid=%" PRIu32 " pc=0x%" PRIx64 " cpu_ns=%" PRIu64
+                    " stack=%" PRIu32 " syscall=%" PRId32 " flags=0x%" PRIx32 "\n",
+                    get_u32(t), get_u32(t + 4), get_u64(t + 8), get_u64(t + 16), get_u32(t + 24),
+                    (int32_t)get_u32(t + 28), get_u32(t + 32));
+        }
+        return;
+    case REC_END:
+        fprintf(f,
+                " wall_ns=%" PRIu64 " latency_ns=%" PRIu64 " samples=%" PRIu64
+                " ideal_samples=%" PRIu64,
+                r->end.wall_ns, r->end.latency_ns, r->end.samples, r->end.ideal_samples);
+        break;
+    default:
+        break;
+    }
+    fputc('\n', f);
+}
+
+int native_dump_buffer(const char *name, const void *data, size_t len, FILE *out)
+{
+    const unsigned char *d = data;
+    if (check_header(name, d, len) != 0)
+        return -1;
+    fprintf(out, "@0 HEADER ptprof native %u.%u flags=0x%" PRIx32 "\n", get_u16(d + 8),
+            get_u16(d + 10), get_u32(d + 12));
+
+    struct validator v;
+    validator_init(&v, len);
+    char why[512];
+    size_t pos = FILE_HEADER_SIZE;
+    int rc = 0;
+    for (;;) {
+        struct rec r;
+        enum step step = next_record(d, len, &pos, &r, why, sizeof(why));
+        step = validate_step(&v, step, &r, why, sizeof(why));
+        if (step == STEP_EOF) {
+            fprintf(out, "@%zu EOF%s\n", r.offset,
+                    v.ended ? "" : " without an END record: the recorder did not finish");
+            break;
+        }
+        if (step == STEP_CRITICAL) {
+            fprintf(out, "@%zu ERROR %s\n", r.offset, why);
+            pt_err("%s: offset %zu: %s", name, r.offset, why);
+            rc = -1;
+            break;
+        }
+        if (step == STEP_DAMAGE) {
+            fprintf(out, "@%zu TRUNCATED %s\n", r.offset, why);
+            break;
+        }
+        if (step == STEP_SKIP)
+            fprintf(out, "@%zu UNKNOWN type=%u flags=0x%x length=%" PRIu32 " (skipped)\n", r.offset,
+                    r.type, r.flags, r.len);
+        else
+            dump_record(out, &r);
+    }
+    validator_free(&v);
+    return rc;
+}
