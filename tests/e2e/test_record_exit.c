@@ -113,7 +113,7 @@ Test(record_exit, non_executable_file_gives_126_naming_it)
 
 /* --- interruption ------------------------------------------------------- */
 
-enum deliver { TO_GROUP, TO_PROFILER };
+enum deliver { TO_GROUP, TO_PROFILER, TO_TARGET };
 
 struct interrupted {
     struct spawn_result res;
@@ -123,7 +123,7 @@ struct interrupted {
 /* Run "ptprof record -o F -- spin [--handler]" as a foreground job in its own
  * process group, wait until the target is ready and has been sampled for a
  * second, then deliver SIG the way a terminal (the whole group) or kill(1)
- * (the profiler alone) would. */
+ * (the profiler alone, or the target alone) would. */
 static void interrupt_spin(struct interrupted *r, bool handler, int sig, enum deliver how)
 {
     memset(r, 0, sizeof(*r));
@@ -138,10 +138,12 @@ static void interrupt_spin(struct interrupted *r, bool handler, int sig, enum de
     spawn_pump_until(&p, "spin: ready", 20);
     cr_assert_not(spawn_pump(&p, 1.0), "spin ended by itself: %s", p.err ? p.err : "");
     pid_t pgid = p.pid;
+    int target = 0;
+    cr_assert(sscanf(strstr(p.out, "spin: ready"), "spin: ready, pid %d", &target) == 1);
     if (how == TO_GROUP)
         cr_assert_eq(killpg(pgid, sig), 0);
     else
-        cr_assert_eq(kill(p.pid, sig), 0);
+        cr_assert_eq(kill(how == TO_TARGET ? target : p.pid, sig), 0);
     spawn_finish(&p, &r->res);
 
     char survivors[1024];
@@ -205,6 +207,15 @@ Test(record_exit, sigterm_to_the_profiler_kills_a_target_without_handler_with_14
     struct interrupted r;
     interrupt_spin(&r, false, SIGTERM, TO_PROFILER);
     cr_assert_eq(spawn_exit_code(r.res.status), 128 + SIGTERM, RUN_CONTEXT(&r.res));
+    check_profile_has_samples(r.profile);
+    interrupted_free(&r);
+}
+
+Test(record_exit, target_killed_from_outside_gives_137_and_a_profile)
+{
+    struct interrupted r;
+    interrupt_spin(&r, false, SIGKILL, TO_TARGET);
+    cr_assert_eq(spawn_exit_code(r.res.status), 128 + SIGKILL, RUN_CONTEXT(&r.res));
     check_profile_has_samples(r.profile);
     interrupted_free(&r);
 }

@@ -3,8 +3,8 @@
  *
  * usage: spin [--handler] [--exit CODE] [SECONDS]
  *   Burns CPU for SECONDS (default 30) and exits 0, unless a signal ends it
- *   first.  It prints "spin: ready" once its signal setup is done, so a test
- *   knows when to send a signal.
+ *   first.  It prints "spin: ready, pid N" once its signal setup is done, so
+ *   a test knows when and where to send a signal.
  *   --handler   catch SIGINT and SIGTERM: each delivery prints "got SIGINT"
  *               or "got SIGTERM"; 300 ms after the first one, exit with
  *               CODE (default 7).  The grace period lets a duplicated
@@ -64,7 +64,9 @@ int main(int argc, char **argv)
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
     }
-    say("spin: ready\n");
+    char ready[64];
+    snprintf(ready, sizeof(ready), "spin: ready, pid %d\n", (int)getpid());
+    say(ready);
 
     double end = now_s() + seconds, caught_at = 0;
     uint64_t x = 1;
