@@ -74,7 +74,8 @@ static void print_format(const struct profile_file *f)
 {
     const unsigned char *d = f->raw.data;
     if (strcmp(profile_file_format(f), "native") == 0 && f->raw.len >= 12)
-        printf("  format:     native %u.%u", d[8] | d[9] << 8, d[10] | d[11] << 8);
+        printf("  format:     native %u.%u", (unsigned)(d[8] | d[9] << 8),
+               (unsigned)(d[10] | d[11] << 8));
     else
         printf("  format:     pperf (the original sampler's raw format)");
     if (f->raw.compression != COMPRESSION_NONE)

@@ -643,8 +643,12 @@ static enum step validate_step(struct validator *v, enum step step, const struct
 
 /* --- loading -------------------------------------------------------------- */
 
-/* Indices of maps still mapped, per process index: what EXEC, UNMAP and an
- * overlapping MAP end. */
+/* Indices of the maps still mapped, per process index: what EXEC, UNMAP and
+ * an overlapping MAP end.  Kept sorted by start address; since a MAP ends
+ * what it overlaps, the live ranges never overlap, so they are sorted by end
+ * too and every lookup is a binary search (a process may hold 65536 maps,
+ * and the recorder writes them in address order: appending is the common
+ * case).  Empty or inverted ranges are never live. */
 struct live_maps {
     size_t *idx;
     size_t n, cap;
@@ -675,19 +679,30 @@ static size_t process_index(const struct loader *l, uint32_t pid)
     return i;
 }
 
-/* End every live map of process PI that overlaps [START, END). */
-static void end_maps(struct loader *l, size_t pi, uint64_t start, uint64_t end, uint64_t time)
+/* End every live map of process PI that overlaps [START, END); returns
+ * where a map of that range goes in the live list. */
+static size_t end_maps(struct loader *l, size_t pi, uint64_t start, uint64_t end, uint64_t time)
 {
     struct live_maps *lm = &l->live[pi];
-    for (size_t k = 0; k < lm->n;) {
-        struct prof_map *m = &l->p->maps[lm->idx[k]];
-        if (m->start < end && start < m->end) {
-            m->unmap_ns = time;
-            lm->idx[k] = lm->idx[--lm->n];
-        } else {
-            k++;
-        }
+    const struct prof_map *maps = l->p->maps;
+    size_t lo = 0, hi = lm->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (maps[lm->idx[mid]].end <= start)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
+    if (start >= end)
+        return lo;
+    size_t k = lo;
+    while (k < lm->n && maps[lm->idx[k]].start < end)
+        l->p->maps[lm->idx[k++]].unmap_ns = time;
+    if (k > lo) {
+        memmove(lm->idx + lo, lm->idx + k, (lm->n - k) * sizeof(*lm->idx));
+        lm->n -= k - lo;
+    }
+    return lo;
 }
 
 static void apply_map(struct loader *l, const struct rec *r)
@@ -695,7 +710,7 @@ static void apply_map(struct loader *l, const struct rec *r)
     struct profile *p = l->p;
     size_t pi = process_index(l, r->map.pid);
     /* A new mapping replaces what it overlaps, as mmap does. */
-    end_maps(l, pi, r->map.start, r->map.end, r->map.time);
+    size_t at = end_maps(l, pi, r->map.start, r->map.end, r->map.time);
     p->maps = xgrow(p->maps, &l->cap_maps, p->nmaps + 1, sizeof(*p->maps));
     struct prof_map *m = &p->maps[p->nmaps];
     *m = (struct prof_map){
@@ -713,9 +728,14 @@ static void apply_map(struct loader *l, const struct rec *r)
     };
     if (r->map.build_id.len)
         memcpy(m->build_id, r->map.build_id.p, r->map.build_id.len);
+    size_t index = p->nmaps++;
+    if (m->start >= m->end)
+        return;
     struct live_maps *lm = &l->live[pi];
     lm->idx = xgrow(lm->idx, &lm->cap, lm->n + 1, sizeof(*lm->idx));
-    lm->idx[lm->n++] = p->nmaps++;
+    memmove(lm->idx + at + 1, lm->idx + at, (lm->n - at) * sizeof(*lm->idx));
+    lm->idx[at] = index;
+    lm->n++;
 }
 
 static void apply_stack(struct loader *l, const struct rec *r)

@@ -1258,6 +1258,67 @@ Test(native_maps, a_new_map_replaces_what_it_overlaps)
     free(b.d);
 }
 
+/* The reader's live-map bookkeeping against a brute-force model: random
+ * MAP and UNMAP records over a small address space, so that they overlap
+ * often, including empty and inverted ranges. */
+Test(native_maps, random_maps_and_unmaps_match_a_simple_model)
+{
+    enum { N = 3000 };
+    static uint64_t start[N], end[N], unmap[N];
+    static bool is_map[N], live[N];
+    struct bb b = {0};
+    bb_file_header(&b, 1);
+    bb_process(&b, 7);
+    unsigned seed = 12345;
+    size_t nmaps = 0;
+    size_t map_of[N];
+    for (size_t i = 0; i < N; i++) {
+        seed = seed * 1103515245u + 12345u;
+        is_map[i] = (seed >> 16) % 3 != 0;
+        seed = seed * 1103515245u + 12345u;
+        start[i] = ((seed >> 16) % 200) * 0x1000;
+        seed = seed * 1103515245u + 12345u;
+        uint64_t len = ((seed >> 16) % 12) * 0x1000;
+        end[i] = (seed >> 8) % 50 == 0 ? start[i] - len : start[i] + len;
+        uint64_t time = 1000 + i;
+        /* The model: every live map overlapping the range ends now. */
+        for (size_t k = 0; k < i; k++) {
+            if (!live[k] || !(start[k] < end[i] && start[i] < end[k]) || start[i] >= end[i])
+                continue;
+            live[k] = false;
+            unmap[k] = time;
+        }
+        live[i] = is_map[i] && start[i] < end[i];
+        bb_begin(&b, is_map[i] ? 8 : 9, 0);
+        bb_u32(&b, 7);
+        bb_u64(&b, time);
+        bb_u64(&b, start[i]);
+        bb_u64(&b, end[i]);
+        if (is_map[i]) {
+            map_of[nmaps++] = i;
+            bb_u64(&b, 0);
+            bb_u64(&b, 0);
+            for (int k = 0; k < 3; k++)
+                bb_u32(&b, 0);
+            bb_u32(&b, 0);
+            bb_str(&b, "m");
+        }
+        bb_end(&b);
+    }
+    struct profile p;
+    cr_assert_eq(load_quiet(b.d, b.len, &p, NULL), 0);
+    cr_assert_not(p.truncated);
+    cr_assert_eq(p.nmaps, nmaps);
+    for (size_t m = 0; m < nmaps; m++) {
+        size_t i = map_of[m];
+        cr_assert_eq(p.maps[m].unmap_ns, unmap[i], "map %zu [%#llx, %#llx): %llu, model %llu", m,
+                     (unsigned long long)start[i], (unsigned long long)end[i],
+                     (unsigned long long)p.maps[m].unmap_ns, (unsigned long long)unmap[i]);
+    }
+    profile_free(&p);
+    free(b.d);
+}
+
 /* --- dump ----------------------------------------------------------------- */
 
 static char *dump_to_string(const void *data, size_t len, int *rc)
