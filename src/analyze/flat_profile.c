@@ -1,31 +1,47 @@
 /* flat_profile.c - see flat_profile.h */
 #include "analyze/flat_profile.h"
+#include "symbol/build_id.h"
 #include "symbol/elf_symtab.h"
+#include "symbol/syscall_names.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define NO_ROW SIZE_MAX
+#define NO_BINARY SIZE_MAX
+/* Syscall numbers whose row is remembered by number, not looked up. */
+#define SYSCALL_CACHE 512
 
-/* One binary per distinct label; several maps may share it. */
+/* One per distinct file (path + build-id) or captured image. */
 struct binary {
-    const char *label;
+    char *path; /* as recorded, without " (deleted)" */
+    char *name; /* what rows call it */
+    const struct prof_image *image;
+    uint8_t build_id_len;
+    uint8_t build_id[PROF_BUILD_ID_MAX];
     bool tried, loaded;
     struct elf_symtab tab;
     size_t *row_of_sym; /* tab.count entries, NO_ROW until first hit */
     size_t unknown_row;
 };
 
-struct map_range {
-    uint64_t start, end;
-    size_t binary;
+/* A map in the lookup index: sorted by (pid, start).  max_end is the
+ * largest end of the entries of the same pid up to this one, so a backward
+ * walk knows when no earlier map can hold a PC. */
+struct map_ref {
+    uint32_t pid;
+    uint64_t start, end, max_end;
+    size_t map;
 };
 
 struct tid_slot {
@@ -34,20 +50,98 @@ struct tid_slot {
     uint64_t cpu_ns;
 };
 
+struct row_slot {
+    size_t row; /* NO_ROW: empty */
+    uint64_t hash;
+};
+
 struct state {
+    const struct profile *p;
     const struct flat_options *opts;
     struct binary *binaries;
-    size_t nbinaries;
-    struct map_range *ranges;
-    size_t nranges;
+    size_t nbinaries, binaries_cap;
+    size_t *binary_of_map; /* per map, NO_BINARY until first used */
+    struct map_ref *refs;
+    size_t nrefs;
     struct tid_slot *tids;
     size_t tid_cap, tid_count;
     struct flat_row *rows;
     size_t nrows, rows_cap;
-    size_t unmapped_row;
+    struct row_slot *row_index;
+    size_t row_index_cap;
+    size_t syscall_row[SYSCALL_CACHE];
 };
 
-/* --- binaries ------------------------------------------------------------ */
+/* --- rows: unique by (binary, function) ---------------------------------- */
+
+static uint64_t key_hash(const char *binary, const char *function)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const char *c = binary; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull; /* no byte of a string: a separator */
+    for (const char *c = function; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    return h;
+}
+
+static void row_index_insert(struct row_slot *slots, size_t cap, size_t row, uint64_t hash)
+{
+    size_t j = (size_t)hash & (cap - 1);
+    while (slots[j].row != NO_ROW)
+        j = (j + 1) & (cap - 1);
+    slots[j] = (struct row_slot){row, hash};
+}
+
+static size_t row_for(struct state *s, const char *binary, const char *function)
+{
+    uint64_t hash = key_hash(binary, function);
+    if (2 * (s->nrows + 1) > s->row_index_cap) {
+        size_t cap = s->row_index_cap ? 2 * s->row_index_cap : 64;
+        struct row_slot *slots = xmalloc(cap * sizeof(*slots));
+        for (size_t i = 0; i < cap; i++)
+            slots[i].row = NO_ROW;
+        for (size_t i = 0; i < s->row_index_cap; i++)
+            if (s->row_index[i].row != NO_ROW)
+                row_index_insert(slots, cap, s->row_index[i].row, s->row_index[i].hash);
+        free(s->row_index);
+        s->row_index = slots;
+        s->row_index_cap = cap;
+    }
+    size_t j = (size_t)hash & (s->row_index_cap - 1);
+    for (; s->row_index[j].row != NO_ROW; j = (j + 1) & (s->row_index_cap - 1)) {
+        const struct flat_row *r = &s->rows[s->row_index[j].row];
+        if (s->row_index[j].hash == hash && strcmp(r->binary, binary) == 0 &&
+            strcmp(r->function, function) == 0)
+            return s->row_index[j].row;
+    }
+    s->rows = xgrow(s->rows, &s->rows_cap, s->nrows + 1, sizeof(*s->rows));
+    s->rows[s->nrows] = (struct flat_row){.binary = xstrdup(binary), .function = xstrdup(function)};
+    s->row_index[j] = (struct row_slot){s->nrows, hash};
+    return s->nrows++;
+}
+
+static size_t unknown_row(struct state *s, struct binary *b)
+{
+    if (b->unknown_row == NO_ROW)
+        b->unknown_row = row_for(s, b->name, FLAT_UNKNOWN);
+    return b->unknown_row;
+}
+
+static size_t syscall_row(struct state *s, int32_t nr)
+{
+    if (nr < SYSCALL_CACHE && s->syscall_row[nr] != NO_ROW)
+        return s->syscall_row[nr];
+    const char *name = syscall_name(nr);
+    char *function = name ? xasprintf("[syscall %s]", name) : xasprintf("[syscall %d]", (int)nr);
+    size_t row = row_for(s, FLAT_KERNEL, function);
+    free(function);
+    if (nr < SYSCALL_CACHE)
+        s->syscall_row[nr] = row;
+    return row;
+}
+
+/* --- finding and loading a binary's file --------------------------------- */
 
 static bool is_elf_file(const char *path)
 {
@@ -64,140 +158,276 @@ static bool is_elf_file(const char *path)
     return ok;
 }
 
-/* The file a label names: itself when absolute, else the first DIR/LABEL
- * that is an ELF file (a directory or script of the same name is skipped,
- * so a source tree's "demo/" does not hide the "demo" binary). */
-static char *find_binary(const char *label, const struct flat_options *opts)
+static bool build_id_matches(const struct binary *b, const char *path)
 {
-    if (label[0] == '\0' || label[0] == '[')
-        return NULL; /* anonymous memory or a kernel pseudo file */
-    if (label[0] == '/' && is_elf_file(label))
-        return xstrdup(label);
-    const char *base = strrchr(label, '/') ? strrchr(label, '/') + 1 : label;
-    if (base[0] == '\0')
-        return NULL;
-    for (size_t i = 0; opts && i < opts->nsearch_dirs; i++) {
-        char *path = xasprintf("%s/%s", opts->search_dirs[i], base);
-        if (is_elf_file(path))
-            return path;
-        free(path);
+    uint8_t id[PROF_BUILD_ID_MAX];
+    int n = build_id_read(path, id, sizeof(id));
+    return n == (int)b->build_id_len && memcmp(id, b->build_id, b->build_id_len) == 0;
+}
+
+/* The candidates, in order: the recorded path when absolute, then
+ * DIR/BASENAME for every search directory.  A directory or script of the
+ * same name is passed over (a source tree's "demo/" does not hide the
+ * "demo" binary).  With a recorded build-id the first matching file wins,
+ * else the first ELF file, with a warning that it may be another build. */
+static char *find_file(const struct binary *b, const struct flat_options *opts)
+{
+    const char *path = b->path;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t ndirs = opts ? opts->nsearch_dirs : 0;
+    char *fallback = NULL;
+    for (size_t i = 0; i <= ndirs; i++) {
+        char *cand;
+        if (i == 0) {
+            if (path[0] != '/')
+                continue;
+            cand = xstrdup(path);
+        } else {
+            if (base[0] == '\0')
+                break;
+            cand = xasprintf("%s/%s", opts->search_dirs[i - 1], base);
+        }
+        if (!is_elf_file(cand)) {
+            free(cand);
+            continue;
+        }
+        if (b->build_id_len == 0 || build_id_matches(b, cand)) {
+            free(fallback);
+            return cand;
+        }
+        if (!fallback)
+            fallback = cand;
+        else
+            free(cand);
     }
-    return NULL;
+    if (fallback)
+        pt_warn("%s: %s is not the build that was profiled (its build-id differs); "
+                "its function names may be wrong",
+                b->path, fallback);
+    return fallback;
+}
+
+/* The captured bytes become a file for libelf through a memory file, so
+ * nothing is left behind in the file system. */
+static int load_image(struct binary *b)
+{
+    const struct prof_image *img = b->image;
+    if (img->size < SELFMAG || memcmp(img->data, ELFMAG, SELFMAG) != 0) {
+        pt_warn("%s: the captured image is not ELF; its samples are shown as %s", b->name,
+                FLAT_UNKNOWN);
+        return -1;
+    }
+    int fd = memfd_create("ptprof-image", MFD_CLOEXEC);
+    if (fd < 0) {
+        pt_warn("%s: cannot read the captured image: %s", b->name, strerror(errno));
+        return -1;
+    }
+    int rc = -1;
+    size_t done = 0;
+    while (done < img->size) {
+        ssize_t n = write(fd, img->data + done, img->size - done);
+        if (n <= 0) {
+            pt_warn("%s: cannot read the captured image: %s", b->name,
+                    n < 0 ? strerror(errno) : "short write");
+            goto out;
+        }
+        done += (size_t)n;
+    }
+    char *path = xasprintf("/proc/self/fd/%d", fd);
+    rc = elf_symtab_load(path, &b->tab);
+    free(path);
+out:
+    close(fd);
+    return rc;
 }
 
 static void load_binary(struct binary *b, const struct flat_options *opts)
 {
-    char *path = find_binary(b->label, opts);
-    if (!path) {
-        if (b->label[0] != '[' && b->label[0] != '\0')
-            pt_warn("%s: binary not found in the search path (add -s DIR); "
-                    "its samples are shown as %s",
-                    b->label, FLAT_UNKNOWN);
-        return;
-    }
-    if (elf_symtab_load(path, &b->tab) == 0) {
-        b->loaded = true;
-        b->row_of_sym = xmalloc(b->tab.count * sizeof(*b->row_of_sym));
-        for (size_t i = 0; i < b->tab.count; i++)
-            b->row_of_sym[i] = NO_ROW;
-        pt_debug("%s: symbols from %s", b->label, path);
+    int rc;
+    if (b->image) {
+        rc = load_image(b);
     } else {
-        pt_warn("%s: its samples are shown as %s", b->label, FLAT_UNKNOWN);
+        char *path = find_file(b, opts);
+        if (!path) {
+            pt_warn("%s: binary not found%s (add -s DIR); its samples are shown as %s", b->path,
+                    b->path[0] == '/' ? "" : " in the search path", FLAT_UNKNOWN);
+            return;
+        }
+        rc = elf_symtab_load(path, &b->tab);
+        if (rc == 0)
+            pt_debug("%s: symbols from %s", b->path, path);
+        else
+            pt_warn("%s: its samples are shown as %s", b->path, FLAT_UNKNOWN);
+        free(path);
     }
-    free(path);
+    if (rc != 0)
+        return;
+    b->loaded = true;
+    b->row_of_sym = xmalloc((b->tab.count ? b->tab.count : 1) * sizeof(*b->row_of_sym));
+    for (size_t i = 0; i < b->tab.count; i++)
+        b->row_of_sym[i] = NO_ROW;
 }
 
-/* --- rows ---------------------------------------------------------------- */
+/* --- binaries of maps ---------------------------------------------------- */
 
-static size_t add_row(struct state *s, const char *binary, const char *function)
+static const char deleted_suffix[] = " (deleted)";
+
+static const struct prof_image *find_image(const struct profile *p, const struct prof_map *m)
 {
-    s->rows = xgrow(s->rows, &s->rows_cap, s->nrows + 1, sizeof(*s->rows));
-    s->rows[s->nrows] = (struct flat_row){.binary = xstrdup(binary), .function = xstrdup(function)};
-    return s->nrows++;
+    const struct prof_image *any = NULL;
+    for (size_t i = 0; i < p->nimages; i++) {
+        const struct prof_image *img = &p->images[i];
+        if (strcmp(img->name, m->path) != 0)
+            continue;
+        if (img->pid == m->pid && img->start == m->start)
+            return img;
+        /* The kernel gives every process the same vDSO: another process's
+         * copy names the same offsets. */
+        if (!any)
+            any = img;
+    }
+    return any;
 }
 
-static size_t unknown_row(struct state *s, struct binary *b)
+static size_t binary_of_map(struct state *s, size_t mi)
 {
-    if (b->unknown_row == NO_ROW)
-        b->unknown_row = add_row(s, b->label, FLAT_UNKNOWN);
-    return b->unknown_row;
+    if (s->binary_of_map[mi] != NO_BINARY)
+        return s->binary_of_map[mi];
+    const struct prof_map *m = &s->p->maps[mi];
+    size_t len = strlen(m->path);
+    const size_t slen = sizeof(deleted_suffix) - 1;
+    if (len > slen && strcmp(m->path + len - slen, deleted_suffix) == 0)
+        len -= slen;
+    const struct prof_image *image = m->path[0] == '[' ? find_image(s->p, m) : NULL;
+    size_t b = 0;
+    for (; b < s->nbinaries; b++) {
+        const struct binary *bin = &s->binaries[b];
+        if (strlen(bin->path) == len && strncmp(bin->path, m->path, len) == 0 &&
+            bin->image == image && bin->build_id_len == m->build_id_len &&
+            memcmp(bin->build_id, m->build_id, m->build_id_len) == 0)
+            break;
+    }
+    if (b == s->nbinaries) {
+        s->binaries = xgrow(s->binaries, &s->binaries_cap, s->nbinaries + 1, sizeof(*s->binaries));
+        struct binary *bin = &s->binaries[s->nbinaries++];
+        *bin = (struct binary){.path = xasprintf("%.*s", (int)len, m->path),
+                               .image = image,
+                               .build_id_len = m->build_id_len,
+                               .unknown_row = NO_ROW};
+        memcpy(bin->build_id, m->build_id, m->build_id_len);
+        const char *slash = memrchr(bin->path, '/', len);
+        bin->name = xstrdup(len == 0 ? FLAT_ANON : slash ? slash + 1 : bin->path);
+        /* Pseudo files ("[stack]", "[vsyscall]"...) and anonymous memory
+         * have no file: nothing to load or warn about. */
+        bin->tried = !image && (len == 0 || bin->path[0] == '[');
+    }
+    s->binary_of_map[mi] = b;
+    return b;
 }
 
-/* --- maps ---------------------------------------------------------------- */
+/* --- maps: which one held a PC at a time ---------------------------------- */
 
-static int range_cmp(const void *pa, const void *pb)
+static int ref_cmp(const void *pa, const void *pb)
 {
-    const struct map_range *a = pa, *b = pb;
+    const struct map_ref *a = pa, *b = pb;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
     if (a->start != b->start)
         return a->start < b->start ? -1 : 1;
-    return 0;
+    return a->map < b->map ? -1 : a->map > b->map;
 }
 
-static void index_maps(struct state *s, const struct pperf_map *maps, size_t nmaps)
+static void index_maps(struct state *s)
 {
-    s->binaries = xcalloc(nmaps, sizeof(*s->binaries));
-    s->ranges = xcalloc(nmaps, sizeof(*s->ranges));
-    for (size_t i = 0; i < nmaps; i++) {
-        const struct pperf_map *m = &maps[i];
-        if (m->size == 0)
+    const struct profile *p = s->p;
+    s->refs = xcalloc(p->nmaps ? p->nmaps : 1, sizeof(*s->refs));
+    s->binary_of_map = xmalloc((p->nmaps ? p->nmaps : 1) * sizeof(*s->binary_of_map));
+    for (size_t i = 0; i < p->nmaps; i++) {
+        const struct prof_map *m = &p->maps[i];
+        s->binary_of_map[i] = NO_BINARY;
+        if (m->end <= m->start)
             continue;
-        size_t b = 0;
-        while (b < s->nbinaries && strcmp(s->binaries[b].label, m->label) != 0)
-            b++;
-        if (b == s->nbinaries) {
-            s->binaries[b] = (struct binary){.label = m->label, .unknown_row = NO_ROW};
-            s->nbinaries++;
-        }
-        uint64_t end = m->address + m->size < m->address ? UINT64_MAX : m->address + m->size;
-        s->ranges[s->nranges++] = (struct map_range){.start = m->address, .end = end, .binary = b};
+        s->refs[s->nrefs++] =
+            (struct map_ref){.pid = m->pid, .start = m->start, .end = m->end, .map = i};
     }
-    qsort(s->ranges, s->nranges, sizeof(*s->ranges), range_cmp);
+    qsort(s->refs, s->nrefs, sizeof(*s->refs), ref_cmp);
+    for (size_t i = 0; i < s->nrefs; i++) {
+        uint64_t prev = i > 0 && s->refs[i - 1].pid == s->refs[i].pid ? s->refs[i - 1].max_end : 0;
+        s->refs[i].max_end = s->refs[i].end > prev ? s->refs[i].end : prev;
+    }
 }
 
-static const struct map_range *find_range(const struct state *s, uint64_t pc)
+static bool valid_at(const struct prof_map *m, uint64_t time)
 {
-    if (s->nranges == 0 || pc < s->ranges[0].start)
-        return NULL;
-    size_t lo = 0, hi = s->nranges;
-    while (hi - lo > 1) {
+    return time >= m->time_ns && (m->unmap_ns == 0 || time < m->unmap_ns);
+}
+
+/* The index of the map of PID valid at TIME that holds PC, or SIZE_MAX;
+ * when several do (a record of the same range seen again), the latest. */
+static size_t find_map(const struct state *s, uint32_t pid, uint64_t pc, uint64_t time)
+{
+    /* First entry past (pid, pc). */
+    size_t lo = 0, hi = s->nrefs;
+    while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (s->ranges[mid].start <= pc)
-            lo = mid;
+        const struct map_ref *r = &s->refs[mid];
+        if (r->pid < pid || (r->pid == pid && r->start <= pc))
+            lo = mid + 1;
         else
             hi = mid;
     }
-    /* Ranges should not overlap, but a library unloaded and another loaded
-     * in its place may leave both: the latest-starting one that holds PC. */
-    for (size_t i = lo + 1; i-- > 0;)
-        if (pc < s->ranges[i].end)
-            return &s->ranges[i];
-    return NULL;
+    size_t best = SIZE_MAX;
+    for (size_t k = lo; k-- > 0;) {
+        const struct map_ref *r = &s->refs[k];
+        if (r->pid != pid || r->max_end <= pc)
+            break;
+        if (pc >= r->end)
+            continue;
+        const struct prof_map *m = &s->p->maps[r->map];
+        if (!valid_at(m, time))
+            continue;
+        if (best == SIZE_MAX || m->time_ns > s->p->maps[best].time_ns ||
+            (m->time_ns == s->p->maps[best].time_ns && r->map > best))
+            best = r->map;
+    }
+    return best;
 }
 
 /* --- resolution ---------------------------------------------------------- */
 
-static size_t resolve(struct state *s, uint64_t pc)
+static size_t resolve_pc(struct state *s, uint32_t pid, uint64_t pc, uint64_t time)
 {
-    const struct map_range *r = find_range(s, pc);
-    if (!r) {
-        if (s->unmapped_row == NO_ROW)
-            s->unmapped_row = add_row(s, FLAT_UNMAPPED, FLAT_UNMAPPED);
-        return s->unmapped_row;
-    }
-    struct binary *b = &s->binaries[r->binary];
+    size_t mi = find_map(s, pid, pc, time);
+    if (mi == SIZE_MAX)
+        return row_for(s, FLAT_UNMAPPED, FLAT_UNMAPPED);
+    /* binary_of_map() may grow the array: index it only afterwards. */
+    size_t bi = binary_of_map(s, mi);
+    struct binary *b = &s->binaries[bi];
     if (!b->tried) {
         b->tried = true; /* load (and warn) once per binary */
         load_binary(b, s->opts);
     }
     if (!b->loaded)
         return unknown_row(s, b);
-    const struct elf_symbol *sym = elf_symtab_lookup(&b->tab, pc - r->start + b->tab.load_vaddr);
+    const struct prof_map *m = &s->p->maps[mi];
+    uint64_t addr;
+    if (elf_symtab_vaddr(&b->tab, pc - m->start + m->offset, &addr) != 0)
+        return unknown_row(s, b);
+    const struct elf_symbol *sym = elf_symtab_lookup(&b->tab, addr);
     if (!sym)
         return unknown_row(s, b);
     size_t idx = (size_t)(sym - b->tab.syms);
     if (b->row_of_sym[idx] == NO_ROW)
-        b->row_of_sym[idx] = add_row(s, b->label, sym->name);
+        b->row_of_sym[idx] = row_for(s, b->name, sym->name);
     return b->row_of_sym[idx];
+}
+
+static size_t resolve(struct state *s, const struct prof_thread_sample *t, uint64_t time)
+{
+    if ((t->flags & PROF_THREAD_IN_SYSCALL) && t->syscall >= 0)
+        return syscall_row(s, t->syscall);
+    return resolve_pc(s, t->pid, t->pc, time);
 }
 
 /* --- per-thread CPU time ------------------------------------------------- */
@@ -243,20 +473,43 @@ static uint64_t cpu_delta(struct state *s, uint32_t tid, uint64_t cpu_ns)
 
 /* --- entry points -------------------------------------------------------- */
 
-int flat_profile_compute(const struct pperf_sample *samples, size_t nsamples,
-                         const struct pperf_map *maps, size_t nmaps,
-                         const struct flat_options *opts, struct flat_profile *out)
+static void set_totals(const struct profile *p, struct flat_profile *out)
+{
+    out->samples = p->nsamples;
+    out->has_totals = p->has_totals;
+    out->truncated = p->truncated;
+    out->frequency = p->frequency;
+    if (p->has_totals) {
+        out->wall_ns = p->totals.wall_ns;
+        out->latency_ns = p->totals.latency_ns;
+        out->recorded_samples = p->totals.samples;
+        out->ideal_samples = p->totals.ideal_samples;
+    } else {
+        out->recorded_samples = p->nsamples;
+    }
+    /* A header without a wall time (a killed recorder, or an original
+     * writer that left it 0): what the samples span. */
+    if (out->wall_ns == 0 && p->nsamples >= 2) {
+        uint64_t first = p->samples[0].time_ns, last = p->samples[p->nsamples - 1].time_ns;
+        out->wall_ns = last > first ? last - first : 0;
+    }
+}
+
+int flat_profile_compute(const struct profile *p, const struct flat_options *opts,
+                         struct flat_profile *out)
 {
     memset(out, 0, sizeof(*out));
-    struct state s = {.opts = opts, .unmapped_row = NO_ROW};
-    index_maps(&s, maps, nmaps);
+    struct state s = {.p = p, .opts = opts};
+    for (size_t i = 0; i < SYSCALL_CACHE; i++)
+        s.syscall_row[i] = NO_ROW;
+    index_maps(&s);
 
-    for (size_t i = 0; i < nsamples; i++) {
-        const struct pperf_sample *smp = &samples[i];
+    for (size_t i = 0; i < p->nsamples; i++) {
+        const struct prof_sample *smp = &p->samples[i];
         for (uint32_t t = 0; t < smp->nthreads; t++) {
-            const struct pperf_thread *th = &smp->threads[t];
+            const struct prof_thread_sample *th = &smp->threads[t];
             /* resolve() may grow the rows: index them only afterwards. */
-            size_t r = resolve(&s, th->pc);
+            size_t r = resolve(&s, th, smp->time_ns);
             struct flat_row *row = &s.rows[r];
             uint64_t delta = cpu_delta(&s, th->tid, th->cpu_ns);
             row->samples++;
@@ -265,31 +518,21 @@ int flat_profile_compute(const struct pperf_sample *samples, size_t nsamples,
             out->cpu_ns += delta;
         }
     }
-    out->samples = nsamples;
+    set_totals(p, out);
     out->rows = s.rows;
     out->count = s.nrows;
 
     for (size_t i = 0; i < s.nbinaries; i++) {
         elf_symtab_free(&s.binaries[i].tab);
         free(s.binaries[i].row_of_sym);
+        free(s.binaries[i].path);
+        free(s.binaries[i].name);
     }
     free(s.binaries);
-    free(s.ranges);
+    free(s.binary_of_map);
+    free(s.refs);
     free(s.tids);
-    return 0;
-}
-
-int flat_profile_from_pperf(const struct pperf_profile *p, const struct flat_options *opts,
-                            struct flat_profile *out)
-{
-    if (flat_profile_compute(p->samples, (size_t)p->nsamples, p->maps, p->nmaps, opts, out) != 0)
-        return -1;
-    out->wall_us = p->wall_us;
-    out->latency_us = p->latency_us;
-    if (out->wall_us == 0 && p->nsamples >= 2) {
-        uint64_t first = p->samples[0].wall_us, last = p->samples[p->nsamples - 1].wall_us;
-        out->wall_us = last > first ? last - first : 0;
-    }
+    free(s.row_index);
     return 0;
 }
 

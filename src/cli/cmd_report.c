@@ -1,11 +1,12 @@
 /*
  * cmd_report.c - "ptprof report": where a profile's CPU time went, per
- * function, as a table or CSV.  Also decides where binaries are looked for,
- * since the raw format stores only their base names.
+ * function, as a table or CSV, from a profile in any format (format/load.h).
+ * Also decides where binaries are looked for: the original raw format stores
+ * only their base names, and a profile may be read on another machine.
  */
 #include "analyze/flat_profile.h"
 #include "cli/cli.h"
-#include "format/pperf.h"
+#include "format/load.h"
 #include "render/table.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -30,15 +31,18 @@ static void usage(FILE *out)
 {
     fprintf(out, USAGE_LINE
             "\n"
-            "Show CPU time and samples per function of a raw profile.\n"
+            "Show CPU time and samples per function of a profile: the native format or the\n"
+            "original sampler's (--format pperf), plain or compressed.\n"
             "\n"
             "  -s, --search DIR   look for the profiled binaries in DIR first (repeatable)\n"
             "      --format FMT   table (default) or csv\n"
             "      --limit N      show only the N functions with the most CPU time\n"
             "  -h, --help         show this help\n"
             "\n"
-            "Binaries are searched in the -s directories, the profile's directory, the\n"
-            "current directory, LD_LIBRARY_PATH and the system library directories.\n");
+            "A binary recorded with its full path is read from there. Otherwise, or when\n"
+            "that file is gone or another build, it is searched by name in the -s\n"
+            "directories, the profile's directory, the current directory, LD_LIBRARY_PATH\n"
+            "and the system library directories.\n");
 }
 
 /* --- search path --------------------------------------------------------- */
@@ -134,8 +138,9 @@ static void add_multiarch(struct dir_list *l)
 
 static void build_search_path(struct dir_list *l, const char *profile)
 {
-    /* The raw format does not record where the program lived; a profile is
-     * most often written next to it (build/demo.data for build/demo). */
+    /* The original raw format does not record where the program lived; a
+     * profile is most often written next to it (build/demo.data for
+     * build/demo). */
     if (strcmp(profile, "-") != 0) {
         const char *slash = strrchr(profile, '/');
         if (slash)
@@ -222,16 +227,17 @@ int cmd_report(int argc, char **argv)
     const char *file = argv[optind];
     build_search_path(&dirs, file);
 
-    struct pperf_profile prof;
-    if (pperf_load(file, &prof) != 0) {
+    struct profile prof;
+    if (profile_load(file, &prof) != 0) {
+        profile_free(&prof);
         rc = PT_EXIT_BAD_INPUT;
         goto out;
     }
     struct flat_options fo = {.search_dirs = (const char *const *)dirs.dirs,
                               .nsearch_dirs = dirs.count};
     struct flat_profile fp;
-    flat_profile_from_pperf(&prof, &fo, &fp);
-    pperf_free(&prof);
+    flat_profile_compute(&prof, &fo, &fp);
+    profile_free(&prof);
     rc = PT_EXIT_OK;
     if (render_flat_profile(stdout, &fp, format, limit) != 0) {
         pt_err("report: cannot write the report to standard output");

@@ -42,15 +42,26 @@ static void print_totals(FILE *out, const struct flat_profile *fp)
 {
     fprintf(out, "samples: %llu (%llu thread samples)", (unsigned long long)fp->samples,
             (unsigned long long)fp->thread_samples);
-    if (fp->wall_us) {
-        double wall = (double)fp->wall_us / 1e6;
-        fprintf(out, ", wall time: %.3f s, frequency: %.1f Hz", wall, (double)fp->samples / wall);
+    if (fp->wall_ns) {
+        double wall = seconds(fp->wall_ns);
+        fprintf(out, ", wall time: %.3f s, frequency: %.1f Hz", wall,
+                (double)fp->recorded_samples / wall);
+        if (fp->frequency > 0)
+            fprintf(out, " (%g requested)", fp->frequency);
     } else {
         fprintf(out, ", wall time: unknown");
+        if (fp->frequency > 0)
+            fprintf(out, ", frequency: %g Hz requested", fp->frequency);
     }
-    if (fp->samples)
-        fprintf(out, ", latency: %.1f us/sample", (double)fp->latency_us / (double)fp->samples);
+    if (fp->has_totals && fp->recorded_samples)
+        fprintf(out, ", latency: %.1f us/sample",
+                (double)fp->latency_ns / 1e3 / (double)fp->recorded_samples);
     fprintf(out, ", cpu time: %.3f s\n", seconds(fp->cpu_ns));
+    if (!fp->has_totals)
+        fprintf(out, "note: the recorder did not finish (the profile is cut short); wall time "
+                     "and frequency are estimated from its samples\n");
+    else if (fp->truncated)
+        fprintf(out, "note: the profile is damaged; the samples after the damage are missing\n");
 }
 
 static void print_text(FILE *out, const struct flat_profile *fp, struct flat_row **rows,

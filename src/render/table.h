@@ -6,9 +6,11 @@
  * input gives byte-identical output.  LIMIT > 0 prints at most LIMIT rows.
  *
  * TABLE_TEXT: a header line of totals (samples, thread samples, wall time,
- * achieved frequency = samples / wall time, profiler latency per sample),
- * then aligned columns "cpu time s", "cpu %", "samples", "binary",
- * "function", and a note when rows were left out.
+ * achieved frequency = recorded samples / wall time and the requested one
+ * when known, profiler latency per sample when the recorder reported it,
+ * CPU time), a note when the profile is incomplete, then aligned columns
+ * "cpu time s", "cpu %", "samples", "binary", "function", and a note when
+ * rows were left out.
  *
  * TABLE_CSV: the header "binary:procedure,samples,cpu_time,cpu_time_pct",
  * one line per row, times in seconds and percentages of the total CPU

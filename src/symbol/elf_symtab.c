@@ -130,6 +130,26 @@ static int find_load_vaddr(Elf *elf, uint64_t *out)
     return 0;
 }
 
+/* Keep the PT_LOAD headers for elf_symtab_vaddr(). */
+static int collect_segments(Elf *elf, struct elf_symtab *out)
+{
+    size_t n;
+    if (elf_getphdrnum(elf, &n) != 0)
+        return -1;
+    out->segments = n ? xcalloc(n, sizeof(*out->segments)) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(elf, (int)i, &ph))
+            return -1;
+        if (ph.p_type == PT_LOAD)
+            out->segments[out->nsegments++] = (struct elf_segment){.offset = ph.p_offset,
+                                                                   .filesz = ph.p_filesz,
+                                                                   .vaddr = ph.p_vaddr,
+                                                                   .flags = ph.p_flags};
+    }
+    return 0;
+}
+
 /* Merge aliases (the best-ranked comes first after sorting) and copy names
  * into one block so the table does not depend on libelf's memory. */
 static void build_table(struct candidates *c, struct elf_symtab *out)
@@ -229,6 +249,12 @@ int elf_symtab_load(const char *path, struct elf_symtab *out)
     if (c.count == 0 && dynsym)
         collect(elf, dynsym, &dynsym_hdr, &c);
 
+    if (collect_segments(elf, out) != 0) {
+        pt_err("%s: damaged program headers: %s", path, elf_errmsg(-1));
+        free(out->segments);
+        memset(out, 0, sizeof(*out));
+        goto out;
+    }
     out->path = xstrdup(path);
     out->load_vaddr = load_vaddr;
     build_table(&c, out);
@@ -240,6 +266,24 @@ out:
     elf_end(elf);
     close(fd);
     return rc;
+}
+
+int elf_symtab_vaddr(const struct elf_symtab *tab, uint64_t file_offset, uint64_t *vaddr)
+{
+    /* Segments are page-aligned in memory, so a page may hold the end of
+     * one and the start of the next: code wins, since PCs point at code. */
+    const struct elf_segment *found = NULL;
+    for (size_t i = 0; tab && i < tab->nsegments; i++) {
+        const struct elf_segment *s = &tab->segments[i];
+        if (file_offset < s->offset || file_offset - s->offset >= s->filesz)
+            continue;
+        if (!found || ((s->flags & PF_X) && !(found->flags & PF_X)))
+            found = s;
+    }
+    if (!found)
+        return -1;
+    *vaddr = file_offset - found->offset + found->vaddr;
+    return 0;
 }
 
 const struct elf_symbol *elf_symtab_lookup(const struct elf_symtab *tab, uint64_t addr)
@@ -276,5 +320,6 @@ void elf_symtab_free(struct elf_symtab *tab)
     free(tab->path);
     free(tab->syms);
     free(tab->strings);
+    free(tab->segments);
     memset(tab, 0, sizeof(*tab));
 }
