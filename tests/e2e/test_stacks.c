@@ -1,0 +1,251 @@
+/*
+ * test_stacks.c - end-to-end tests of the call stacks "ptprof record"
+ * writes: the callers workload (tests/workloads/callers.c) has known call
+ * chains, and every sampled stack is symbolized independently of ptprof
+ * (profile_query.h) and compared with them.  Also threads blocked in a
+ * system call (tests/workloads/timeloop.c).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "profile_query.h"
+#include "record_native.h"
+
+#define MAX_FRAMES 128
+#define SHOW_BAD 3
+
+/* How many thread samples matched a pattern, with a few that did not. */
+struct tally {
+    int seen, ok;
+    int bad_shown;
+    char bad[SHOW_BAD][700];
+};
+
+static void tally_add(struct tally *t, bool ok, const struct pq_frame *f, size_t n)
+{
+    t->seen++;
+    if (ok) {
+        t->ok++;
+    } else if (t->bad_shown < SHOW_BAD) {
+        pq_describe(f, n, t->bad[t->bad_shown], sizeof(t->bad[0]));
+        t->bad_shown++;
+    }
+}
+
+#define TALLY_FMT "%d of %d\nfor example:\n  %s\n  %s\n  %s"
+#define TALLY_ARGS(t) (t).ok, (t).seen, (t).bad[0], (t).bad[1], (t).bad[2]
+
+static bool named(const struct pq_frame *f, size_t n, size_t i, const char *name)
+{
+    return i < n && strcmp(f[i].name, name) == 0;
+}
+
+static bool in_libc(const struct pq_frame *f)
+{
+    return f->map && strncmp(pq_basename(f->map->path), "libc.so", 7) == 0;
+}
+
+struct hot_stats {
+    struct tally chains;
+    int via_a, via_b;
+};
+
+/* Samples whose leaf is hot(): hot <- via_a|via_b <- main|worker_main (no
+ * loop function between them in callers.c). */
+static void check_hot_chains(struct recording *r, const char *what)
+{
+    struct profile_query q;
+    pq_init(&q, &r->prof);
+    struct hot_stats st;
+    memset(&st, 0, sizeof(st));
+    for (size_t i = 0; i < r->prof.nsamples; i++) {
+        const struct prof_sample *s = &r->prof.samples[i];
+        for (uint32_t t = 0; t < s->nthreads; t++) {
+            struct pq_frame f[MAX_FRAMES];
+            size_t n = pq_frames(&q, s, &s->threads[t], f, MAX_FRAMES);
+            if (!named(f, n, 0, "hot"))
+                continue;
+            bool a = named(f, n, 1, "via_a"), b = named(f, n, 1, "via_b");
+            bool ok = (a || b) && (named(f, n, 2, "main") || named(f, n, 2, "worker_main"));
+            tally_add(&st.chains, ok, f, n);
+            if (ok) {
+                st.via_a += a;
+                st.via_b += b;
+            }
+        }
+    }
+    pq_free(&q);
+    cr_log_info("%s: %d samples in hot, %d with the right chain, via_a %d, via_b %d", what,
+                st.chains.seen, st.chains.ok, st.via_a, st.via_b);
+
+    cr_assert_geq(st.chains.seen, 300, "%s: only %d samples in hot()\n" REC_FMT, what,
+                  st.chains.seen, REC_ARGS(&r->run));
+    cr_assert_geq(
+        st.chains.ok * 100, st.chains.seen * 95,
+        "%s: samples in hot() with the chain hot <- via_a|via_b <- main|worker_main: " TALLY_FMT,
+        what, TALLY_ARGS(st.chains));
+    double share_a = (double)st.via_a / (double)(st.via_a + st.via_b);
+    cr_assert(share_a > 0.60 && share_a < 0.80,
+              "%s: via_a is the caller of %d samples in hot(), via_b of %d: %.1f%% via_a, expected "
+              "about 70%%",
+              what, st.via_a, st.via_b, 100 * share_a);
+}
+
+Test(stacks, dwarf_unwinds_code_without_frame_pointers, .timeout = 60)
+{
+    char *callers = build_workload("callers-nofp");
+    const char *args[] = {"-f", "2000", "-g", "dwarf", "--", callers, "2", NULL};
+    struct recording r;
+    record_native(&r, args, 0, 40);
+    cr_assert_str_eq(profile_meta(&r.prof, "stacks"), "dwarf");
+    check_hot_chains(&r, "callers-nofp, -g dwarf");
+    recording_free(&r);
+    free(callers);
+}
+
+Test(stacks, fp_walks_code_with_frame_pointers, .timeout = 60)
+{
+    char *callers = build_workload("callers");
+    const char *args[] = {"-f", "2000", "-g", "fp", "--", callers, "2", NULL};
+    struct recording r;
+    record_native(&r, args, 0, 40);
+    cr_assert_str_eq(profile_meta(&r.prof, "stacks"), "fp");
+    check_hot_chains(&r, "callers, -g fp");
+    recording_free(&r);
+    free(callers);
+}
+
+/* A qsort comparator is called back from libc, and a signal handler runs on
+ * top of whatever the signal interrupted: DWARF CFI unwinds through both
+ * without any frame pointer. */
+Test(stacks, dwarf_unwinds_through_libc_callbacks_and_signal_frames, .timeout = 60)
+{
+    char *callers = build_workload("callers-nofp");
+    const char *args[] = {"-f", "2000", "-g", "dwarf", "--", callers, "2", NULL};
+    struct recording r;
+    record_native(&r, args, 0, 40);
+
+    struct profile_query q;
+    pq_init(&q, &r.prof);
+    struct tally sorted, handled;
+    memset(&sorted, 0, sizeof(sorted));
+    memset(&handled, 0, sizeof(handled));
+    for (size_t i = 0; i < r.prof.nsamples; i++) {
+        const struct prof_sample *s = &r.prof.samples[i];
+        for (uint32_t t = 0; t < s->nthreads; t++) {
+            struct pq_frame f[MAX_FRAMES];
+            size_t n = pq_frames(&q, s, &s->threads[t], f, MAX_FRAMES);
+            if (named(f, n, 0, "weigh")) {
+                /* weigh <- compare_weighted <- libc's sort... <- sort_pass <- main */
+                int sp = pq_find_frame(f, n, 2, "sort_pass");
+                bool through_libc = false;
+                for (int k = 2; k < sp; k++)
+                    through_libc |= in_libc(&f[k]);
+                bool ok = named(f, n, 1, "compare_weighted") && sp > 2 && through_libc &&
+                          named(f, n, (size_t)sp + 1, "main");
+                tally_add(&sorted, ok, f, n);
+            } else if (named(f, n, 0, "alarm_work")) {
+                /* alarm_work <- on_alarm <- libc's signal trampoline <- the
+                 * interrupted code ... <- main */
+                bool ok = named(f, n, 1, "on_alarm") && n > 2 && in_libc(&f[2]) &&
+                          pq_find_frame(f, n, 3, "main") > 2;
+                tally_add(&handled, ok, f, n);
+            }
+        }
+    }
+    pq_free(&q);
+    cr_log_info("comparator: %d of %d right; signal handler: %d of %d right", sorted.ok,
+                sorted.seen, handled.ok, handled.seen);
+
+    cr_assert_geq(sorted.seen, 20, "only %d samples in the qsort comparator's weigh()\n" REC_FMT,
+                  sorted.seen, REC_ARGS(&r.run));
+    cr_assert_geq(sorted.ok * 100, sorted.seen * 90,
+                  "samples in weigh() whose stack goes compare_weighted <- libc <- sort_pass <- "
+                  "main: " TALLY_FMT,
+                  TALLY_ARGS(sorted));
+    cr_assert_geq(handled.seen, 20,
+                  "only %d samples in the signal handler's alarm_work()\n" REC_FMT, handled.seen,
+                  REC_ARGS(&r.run));
+    cr_assert_geq(handled.ok * 100, handled.seen * 90,
+                  "samples in alarm_work() whose stack goes on_alarm <- libc trampoline <- "
+                  "interrupted code <- main: " TALLY_FMT,
+                  TALLY_ARGS(handled));
+    recording_free(&r);
+    free(callers);
+}
+
+/* timeloop's main thread sleeps in clock_nanosleep between ticks and its
+ * waiter thread sits in read() on a pipe the whole run: both must be
+ * recorded as blocked in that system call, with a stack that still reaches
+ * the code that made the call. */
+Test(stacks, blocked_threads_carry_their_system_call_and_stack, .timeout = 60)
+{
+    char *timeloop = build_workload("timeloop-nofp");
+    const char *args[] = {"-f", "500", "--", timeloop, "1.5", NULL};
+    struct recording r;
+    record_native(&r, args, 0, 40);
+    uint32_t pid = pq_first_pid(&r.prof);
+    cr_assert_neq(pid, 0, "no pid in the profile's META");
+
+    struct profile_query q;
+    pq_init(&q, &r.prof);
+    int main_samples = 0, waiter_samples = 0;
+    struct tally sleeping, reading, main_stacks, waiter_stacks;
+    memset(&sleeping, 0, sizeof(sleeping));
+    memset(&reading, 0, sizeof(reading));
+    memset(&main_stacks, 0, sizeof(main_stacks));
+    memset(&waiter_stacks, 0, sizeof(waiter_stacks));
+    for (size_t i = 0; i < r.prof.nsamples; i++) {
+        const struct prof_sample *s = &r.prof.samples[i];
+        for (uint32_t t = 0; t < s->nthreads; t++) {
+            const struct prof_thread_sample *ts = &s->threads[t];
+            bool blocked = ts->flags & PROF_THREAD_IN_SYSCALL;
+            cr_assert(blocked ? ts->syscall >= 0 : ts->syscall == -1,
+                      "thread %u: flags %#x but syscall %d", ts->tid, ts->flags, ts->syscall);
+            struct pq_frame f[MAX_FRAMES];
+            size_t n = pq_frames(&q, s, ts, f, MAX_FRAMES);
+            if (ts->tid == pid) {
+                main_samples++;
+                bool sleeps =
+                    blocked && (ts->syscall == SYS_clock_nanosleep || ts->syscall == SYS_nanosleep);
+                tally_add(&sleeping, sleeps, f, n);
+                if (sleeps)
+                    tally_add(&main_stacks, pq_find_frame(f, n, 1, "main") > 0, f, n);
+            } else {
+                waiter_samples++;
+                bool reads = blocked && ts->syscall == SYS_read;
+                tally_add(&reading, reads, f, n);
+                if (reads)
+                    tally_add(&waiter_stacks, pq_find_frame(f, n, 1, "waiter_main") > 0, f, n);
+            }
+        }
+    }
+    pq_free(&q);
+    cr_log_info("main: %d samples, %d sleeping (%d reach main); waiter: %d samples, %d reading "
+                "(%d reach waiter_main)",
+                main_samples, sleeping.ok, main_stacks.ok, waiter_samples, reading.ok,
+                waiter_stacks.ok);
+
+    cr_assert_geq(main_samples, 50, "%d samples of the main thread\n" REC_FMT, main_samples,
+                  REC_ARGS(&r.run));
+    cr_assert_geq(waiter_samples, 50, "%d samples of the waiter thread\n" REC_FMT, waiter_samples,
+                  REC_ARGS(&r.run));
+    cr_assert_geq(sleeping.ok * 100, sleeping.seen * 80,
+                  "main thread samples flagged in clock_nanosleep/nanosleep (it sleeps ~99%% of "
+                  "the time): " TALLY_FMT,
+                  TALLY_ARGS(sleeping));
+    cr_assert_geq(reading.ok * 100, reading.seen * 80,
+                  "waiter thread samples flagged in read (its whole life): " TALLY_FMT,
+                  TALLY_ARGS(reading));
+    cr_assert_geq(main_stacks.ok * 100, main_stacks.seen * 95,
+                  "sleeping main thread samples whose stack reaches main: " TALLY_FMT,
+                  TALLY_ARGS(main_stacks));
+    cr_assert_geq(waiter_stacks.ok * 100, waiter_stacks.seen * 95,
+                  "blocked waiter samples whose stack reaches waiter_main: " TALLY_FMT,
+                  TALLY_ARGS(waiter_stacks));
+    recording_free(&r);
+    free(timeloop);
+}
