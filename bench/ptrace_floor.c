@@ -2,17 +2,17 @@
  * ptrace_floor.c - the cheapest possible ptrace sample on this machine, the
  * floor a ptrace sampler's per-sample latency is measured against.
  *
- *   ptrace_floor [-t THREADS] [-r HZ] [-n CYCLES]
+ *   ptrace_floor [-t THREADS] [-r HZ] [-n CYCLES] [-s SECONDS]
  *
  * Forks a child whose THREADS threads spin, PTRACE_SEIZEs every thread,
  * then runs CYCLES cycles of: PTRACE_INTERRUPT all threads, waitpid each
  * until it is in its event stop, PTRACE_GETREGSET (NT_PRSTATUS) each,
  * PTRACE_CONT each.  A cycle's time runs from the first interrupt to the
  * return of the last PTRACE_CONT, the window in which the target is held.
- * With -r HZ cycles start on absolute deadlines (as a sampler schedules
- * them); -r 0 runs them back to back.  Prints one line:
- *   ptrace_floor: threads=T rate=HZ cycles=K achieved_hz=A mean_us=M
- *     median_us=D p90_us=P min_us=N stop_us=S regs_us=R cont_us=C
+ * It stops early after SECONDS of measuring, so a machine where cycles
+ * crawl still finishes in time.  With -r HZ cycles start on absolute deadlines (as a sampler
+ * schedules them); -r 0 runs them back to back.  Prints one line: ptrace_floor: threads=T rate=HZ
+ * cycles=K achieved_hz=A mean_us=M median_us=D p90_us=P min_us=N stop_us=S regs_us=R cont_us=C
  *     preempted=X dropped=D
  * (stop/regs/cont: mean time of the three phases; preempted: involuntary
  * context switches of the tracer per cycle, how often it lost its CPU;
@@ -117,16 +117,17 @@ static void die(const char *what)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: ptrace_floor [-t THREADS] [-r HZ (0: back to back)] [-n CYCLES]\n");
+    fprintf(stderr, "usage: ptrace_floor [-t THREADS] [-r HZ (0: back to back)] [-n CYCLES] "
+                    "[-s SECONDS]\n");
     exit(1);
 }
 
 int main(int argc, char **argv)
 {
     int nthreads = 1, cycles = 2000;
-    double rate = 1000.0;
+    double rate = 1000.0, max_seconds = 60.0;
 
-    for (int opt; (opt = getopt(argc, argv, "t:r:n:")) != -1;) {
+    for (int opt; (opt = getopt(argc, argv, "t:r:n:s:")) != -1;) {
         switch (opt) {
         case 't':
             nthreads = atoi(optarg);
@@ -137,6 +138,9 @@ int main(int argc, char **argv)
         case 'n':
             cycles = atoi(optarg);
             break;
+        case 's':
+            max_seconds = strtod(optarg, NULL);
+            break;
         default:
             usage();
         }
@@ -144,7 +148,7 @@ int main(int argc, char **argv)
     /* Wake on the deadline itself, as a timerfd does, not up to 50 us later. */
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     if (optind != argc || nthreads < 1 || nthreads > MAX_THREADS || cycles < 1 || rate < 0.0 ||
-        rate > 1e6)
+        rate > 1e6 || !(max_seconds > 0.0))
         usage();
 
     int pfd[2];
@@ -182,6 +186,7 @@ int main(int argc, char **argv)
         die("calloc");
     uint64_t period = rate > 0.0 ? (uint64_t)(1e9 / rate) : 0;
     uint64_t deadline = now_ns(), first = 0;
+    int done = 0;
     struct rusage ru0, ru1;
 
     for (int k = -WARMUP_CYCLES; k < cycles; k++) {
@@ -234,6 +239,9 @@ int main(int argc, char **argv)
             stop_sum += t1 - t0;
             regs_sum += t2 - t1;
             cont_sum += t3 - t2;
+            done = k + 1;
+            if ((double)(t3 - first) > max_seconds * 1e9)
+                break;
         }
     }
     double span = (double)(now_ns() - first) / 1e9;
@@ -244,18 +252,18 @@ int main(int argc, char **argv)
         ;
 
     uint64_t sum = 0;
-    for (int k = 0; k < cycles; k++)
+    for (int k = 0; k < done; k++)
         sum += total[k];
-    qsort(total, (size_t)cycles, sizeof(*total), cmp_u64);
-    double per = 1e3 * (double)cycles;
+    qsort(total, (size_t)done, sizeof(*total), cmp_u64);
+    double per = 1e3 * (double)done;
     printf("ptrace_floor: threads=%d rate=%g cycles=%d achieved_hz=%.1f mean_us=%.2f "
            "median_us=%.2f p90_us=%.2f min_us=%.2f stop_us=%.2f regs_us=%.2f cont_us=%.2f "
            "preempted=%.3f dropped=%.4f\n",
-           nthreads, rate, cycles, (double)cycles / span, (double)sum / per,
-           (double)total[cycles / 2] / 1e3, (double)total[(size_t)cycles * 9 / 10] / 1e3,
+           nthreads, rate, done, (double)done / span, (double)sum / per,
+           (double)total[done / 2] / 1e3, (double)total[(size_t)done * 9 / 10] / 1e3,
            (double)total[0] / 1e3, (double)stop_sum / per, (double)regs_sum / per,
-           (double)cont_sum / per, (double)(ru1.ru_nivcsw - ru0.ru_nivcsw) / cycles,
-           (double)(dropped - dropped0) / (double)(dropped - dropped0 + (uint64_t)cycles));
+           (double)cont_sum / per, (double)(ru1.ru_nivcsw - ru0.ru_nivcsw) / done,
+           (double)(dropped - dropped0) / (double)(dropped - dropped0 + (uint64_t)done));
     free(total);
     return 0;
 }
