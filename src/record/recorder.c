@@ -137,11 +137,20 @@ static void capture_stopped(struct recorder *r)
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
         r->captured[i] = false;
+        if (th->late && !th->stopped) {
+            /* It could not stop (vfork parent, uninterruptible sleep): the
+             * kernel still tells where it waits. */
+            uint64_t old_pc = th->pc;
+            if (thread_read_blocked(th) && th->pc != old_pc)
+                th->stack = 0;
+            continue;
+        }
         if (!th->stopped || th->group_stop)
             continue;
         if (stack_capture(th->tid, copy, &r->snaps[i]) != 0)
             continue;
         r->captured[i] = true;
+        th->captured_once = true;
         th->pc = REGS_PC(r->snaps[i].regs);
         th->sp = REGS_SP(r->snaps[i].regs);
         th->syscall = regs_blocked_syscall(&r->snaps[i].regs);
@@ -183,8 +192,8 @@ static void build_sample(struct recorder *r, uint64_t wall)
     uint32_t n = 0;
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
-        if (th->announced || th->exiting)
-            continue;
+        if (th->announced || th->exiting || !th->captured_once)
+            continue; /* nothing true to say about it yet */
         struct process *p = &pt->procs[th->proc];
         thread_read_cpu(th, &th->cpu_ns);
         if (r->captured[i]) {
@@ -220,6 +229,8 @@ static void build_sample(struct recorder *r, uint64_t wall)
         };
     }
     free(refreshed);
+    if (n == 0)
+        return; /* every thread is on its way out */
     if (output_sample(r->out, wall, r->pmu_values, r->batch, n) != 0) {
         pt_err("cannot write the profile; sampling stops");
         r->sampling = false;
@@ -238,7 +249,7 @@ static void mark_still_blocked(struct recorder *r)
     struct thread_table *tt = &r->tracer.threads;
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
-        th->reused = !th->stopped && !th->group_stop && thread_still_blocked(th);
+        th->reused = !th->stopped && !th->group_stop && !th->late && thread_still_blocked(th);
     }
 }
 
@@ -271,8 +282,21 @@ static bool target_got(struct recorder *r, int sig, uint64_t since)
  */
 static void forward_if_needed(struct recorder *r, int sig, uint64_t received)
 {
-    tracer_drain(&r->tracer);
-    if (target_got(r, sig, received - SIGNAL_ECHO_NS))
+    /* The target's delivery stop may trail ours by a little: give it the
+     * time before deciding it never got the signal. */
+    uint64_t give_up = received + SIGNAL_ECHO_NS;
+    for (;;) {
+        tracer_drain(&r->tracer);
+        if (target_got(r, sig, received - SIGNAL_ECHO_NS))
+            return;
+        uint64_t now = monotonic_ns();
+        if (now >= give_up || r->tracer.first_exited)
+            break;
+        uint64_t wait = give_up - now;
+        struct timespec slice = ns_timespec(wait < 5000000 ? wait : 5000000);
+        sigtimedwait(&r->tracer.sigchld_only, NULL, &slice);
+    }
+    if (r->tracer.first_exited)
         return;
     pt_debug("forwarding signal %d to %d", sig, (int)r->tracer.first_pid);
     kill(r->tracer.first_pid, sig);

@@ -143,10 +143,9 @@ static const char *parse_u64(const char *p, const char *end, uint64_t *v, int ba
     return p > start ? p : NULL;
 }
 
-bool thread_still_blocked(struct thread *th)
+/* Parse "NR ARG1 ... ARG6 SP PC"; "running" or "-1 SP PC" mean no call. */
+static bool read_syscall_file(struct thread *th, uint64_t *nr, uint64_t *sp, uint64_t *pc)
 {
-    if (th->syscall < 0)
-        return false;
     if (th->syscall_fd < 0) {
         char path[64];
         snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)th->pid, (int)th->tid);
@@ -154,19 +153,39 @@ bool thread_still_blocked(struct thread *th)
         if (th->syscall_fd < 0)
             return false;
     }
-    /* "NR ARG1 ... ARG6 SP PC", or "running" / "-1 SP PC" otherwise. */
     char buf[256];
     ssize_t n = pread(th->syscall_fd, buf, sizeof(buf) - 1, 0);
     if (n <= 0 || buf[0] < '0' || buf[0] > '9')
         return false;
     const char *p = buf, *end = buf + n;
-    uint64_t nr, word, sp, pc;
-    p = parse_u64(p, end, &nr, 10);
+    uint64_t word;
+    p = parse_u64(p, end, nr, 10);
     for (int i = 0; p && i < 6; i++)
         p = parse_u64(p, end, &word, 16);
-    p = p ? parse_u64(p, end, &sp, 16) : NULL;
-    p = p ? parse_u64(p, end, &pc, 16) : NULL;
-    return p && nr == (uint64_t)th->syscall && sp == th->sp && pc == th->pc;
+    p = p ? parse_u64(p, end, sp, 16) : NULL;
+    p = p ? parse_u64(p, end, pc, 16) : NULL;
+    return p != NULL;
+}
+
+bool thread_still_blocked(struct thread *th)
+{
+    uint64_t nr, sp, pc;
+    if (th->syscall < 0 || !th->captured_once)
+        return false;
+    return read_syscall_file(th, &nr, &sp, &pc) && nr == (uint64_t)th->syscall && sp == th->sp &&
+           pc == th->pc;
+}
+
+bool thread_read_blocked(struct thread *th)
+{
+    uint64_t nr, sp, pc;
+    if (!read_syscall_file(th, &nr, &sp, &pc) || nr > 4096)
+        return false;
+    th->syscall = (int)nr;
+    th->sp = sp;
+    th->pc = pc;
+    th->captured_once = true;
+    return true;
 }
 
 bool thread_read_cpu(const struct thread *th, uint64_t *cpu_ns)

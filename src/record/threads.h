@@ -34,6 +34,8 @@ struct thread {
     uint64_t sp;        /* stack pointer at the last capture */
     int syscall_fd;     /* /proc/PID/task/TID/syscall, opened on first need */
     bool reused;        /* this sample reuses the last capture (still blocked) */
+    bool late;          /* interrupted but not stopped in time: the stop is pending */
+    bool captured_once; /* pc/sp/syscall hold something real */
 };
 
 struct thread_table {
@@ -60,6 +62,10 @@ void thread_reopen_schedstat(struct thread *th, pid_t pid);
  * disturb the thread.
  */
 bool thread_still_blocked(struct thread *th);
+/* For a thread that cannot be stopped (a vfork parent, uninterruptible
+ * sleep): take its PC, SP and system call from /proc/PID/task/TID/syscall.
+ * Returns false when the file says it is not in a system call. */
+bool thread_read_blocked(struct thread *th);
 /* CPU time in ns from schedstat; returns false when unreadable. */
 bool thread_read_cpu(const struct thread *th, uint64_t *cpu_ns);
 

@@ -170,6 +170,7 @@ struct thread *tracer_on_status(struct tracer *t, pid_t tid, int status)
     }
     th->stopped = true;
     th->announced = false;
+    th->late = false;
     int sig = WSTOPSIG(status);
     unsigned long msg = 0;
 
@@ -180,8 +181,11 @@ struct thread *tracer_on_status(struct tracer *t, pid_t tid, int status)
         th->group_stop = is_stop_signal(sig);
         if (th->group_stop) {
             uint64_t pc;
-            if (regs_read_pc(tid, &pc) == 0)
+            if (regs_read_pc(tid, &pc) == 0) {
                 th->pc = pc; /* listening threads cannot be read later */
+                th->syscall = -1;
+                th->captured_once = true;
+            }
         }
         break;
     case PTRACE_EVENT_CLONE:
@@ -255,7 +259,7 @@ void tracer_stop_all(struct tracer *t, uint64_t patience_ns)
     size_t awaited = 0;
     for (size_t i = 0; i < t->threads.count; i++) {
         struct thread *th = &t->threads.threads[i];
-        if (th->stopped || th->group_stop || th->announced || th->exiting || th->reused)
+        if (th->stopped || th->group_stop || th->announced || th->exiting || th->reused || th->late)
             continue;
         if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0) {
             th->awaited = true;
@@ -289,8 +293,12 @@ void tracer_stop_all(struct tracer *t, uint64_t patience_ns)
         if (was_awaited)
             awaited--;
     }
-    for (size_t i = 0; i < t->threads.count; i++)
-        t->threads.threads[i].awaited = false;
+    for (size_t i = 0; i < t->threads.count; i++) {
+        struct thread *th = &t->threads.threads[i];
+        if (th->awaited && !th->stopped)
+            th->late = true; /* its interrupt stays pending; do not repeat it */
+        th->awaited = false;
+    }
 }
 
 void tracer_resume_all(struct tracer *t)

@@ -32,6 +32,15 @@ struct outfile *outfile_open(const char *path)
         out->stream = stdout;
         return out;
     }
+    /* rename() would refuse a directory only at the very end, after the
+     * profiled program ran: refuse it now. */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        pt_err("cannot write '%s': %s", path, strerror(EISDIR));
+        free(out->path);
+        free(out);
+        return NULL;
+    }
 
     char *copy = xstrdup(path);
     char *base = xstrdup(basename(copy));
