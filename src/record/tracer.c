@@ -256,6 +256,17 @@ void tracer_drain(struct tracer *t)
 
 void tracer_stop_all(struct tracer *t, uint64_t patience_ns)
 {
+    /* Collect the stops that already happened first.  Interrupting a thread
+     * that sits in an unreaped stop (a signal being delivered) would leave
+     * the interrupt pending: the thread would stop again at its signal
+     * handler's first instruction, and be sampled there. */
+    for (;;) {
+        int status;
+        pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+        if (tid <= 0)
+            break;
+        tracer_on_status(t, tid, status);
+    }
     size_t awaited = 0;
     for (size_t i = 0; i < t->threads.count; i++) {
         struct thread *th = &t->threads.threads[i];
