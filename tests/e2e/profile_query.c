@@ -2,21 +2,13 @@
 #include "profile_query.h"
 
 #include <criterion/criterion.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../lib/spawn.h"
 #include "symbol/elf_symtab.h"
-
-struct pq_load {
-    uint64_t offset, vaddr, filesz;
-};
 
 /* One ELF file (KEY is its path) or captured image (KEY "image:PID:START"),
  * opened at most once; OK false when it could not be read. */
@@ -24,8 +16,6 @@ struct pq_binary {
     char *key;
     bool ok;
     struct elf_symtab tab;
-    struct pq_load *loads;
-    size_t nloads;
 };
 
 static void *must(void *ptr)
@@ -47,7 +37,6 @@ void pq_free(struct profile_query *q)
         free(q->bins[i].key);
         if (q->bins[i].ok)
             elf_symtab_free(&q->bins[i].tab);
-        free(q->bins[i].loads);
     }
     free(q->bins);
     if (q->tmpdir) {
@@ -127,33 +116,6 @@ const char *pq_basename(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* The PT_LOAD headers of PATH, which turn file offsets into addresses. */
-static bool read_loads(const char *path, struct pq_binary *b)
-{
-    if (elf_version(EV_CURRENT) == EV_NONE)
-        return false;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-    size_t n = 0;
-    bool ok = elf && elf_getphdrnum(elf, &n) == 0;
-    if (ok) {
-        b->loads = must(calloc(n ? n : 1, sizeof(*b->loads)));
-        for (size_t i = 0; i < n; i++) {
-            GElf_Phdr ph;
-            if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-                continue;
-            b->loads[b->nloads++] =
-                (struct pq_load){.offset = ph.p_offset, .vaddr = ph.p_vaddr, .filesz = ph.p_filesz};
-        }
-    }
-    if (elf)
-        elf_end(elf);
-    close(fd);
-    return ok && b->nloads > 0;
-}
-
 /* Write an image out so that libelf and elf_symtab can read it as a file. */
 static char *image_file(struct profile_query *q, const struct prof_image *im)
 {
@@ -205,7 +167,7 @@ static struct pq_binary *binary_for(struct profile_query *q, const struct prof_m
     memset(b, 0, sizeof(*b));
     b->key = must(strdup(key));
     char *path = im ? image_file(q, im) : must(strdup(m->path));
-    if (path && read_loads(path, b) && elf_symtab_load(path, &b->tab) == 0)
+    if (path && elf_symtab_load(path, &b->tab) == 0)
         b->ok = true;
     free(path);
     return b->ok ? b : NULL;
@@ -218,15 +180,11 @@ const char *pq_function_in(struct profile_query *q, const struct prof_map *map, 
     struct pq_binary *b = binary_for(q, map);
     if (!b)
         return NULL;
-    uint64_t off = addr - map->start + map->offset;
-    for (size_t i = 0; i < b->nloads; i++) {
-        const struct pq_load *l = &b->loads[i];
-        if (off < l->offset || off - l->offset >= l->filesz)
-            continue;
-        const struct elf_symbol *sym = elf_symtab_lookup(&b->tab, off - l->offset + l->vaddr);
-        return sym ? sym->name : NULL;
-    }
-    return NULL;
+    uint64_t vaddr;
+    if (elf_symtab_vaddr(&b->tab, addr - map->start + map->offset, &vaddr) != 0)
+        return NULL;
+    const struct elf_symbol *sym = elf_symtab_lookup(&b->tab, vaddr);
+    return sym ? sym->name : NULL;
 }
 
 const char *pq_function(struct profile_query *q, uint32_t pid, uint64_t pc, uint64_t time_ns)

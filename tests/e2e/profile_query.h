@@ -6,9 +6,9 @@
  * Symbolization here is deliberately independent of ptprof's own
  * symbolizer: a PC of process PID at time T is looked up in the map of PID
  * that was valid at T (mapped at or before T and not unmapped by then), the
- * map's file offset is turned into an ELF virtual address with the file's
- * PT_LOAD program headers (offset = pc - start + map offset; vaddr = offset
- * - p_offset + p_vaddr), and the function comes from elf_symtab.  A map
+ * map's file offset (pc - start + map offset) is turned into an ELF virtual
+ * address through the file's PT_LOAD headers (elf_symtab_vaddr), and the
+ * function comes from elf_symtab_lookup.  A map
  * without a file (the [vdso]) is symbolized from the IMAGE the profile
  * holds for it.  Frames after the first are return addresses and are looked
  * up at pc - 1 (docs/stacks.md).

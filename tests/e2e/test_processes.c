@@ -147,12 +147,15 @@ Test(processes, shell_children_each_have_their_own_program_maps_and_status, .tim
               "a child's maps contain the other child's program");
 
     check_sample_pids(p);
+    /* Few samples suffice: dash runs the foreground command with vfork(),
+     * and a sample that comes while it waits in vfork() holds everything
+     * stopped for a while (vfork_child_is_not_held_up_by_sampling). */
     const struct prof_process *kids[2] = {child_a, child_b};
     for (int i = 0; i < 2; i++) {
         struct process_samples c = count_samples(p, kids[i]->pid, "spin_work", NULL);
-        cr_assert_geq(c.running, 20, "child %u (%s): %d samples running", kids[i]->pid,
-                      kids[i]->exe, c.running);
-        cr_assert_geq(c.in_fn * 100, c.running * 80,
+        cr_assert_geq(c.running, 5, "child %u (%s): %d samples running", kids[i]->pid, kids[i]->exe,
+                      c.running);
+        cr_assert_geq(c.in_fn * 100, c.running * 70,
                       "child %u (%s): %d of %d running samples resolve to spin_work through its "
                       "own maps",
                       kids[i]->pid, kids[i]->exe, c.in_fn, c.running);
@@ -172,7 +175,7 @@ Test(processes, shell_children_each_have_their_own_program_maps_and_status, .tim
 Test(processes, fork_vfork_exec_and_clone_children_are_followed, .timeout = 60)
 {
     char *forker = build_workload("forker"), *exitcode = build_workload("exitcode");
-    const char *args[] = {"--", forker, "tree", "0.5", exitcode, "12", NULL};
+    const char *args[] = {"--", forker, "tree", "0.3", exitcode, "12", NULL};
     struct recording r;
     record_native(&r, args, 0, 40);
     const struct profile *p = &r.prof;
@@ -235,9 +238,11 @@ Test(processes, fork_vfork_exec_and_clone_children_are_followed, .timeout = 60)
 }
 
 /* A parent suspended in vfork() until its child execs cannot be stopped by
- * PTRACE_INTERRUPT.  Sampling must not hold the child (or anything else)
- * stopped while it waits for that parent: the child here needs 10 ms of CPU
- * before its exec, and the parent measures how long it stayed suspended. */
+ * PTRACE_INTERRUPT.  Sampling must not hold the child (and everything else)
+ * stopped sample after sample while it waits for that parent: the child
+ * here needs 10 ms of CPU before its exec, and the parent measures how long
+ * it stayed suspended.  (One wait of the recorder's stop patience, 100 ms,
+ * is what docs/recording.md promises; the bound leaves room for it.) */
 Test(processes, vfork_child_is_not_held_up_by_sampling, .timeout = 90)
 {
     char *forker = build_workload("forker"), *exitcode = build_workload("exitcode");
@@ -252,7 +257,7 @@ Test(processes, vfork_child_is_not_held_up_by_sampling, .timeout = 90)
     cr_assert(c, "the vfork child %u is not in the profile", child);
     check_exit_code(c, 12, "vfork child");
     cr_log_info("vfork parent suspended %lld ms for a child using 10 ms of CPU", blocked_ms);
-    cr_assert_lt(blocked_ms, 1000,
+    cr_assert_lt(blocked_ms, 500,
                  "the parent stayed suspended in vfork() for %lld ms while its child needed 10 "
                  "ms of CPU to reach exec (without the profiler: 10-50 ms); the profile's "
                  "latency: %.3f s over %" PRIu64 " samples\n" REC_FMT,
