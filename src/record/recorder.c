@@ -13,6 +13,7 @@
 #include "record/recorder.h"
 #include "pmu/pmu.h"
 #include "record/output.h"
+#include "record/priority.h"
 #include "record/profiler_signals.h"
 #include "record/regs.h"
 #include "record/stack.h"
@@ -593,6 +594,7 @@ int record_run(const struct record_options *opts)
     /* The target has its environment; the unwinder must not fetch debug
      * info over the network in the middle of a recording. */
     unsetenv("DEBUGINFOD_URLS");
+    recorder_prefer_latency();
     output_started(r.out);
     write_meta(&r);
     r.start_mono = monotonic_ns();
