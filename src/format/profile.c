@@ -53,6 +53,18 @@ void profile_free(struct profile *p)
         free(p->samples[i].threads);
     }
     free(p->samples);
+    for (size_t i = 0; i < p->nlocations; i++) {
+        for (uint32_t f = 0; f < p->locations[i].nframes; f++) {
+            struct prof_sym_frame *fr = &p->locations[i].frames[f];
+            free(fr->binary);
+            free(fr->path);
+            free(fr->function);
+            free(fr->mangled);
+            free(fr->file);
+        }
+        free(p->locations[i].frames);
+    }
+    free(p->locations);
     profile_init(p);
 }
 

@@ -101,6 +101,26 @@ struct prof_sample {
     struct prof_thread_sample *threads;
 };
 
+/* A symbolized address (.pbin files): what symbolizer_resolve() answered. */
+struct prof_sym_frame {
+    char *binary;
+    char *path;
+    char *function;
+    char *mangled;
+    char *file;
+    uint32_t line;
+    bool inlined;
+};
+
+struct prof_location {
+    uint32_t pid;
+    uint64_t pc;
+    bool return_address; /* resolved as PC - 1 (a caller's frame) */
+    uint64_t offset;
+    uint32_t nframes;
+    struct prof_sym_frame *frames;
+};
+
 struct prof_totals {
     uint64_t wall_ns;
     uint64_t latency_ns;
@@ -126,6 +146,8 @@ struct profile {
     size_t nstacks;
     struct prof_sample *samples;
     size_t nsamples;
+    struct prof_location *locations; /* symbol tables of a .pbin, else none */
+    size_t nlocations;
     struct prof_totals totals;
     bool has_totals;  /* false: the recorder never finished (killed) */
     bool truncated;   /* the file ends inside a record or is damaged */
