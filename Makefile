@@ -34,7 +34,7 @@ WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 CPPFLAGS += -D_GNU_SOURCE -Isrc
 CFLAGS ?= $(OPT) -g
 ALL_CFLAGS = -std=c11 $(WARN) $(SANFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
-LDLIBS = $(PKG_LIBS) -lbz2 -lpthread -lm
+LDLIBS = $(PKG_LIBS) -lbz2 -lstdc++ -lpthread -lm
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 
 # Everything under src/ except the entry point is the ptprof library.
