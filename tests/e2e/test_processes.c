@@ -268,6 +268,30 @@ Test(processes, vfork_child_is_not_held_up_by_sampling, .timeout = 90)
     recording_free(&r);
 }
 
+/* docs/format.md: the first process's PROCESS record has ppid 0, so a
+ * reader finds the root of the tree without knowing the profiler's pid. */
+Test(processes, first_process_has_parent_0_and_children_name_their_parent, .timeout = 60)
+{
+    char *forker = build_workload("forker"), *exitcode = build_workload("exitcode");
+    const char *args[] = {"--", forker, "tree", "0.05", exitcode, "0", NULL};
+    struct recording r;
+    record_native(&r, args, 0, 40);
+    const struct profile *p = &r.prof;
+    uint32_t first = pq_first_pid(p);
+    const struct prof_process *pr = pq_process(p, first);
+    cr_assert(pr, "first process %u not in the profile", first);
+    cr_assert_eq(pr->ppid, 0, "the first process %u has ppid %u in the profile, expected 0", first,
+                 pr->ppid);
+    for (size_t i = 0; i < p->nprocesses; i++) {
+        if (p->processes[i].pid != first)
+            cr_assert_eq(p->processes[i].ppid, first, "process %u: ppid %u, expected %u",
+                         p->processes[i].pid, p->processes[i].ppid, first);
+    }
+    free(forker);
+    free(exitcode);
+    recording_free(&r);
+}
+
 Test(processes, no_inherit_records_the_first_process_only, .timeout = 60)
 {
     char *forker = build_workload("forker"), *exitcode = build_workload("exitcode");
