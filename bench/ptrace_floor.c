@@ -10,17 +10,21 @@
  * PTRACE_CONT each.  A cycle's time runs from the first interrupt to the
  * return of the last PTRACE_CONT, the window in which the target is held.
  * It stops early after SECONDS of measuring, so a machine where cycles
- * crawl still finishes in time.  With -r HZ cycles start on absolute deadlines (as a sampler
- * schedules them); -r 0 runs them back to back.  Prints one line: ptrace_floor: threads=T rate=HZ
- * cycles=K achieved_hz=A mean_us=M median_us=D p90_us=P min_us=N stop_us=S regs_us=R cont_us=C
+ * crawl still finishes in time.
+ *
+ * With -r HZ, deadlines stay on the grid start + k / HZ (no drift); a cycle
+ * that ends after the next deadline is followed at once by one more, and
+ * deadlines wholly missed are dropped, as a periodic timerfd read once per
+ * wake-up would do.  The achieved rate is thus the best a ptrace sampler
+ * that schedules this way can reach here.  -r 0 runs cycles back to back.
+ *
+ * Prints one line:
+ *   ptrace_floor: threads=T rate=HZ cycles=K achieved_hz=A mean_us=M
+ *     median_us=D p90_us=P min_us=N stop_us=S regs_us=R cont_us=C
  *     preempted=X dropped=D
  * (stop/regs/cont: mean time of the three phases; preempted: involuntary
  * context switches of the tracer per cycle, how often it lost its CPU;
- * dropped: the fraction of deadlines skipped).  Deadlines stay on the grid
- * start + k / HZ (no drift); a cycle that ends after the next deadline is
- * followed at once by one more, and deadlines wholly missed are dropped, as
- * a periodic timerfd read once per wake-up would do.  The achieved rate is
- * thus the best a ptrace sampler that schedules this way can reach here.
+ * dropped: the fraction of deadlines skipped.)
  */
 #include <elf.h>
 #include <errno.h>
