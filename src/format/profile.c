@@ -65,6 +65,7 @@ void profile_free(struct profile *p)
         free(p->locations[i].frames);
     }
     free(p->locations);
+    free(p->arcs);
     profile_init(p);
 }
 

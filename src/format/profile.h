@@ -121,6 +121,19 @@ struct prof_location {
     struct prof_sym_frame *frames;
 };
 
+/* A call-graph arc counted by an instrumented program (gmon.out): calls
+ * made from the instruction before FROM_PC (a return address in the
+ * caller) into the function containing SELF_PC, COUNT times.  Both are
+ * addresses of the first process, resolved through its maps as sampled PCs
+ * are (gmon.out stores the executable's link-time addresses and its reader
+ * maps the executable there).  One entry per (from_pc, self_pc) pair.
+ * Formats without call counts leave the table empty (zeroed by
+ * profile_init, freed by profile_free). */
+struct prof_arc {
+    uint64_t from_pc, self_pc;
+    uint64_t count;
+};
+
 struct prof_totals {
     uint64_t wall_ns;
     uint64_t latency_ns;
@@ -148,6 +161,8 @@ struct profile {
     size_t nsamples;
     struct prof_location *locations; /* symbol tables of a .pbin, else none */
     size_t nlocations;
+    struct prof_arc *arcs; /* call counts (gmon.out), else none */
+    size_t narcs;
     struct prof_totals totals;
     bool has_totals;  /* false: the recorder never finished (killed) */
     bool truncated;   /* the file ends inside a record or is damaged */
