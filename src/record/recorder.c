@@ -67,12 +67,18 @@ struct recorder {
     /* per-sample scratch, indexed like the thread table */
     struct stack_snapshot *snaps;
     bool *captured;
+    bool *before_signal; /* captured before its signal handler ran */
     size_t snaps_cap;
     uint64_t *frames; /* STACK_MAX_DEPTH per thread (fp mode) */
     uint32_t *frame_depth;
     struct prof_thread_sample *batch;
     size_t batch_cap;
     uint64_t next_maps_refresh;
+
+    /* sampling schedule */
+    uint64_t period; /* ns */
+    uint64_t tick;   /* index of the tick armed on the grid */
+    uint64_t rng;
 
     /* statistics */
     uint64_t start_mono, end_mono;
@@ -95,6 +101,7 @@ static void ensure_scratch(struct recorder *r, size_t n)
             stack_snapshot_init(&r->snaps[i], r->opts->stack_size);
     }
     r->captured = xrealloc(r->captured, cap * sizeof(*r->captured));
+    r->before_signal = xrealloc(r->before_signal, cap * sizeof(*r->before_signal));
     if (r->opts->stack_mode == STACK_FP) {
         r->frames = xrealloc(r->frames, cap * STACK_MAX_DEPTH * sizeof(*r->frames));
         r->frame_depth = xrealloc(r->frame_depth, cap * sizeof(*r->frame_depth));
@@ -109,6 +116,7 @@ static void free_scratch(struct recorder *r)
             stack_snapshot_free(&r->snaps[i]);
     free(r->snaps);
     free(r->captured);
+    free(r->before_signal);
     free(r->frames);
     free(r->frame_depth);
     free(r->batch);
@@ -129,6 +137,41 @@ static void read_pmu(struct recorder *r)
             r->pmu_values[i] = NAN;
 }
 
+/*
+ * A thread resumed with a signal stands at its handler's first instruction
+ * until it gets a CPU.  Sampled there before it ran (its CPU time has not
+ * moved beyond the kernel's own work), it is charged where the signal found
+ * it: that is where the time since the previous sample went.
+ */
+#define SIGNAL_SETUP_CPU_NS 50000
+static bool caught_before_handler(struct thread *th, uint64_t pc)
+{
+    uint64_t cpu;
+    if (th->sig_fresh) {
+        th->sig_fresh = false;
+        th->parked = thread_read_cpu(th, &cpu) && cpu - th->sig_cpu < SIGNAL_SETUP_CPU_NS;
+        th->parked_pc = pc;
+        return th->parked;
+    }
+    /* Still on the same instruction: it has not run since. */
+    th->parked = th->parked && pc == th->parked_pc;
+    return th->parked;
+}
+
+/* Drop the handler's frames: keep the stack from the interrupted PC on
+ * (the signal frame records it exactly).  Returns the new depth. */
+static int from_interrupted_pc(uint64_t *frames, int depth, uint64_t pc)
+{
+    for (int k = 1; k < depth; k++) {
+        if (frames[k] == pc) {
+            memmove(frames, frames + k, (size_t)(depth - k) * sizeof(*frames));
+            return depth - k;
+        }
+    }
+    frames[0] = pc;
+    return 1;
+}
+
 /* Inside the stop window: copy what the thread will overwrite once it runs. */
 static void capture_stopped(struct recorder *r)
 {
@@ -138,7 +181,7 @@ static void capture_stopped(struct recorder *r)
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
         r->captured[i] = false;
-        if (th->late && !th->stopped) {
+        if ((th->late || th->in_vfork) && !th->stopped) {
             /* It could not stop (vfork parent, uninterruptible sleep): the
              * kernel still tells where it waits. */
             uint64_t old_pc = th->pc;
@@ -151,6 +194,7 @@ static void capture_stopped(struct recorder *r)
         if (stack_capture(th->tid, copy, &r->snaps[i]) != 0)
             continue;
         r->captured[i] = true;
+        r->before_signal[i] = caught_before_handler(th, REGS_PC(r->snaps[i].regs));
         th->captured_once = true;
         th->pc = REGS_PC(r->snaps[i].regs);
         th->sp = REGS_SP(r->snaps[i].regs);
@@ -210,6 +254,17 @@ static void build_sample(struct recorder *r, uint64_t wall)
                 if (p->unwinder)
                     depth = dwarf_unwind(p->unwinder, th->tid, &r->snaps[i], pcs, STACK_MAX_DEPTH);
             }
+            if (r->before_signal[i]) {
+                uint64_t *writable =
+                    r->opts->stack_mode == STACK_FP ? &r->frames[i * STACK_MAX_DEPTH] : pcs;
+                uint64_t interrupted = th->sig_pc;
+                if (depth > 0) {
+                    depth = from_interrupted_pc(writable, depth, interrupted);
+                    frames = writable;
+                }
+                th->pc = interrupted;
+                th->syscall = -1;
+            }
             if (depth > 1)
                 ensure_maps_know(r, p, frames + 1, (size_t)depth - 1, wall, &refreshed[th->proc]);
             th->stack = depth > 0 ? output_stack(r->out, frames, (uint32_t)depth) : 0;
@@ -250,7 +305,8 @@ static void mark_still_blocked(struct recorder *r)
     struct thread_table *tt = &r->tracer.threads;
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
-        th->reused = !th->stopped && !th->group_stop && !th->late && thread_still_blocked(th);
+        th->reused = !th->stopped && !th->group_stop && !th->late && !th->in_vfork &&
+                     thread_still_blocked(th);
     }
 }
 
@@ -399,6 +455,34 @@ static void read_signals(struct recorder *r)
 
 /* --- setup, the loop, the end --------------------------------------------- */
 
+/*
+ * Sample times: an absolute grid start + k * period (no drift: the k-th
+ * sample is due at the same time however late the others were), each
+ * moved by a random offset of up to a quarter period either way.  A
+ * program with its own period (a timer signal, a frame loop) would
+ * otherwise stay in one phase with the samples for the whole run and be
+ * seen always, or never, in the same part of its cycle.  The offsets
+ * average out: the achieved frequency is the requested one.
+ */
+static uint64_t next_random(struct recorder *r)
+{
+    /* xorshift64*: statistically plenty for jitter, and no syscall. */
+    r->rng ^= r->rng >> 12;
+    r->rng ^= r->rng << 25;
+    r->rng ^= r->rng >> 27;
+    return r->rng * 2685821657736338717ULL;
+}
+
+static int schedule_tick(struct recorder *r, uint64_t k)
+{
+    uint64_t quarter = r->period / 4;
+    uint64_t jitter = quarter ? next_random(r) % (2 * quarter + 1) : 0;
+    uint64_t due = r->start_mono + k * r->period + jitter - quarter;
+    struct itimerspec spec = {.it_value = ns_timespec(due)};
+    r->tick = k;
+    return timerfd_settime(r->timer_fd, TFD_TIMER_ABSTIME, &spec, NULL);
+}
+
 static int arm_timer(struct recorder *r)
 {
     r->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -406,14 +490,11 @@ static int arm_timer(struct recorder *r)
         pt_err("timerfd_create: %s", strerror(errno));
         return -1;
     }
-    uint64_t period = (uint64_t)llround(1e9 / r->opts->frequency);
-    if (period == 0)
-        period = 1;
-    struct itimerspec spec = {
-        .it_interval = ns_timespec(period),
-        .it_value = ns_timespec(r->start_mono + period),
-    };
-    if (timerfd_settime(r->timer_fd, TFD_TIMER_ABSTIME, &spec, NULL) != 0) {
+    r->period = (uint64_t)llround(1e9 / r->opts->frequency);
+    if (r->period == 0)
+        r->period = 1;
+    r->rng = realtime_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
+    if (schedule_tick(r, 1) != 0) {
         pt_err("timerfd_settime: %s", strerror(errno));
         return -1;
     }
@@ -429,7 +510,15 @@ static void on_timer(struct recorder *r)
     if (!r->sampling)
         return;
     take_sample(r);
+    /* The next tick on the grid that is still ahead.  Ticks that passed
+     * while this sample was taken are dropped, not made up for: a sample
+     * right after a late one would find the threads where it left them
+     * (they had no time to run), a bias, not data. */
     uint64_t now = monotonic_ns();
+    uint64_t k = (now - r->start_mono) / r->period + 1;
+    if (k <= r->tick)
+        k = r->tick + 1;
+    schedule_tick(r, k);
     if (now >= r->next_maps_refresh && !r->tracer.first_exited) {
         struct process_table *pt = &r->tracer.procs;
         for (size_t i = 0; i < pt->count; i++) {
@@ -515,11 +604,17 @@ static void run_loop(struct recorder *r)
         int timeout = r->job_stop_pending ? 50 : -1;
         if (poll(fds, 2, timeout) < 0 && errno != EINTR)
             break;
-        /* Events first: a new thread or a signal must not wait for a tick. */
         read_signals(r);
-        tracer_drain(&r->tracer);
+        /* A due sample goes first: it collects pending stops itself and
+         * captures a thread in a signal-delivery stop where the signal
+         * interrupted it.  Resuming that thread first would put it on its
+         * handler's first instruction, where the sample would then find it
+         * before it ran. */
         if (!recording_over(r) && (fds[1].revents & POLLIN))
             on_timer(r);
+        /* Every other stop is answered at once: a new thread or a signal
+         * must not wait for a tick. */
+        tracer_drain(&r->tracer);
         if (!r->sampling && r->out && !r->opts->attach_pid)
             finish_profile(r); /* interrupted: the profile is complete now */
         follow_job_stop(r);

@@ -35,6 +35,12 @@ struct thread {
     int syscall_fd;     /* /proc/PID/task/TID/syscall, opened on first need */
     bool reused;        /* this sample reuses the last capture (still blocked) */
     bool late;          /* interrupted but not stopped in time: the stop is pending */
+    bool in_vfork;      /* waiting for its vfork child: cannot be interrupted */
+    bool sig_fresh;     /* a signal was delivered since the last capture... */
+    uint64_t sig_pc;    /* ...interrupting the thread here... */
+    uint64_t sig_cpu;   /* ...when its CPU time was this */
+    bool parked;        /* last captured at its handler's entry, not run since */
+    uint64_t parked_pc; /* that entry */
     bool captured_once; /* pc/sp/syscall hold something real */
 };
 

@@ -14,12 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static unsigned long trace_options(bool inherit)
+/* Forks are traced even without `inherit` (the child is let go at its
+ * first stop): the vfork events tell which thread waits for its child. */
+static unsigned long trace_options(void)
 {
-    unsigned long o = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
-    if (inherit)
-        o |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
-    return o;
+    return PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACEFORK |
+           PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE;
 }
 
 void tracer_init(struct tracer *t, struct output *out, bool inherit)
@@ -198,6 +198,13 @@ struct thread *tracer_on_status(struct tracer *t, pid_t tid, int status)
                 child->announced = true; /* its first stop is still to come */
         }
         th = thread_find(&t->threads, tid); /* the table may have moved */
+        /* A vfork parent sleeps until its child execs or exits, where no
+         * interrupt reaches it: leave it alone until VFORK_DONE. */
+        if (th && (status >> 16) == PTRACE_EVENT_VFORK)
+            th->in_vfork = true;
+        break;
+    case PTRACE_EVENT_VFORK_DONE:
+        th->in_vfork = false;
         break;
     case PTRACE_EVENT_EXEC:
         on_exec(t, th);
@@ -213,11 +220,19 @@ struct thread *tracer_on_status(struct tracer *t, pid_t tid, int status)
             process_refresh_maps(p, t->out, realtime_ns());
         break;
     }
-    case 0:
-        /* Signal-delivery-stop: the signal is the target's; deliver it. */
+    case 0: {
+        /* Signal-delivery-stop: the signal is the target's; deliver it.
+         * Remember where it found the thread: until the thread runs again,
+         * that is where it is, not at its handler's first instruction. */
+        uint64_t pc;
         th->pending_signal = sig;
         t->last_signal_ns[sig] = monotonic_ns();
+        if (regs_read_pc(tid, &pc) == 0 && thread_read_cpu(th, &th->sig_cpu)) {
+            th->sig_pc = pc;
+            th->sig_fresh = true;
+        }
         break;
+    }
     default:
         break;
     }
@@ -270,7 +285,8 @@ void tracer_stop_all(struct tracer *t, uint64_t patience_ns)
     size_t awaited = 0;
     for (size_t i = 0; i < t->threads.count; i++) {
         struct thread *th = &t->threads.threads[i];
-        if (th->stopped || th->group_stop || th->announced || th->exiting || th->reused || th->late)
+        if (th->stopped || th->group_stop || th->announced || th->exiting || th->reused ||
+            th->late || th->in_vfork)
             continue;
         if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0) {
             th->awaited = true;
@@ -354,13 +370,12 @@ void tracer_detach_all(struct tracer *t)
 int tracer_launch(struct tracer *t, char *const argv[], const sigset_t *child_mask)
 {
     pid_t pid;
-    int rc = launch_traced(argv, child_mask, trace_options(t->inherit), &pid);
+    int rc = launch_traced(argv, child_mask, trace_options(), &pid);
     if (rc != 0)
         return rc;
     t->first_pid = pid;
-    pid_t tgid, ppid = getpid();
-    proc_status_ids(pid, &tgid, &ppid);
-    size_t idx = add_process(t, pid, ppid);
+    /* The first process has no parent in the profile (docs/format.md). */
+    size_t idx = add_process(t, pid, 0);
     add_thread(t, idx, pid)->stopped = true;
     return 0;
 }
@@ -403,7 +418,7 @@ int tracer_attach(struct tracer *t, pid_t pid)
         pt_err("%d is a thread of process %d; attach to the process", (int)pid, (int)tgid);
         return PT_EXIT_USAGE;
     }
-    unsigned long options = trace_options(t->inherit);
+    unsigned long options = trace_options();
     if (ptrace(PTRACE_SEIZE, pid, 0, options) != 0) {
         pt_err("cannot attach to %d: %s%s", (int)pid, strerror(errno),
                errno == EPERM ? " (another tracer, or not allowed: see "
@@ -412,7 +427,7 @@ int tracer_attach(struct tracer *t, pid_t pid)
         return PT_EXIT_USAGE;
     }
     t->first_pid = pid;
-    size_t idx = add_process(t, pid, ppid);
+    size_t idx = add_process(t, pid, 0); /* no parent in the profile */
     add_thread(t, idx, pid);
     /* Threads created while we attach are either auto-attached (their
      * creator was already seized) or found by the next pass. */

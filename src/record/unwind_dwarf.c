@@ -132,6 +132,9 @@ struct dwarf_unwinder *dwarf_unwinder_new(pid_t pid)
 void dwarf_unwinder_maps_changed(struct dwarf_unwinder *u)
 {
     u->maps_changed = true;
+    /* A process caught between vfork and exec has no modules of its own
+     * yet; with new maps, attaching may work. */
+    u->attach_failed = false;
 }
 
 static int load_vdso(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
@@ -189,9 +192,11 @@ int dwarf_unwind(struct dwarf_unwinder *u, pid_t tid, const struct stack_snapsho
         /* NULL: libdwfl takes the architecture from the reported modules. */
         u->attached = dwfl_attach_state(u->dwfl, NULL, u->pid, &thread_callbacks, u);
         if (!u->attached) {
+            /* Expected for a vfork child before its exec: not worth a
+             * warning; its samples keep their PC. */
             if (!u->warned)
-                pt_warn("DWARF unwinding unavailable for process %d: %s", (int)u->pid,
-                        dwfl_errmsg(-1));
+                pt_debug("DWARF unwinding unavailable for process %d: %s", (int)u->pid,
+                         dwfl_errmsg(-1));
             u->warned = true;
             u->attach_failed = true;
         }
