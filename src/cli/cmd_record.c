@@ -18,8 +18,8 @@
 #define DEFAULT_FREQUENCY 1000.0
 #define MAX_FREQUENCY 100000.0
 #define DEFAULT_OUTPUT "ptprof.data"
-#define DEFAULT_STACK_SIZE (16 * 1024)
-#define MAX_STACK_SIZE (1024 * 1024)
+
+#define MAX_STACK_SIZE STACK_COPY_MAX
 
 enum long_only {
     OPT_FORMAT = 256,
@@ -51,7 +51,7 @@ static void usage_record(FILE *out)
             "  -f, --frequency=HZ     samples per second (default 1000, at most 100000)\n"
             "  -p, --pmu-arg=PMU      measurement source, see below (default none)\n"
             "  -g, --call-graph=MODE  call stacks: dwarf (default), fp or none\n"
-            "      --stack-size=BYTES stack bytes copied per thread for dwarf (default 16384)\n"
+            "      --stack-size=BYTES stack bytes copied per thread for dwarf (default 8192)\n"
             "      --format=FORMAT    native (default) or pperf (the original raw format:\n"
             "                         no stacks, first process only)\n"
             "      --no-inherit       do not follow fork/vfork/clone children\n"
@@ -144,7 +144,7 @@ static int run(int argc, char **argv, bool sampler)
         .output = sampler ? NULL : DEFAULT_OUTPUT,
         .format = sampler ? OUTPUT_PPERF : OUTPUT_NATIVE,
         .stack_mode = sampler ? STACK_NONE : STACK_DWARF,
-        .stack_size = DEFAULT_STACK_SIZE,
+        .stack_size = STACK_COPY_DEFAULT,
         .inherit = !sampler,
     };
     bool stack_mode_given = false;

@@ -323,6 +323,13 @@ static void take_sample(struct recorder *r)
     if (r->tracer.first_exited)
         return;
     build_sample(r, wall);
+    /* The stops this sample reaped left SIGCHLD pending: consume it, then
+     * answer whatever arrived meanwhile (a later stop raises a new one), so
+     * the loop does not wake up once more for nothing. */
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&r->tracer.sigchld_only, NULL, &zero) > 0)
+        ;
+    tracer_drain(&r->tracer);
 }
 
 /* --- the profiler's own signals ------------------------------------------- */

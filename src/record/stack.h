@@ -29,7 +29,7 @@ enum stack_mode { STACK_NONE, STACK_FP, STACK_DWARF };
 /* What a user gets without -g: see docs/stacks.md for why. */
 #define STACK_MODE_DEFAULT STACK_DWARF
 #define STACK_MAX_DEPTH 256
-#define STACK_COPY_DEFAULT (16u * 1024u)
+#define STACK_COPY_DEFAULT (8u * 1024u) /* as perf --call-graph dwarf */
 #define STACK_COPY_MAX (1024u * 1024u)
 
 /* "none", "fp" or "dwarf"; returns -1 for anything else. */
