@@ -12,14 +12,22 @@
  * writing failed (reported once); later calls then do nothing.
  * native_stack_id() deduplicates: a stack seen before gets its old id; a
  * new one is written as a STACK record first.  Id 0 means "no stack".
+ * native_write_location() appends a LOCATION record (a .pbin symbol-table
+ * entry); a location with more than NATIVE_LOCATION_FRAMES_MAX frames keeps
+ * the innermost ones and its last (the function the code was compiled
+ * into), and strings are cut so the record fits the format's limits.
+ * native_writer_finish() with TOTALS NULL closes without an END record, for
+ * a copy of a profile whose recorder never finished.
  *
  * Reader contract: native_load_buffer() fills a struct profile (profile.h)
  * from a file image; damage after a valid header is not an error: the
  * profile keeps everything before it and is marked truncated, with the
- * offset.  A bad header, an unknown major version or a critical unknown
- * record is an error: -1 after "NAME: offset N: what is wrong".  Nothing in
- * a file can make the reader crash, loop or allocate beyond what the input
- * size justifies.
+ * offset.  LOCATION records fill profile.locations in file order; one
+ * naming a pid that no earlier PROCESS record introduced, or holding more
+ * than NATIVE_LOCATION_FRAMES_MAX frames, is damage.  A bad header, an
+ * unknown major version or a critical unknown record is an error: -1 after
+ * "NAME: offset N: what is wrong".  Nothing in a file can make the reader
+ * crash, loop or allocate beyond what the input size justifies.
  */
 #ifndef PTPROF_FORMAT_NATIVE_H
 #define PTPROF_FORMAT_NATIVE_H
@@ -32,6 +40,8 @@
 #define NATIVE_MAGIC "\x89PTPROF\n"
 #define NATIVE_MAJOR 1
 #define NATIVE_MINOR 0
+/* The most frames (an inline chain) one LOCATION record may hold. */
+#define NATIVE_LOCATION_FRAMES_MAX 256
 
 /* --- writing --- */
 struct native_writer;
@@ -57,7 +67,8 @@ uint32_t native_stack_id(struct native_writer *w, const uint64_t *pcs, uint32_t 
 int native_write_sample(struct native_writer *w, uint64_t time_ns, const double *values,
                         uint32_t nvalues, const struct prof_thread_sample *threads,
                         uint32_t nthreads);
-/* Append END, flush, close.  Frees W either way. */
+int native_write_location(struct native_writer *w, const struct prof_location *loc);
+/* Append END (unless TOTALS is NULL), flush, close.  Frees W either way. */
 int native_writer_finish(struct native_writer *w, const struct prof_totals *totals);
 /* Before publish: remove everything.  After: close what was written. */
 void native_writer_abort(struct native_writer *w);

@@ -41,6 +41,7 @@ enum rec_type {
     REC_STACK = 11,
     REC_SAMPLE = 12,
     REC_END = 13,
+    REC_LOCATION = 64,
 };
 
 #define FILE_HEADER_SIZE 16u
@@ -50,6 +51,9 @@ enum rec_type {
 #define STRING_MAX (1u << 20)
 #define STACK_DEPTH_MAX 4096u
 #define THREAD_SIZE 36u
+/* The smallest frame of a LOCATION: five empty strings, line, inlined. */
+#define FRAME_MIN_SIZE (5u * 4u + 4u + 1u)
+#define LOCATION_RETURN_ADDRESS 1u
 /* Stacks that name a parent expand in memory; a hostile file of tiny
  * records must not turn into gigabytes, so the expansion is capped. */
 #define FRAME_BUDGET_FIXED (64u << 20)
@@ -69,6 +73,7 @@ static const char *const type_names[] = {
     [REC_STACK] = "STACK",
     [REC_SAMPLE] = "SAMPLE",
     [REC_END] = "END",
+    [REC_LOCATION] = "LOCATION",
 };
 
 static const char *type_name(unsigned type)
@@ -171,6 +176,13 @@ struct rec {
         struct {
             uint64_t wall_ns, latency_ns, samples, ideal_samples;
         } end;
+        struct {
+            uint32_t pid, nframes;
+            uint64_t pc, offset;
+            uint8_t flags;
+            const unsigned char *frames; /* checked by decode, read again by frame_next() */
+            size_t frames_len;
+        } location;
     };
 };
 
@@ -193,6 +205,12 @@ static const unsigned char *take(struct cursor *c, size_t n)
     c->p += n;
     c->left -= n;
     return p;
+}
+
+static uint8_t take_u8(struct cursor *c)
+{
+    const unsigned char *p = take(c, 1);
+    return p ? p[0] : 0;
 }
 
 static uint32_t take_u32(struct cursor *c)
@@ -231,6 +249,48 @@ static struct str take_str(struct cursor *c)
         s.len = 0;
     }
     return s;
+}
+
+/* One frame of a LOCATION record. */
+struct frame_view {
+    struct str binary, path, function, mangled, file;
+    uint32_t line;
+    bool inlined;
+};
+
+static void take_frame(struct cursor *c, struct frame_view *f)
+{
+    f->binary = take_str(c);
+    f->path = take_str(c);
+    f->function = take_str(c);
+    f->mangled = take_str(c);
+    f->file = take_str(c);
+    f->line = take_u32(c);
+    f->inlined = take_u8(c) != 0;
+}
+
+/* Check a LOCATION's frames once, front to back, without keeping them: the
+ * loader and the dumper walk them again with take_frame(). */
+static const char *decode_location(struct rec *r, struct cursor *c)
+{
+    r->location.pid = take_u32(c);
+    r->location.pc = take_u64(c);
+    r->location.flags = take_u8(c);
+    r->location.offset = take_u64(c);
+    r->location.nframes = take_u32(c);
+    if (c->bad)
+        return c->bad;
+    if (r->location.nframes > NATIVE_LOCATION_FRAMES_MAX)
+        return "more frames than the limit of 256";
+    if (r->location.nframes > c->left / FRAME_MIN_SIZE)
+        return "its frame count exceeds what the record holds";
+    r->location.frames = c->p;
+    for (uint32_t i = 0; i < r->location.nframes && !c->bad; i++) {
+        struct frame_view f;
+        take_frame(c, &f);
+    }
+    r->location.frames_len = (size_t)(c->p - r->location.frames);
+    return c->bad;
 }
 
 /* Fill R's view of a known type from its payload; NULL or why it is bad. */
@@ -324,6 +384,8 @@ static const char *decode(struct rec *r, const unsigned char *payload)
         r->end.samples = take_u64(&c);
         r->end.ideal_samples = take_u64(&c);
         break;
+    case REC_LOCATION:
+        return decode_location(r, &c);
     default:
         break;
     }
@@ -333,7 +395,7 @@ static const char *decode(struct rec *r, const unsigned char *payload)
 
 static bool known_type(unsigned type)
 {
-    return type >= REC_META && type <= REC_END;
+    return (type >= REC_META && type <= REC_END) || type == REC_LOCATION;
 }
 
 enum step {
@@ -620,6 +682,8 @@ static int validate(struct validator *v, const struct rec *r, char *why, size_t 
     case REC_END:
         v->ended = true;
         return 0;
+    case REC_LOCATION:
+        return need_process(v, r->location.pid, why, whylen, "LOCATION");
     default:
         return 0;
     }
@@ -658,7 +722,7 @@ struct loader {
     struct profile *p;
     struct validator v;
     size_t cap_meta, cap_channels, cap_processes, cap_threads, cap_maps, cap_images, cap_stacks,
-        cap_samples;
+        cap_samples, cap_locations;
     struct live_maps *live; /* per process index */
     size_t cap_live;
 };
@@ -779,6 +843,36 @@ static void apply_sample(struct loader *l, const struct rec *r)
     p->samples[p->nsamples++] = s;
 }
 
+static void apply_location(struct loader *l, const struct rec *r)
+{
+    struct profile *p = l->p;
+    struct prof_location loc = {
+        .pid = r->location.pid,
+        .pc = r->location.pc,
+        .return_address = (r->location.flags & LOCATION_RETURN_ADDRESS) != 0,
+        .offset = r->location.offset,
+        .nframes = r->location.nframes,
+    };
+    if (loc.nframes)
+        loc.frames = xcalloc(loc.nframes, sizeof(*loc.frames));
+    struct cursor c = {r->location.frames, r->location.frames_len, NULL};
+    for (uint32_t i = 0; i < loc.nframes; i++) {
+        struct frame_view f;
+        take_frame(&c, &f);
+        loc.frames[i] = (struct prof_sym_frame){
+            .binary = dup_str(f.binary),
+            .path = dup_str(f.path),
+            .function = dup_str(f.function),
+            .mangled = dup_str(f.mangled),
+            .file = dup_str(f.file),
+            .line = f.line,
+            .inlined = f.inlined,
+        };
+    }
+    p->locations = xgrow(p->locations, &l->cap_locations, p->nlocations + 1, sizeof(*p->locations));
+    p->locations[p->nlocations++] = loc;
+}
+
 /* Apply a record that passed validation. */
 static void apply(struct loader *l, const struct rec *r)
 {
@@ -873,6 +967,9 @@ static void apply(struct loader *l, const struct rec *r)
         p->totals = (struct prof_totals){r->end.wall_ns, r->end.latency_ns, r->end.samples,
                                          r->end.ideal_samples};
         p->has_totals = true;
+        break;
+    case REC_LOCATION:
+        apply_location(l, r);
         break;
     default:
         break;
@@ -971,6 +1068,34 @@ static void put_double(FILE *f, double d)
 static void put_time(FILE *f, const char *label, uint64_t ns)
 {
     fprintf(f, " %s=%" PRIu64 ".%09" PRIu64, label, ns / 1000000000u, ns % 1000000000u);
+}
+
+/* One line for the address, then its frames indented below it, innermost
+ * first, as a sample's threads are. */
+static void dump_location(FILE *f, const struct rec *r)
+{
+    fprintf(f,
+            " pid=%" PRIu32 " pc=0x%" PRIx64 " flags=0x%x%s offset=0x%" PRIx64 " frames=%" PRIu32
+            "\n",
+            r->location.pid, r->location.pc, r->location.flags,
+            r->location.flags & LOCATION_RETURN_ADDRESS ? " (return address)" : "",
+            r->location.offset, r->location.nframes);
+    struct cursor c = {r->location.frames, r->location.frames_len, NULL};
+    for (uint32_t i = 0; i < r->location.nframes; i++) {
+        struct frame_view fr;
+        take_frame(&c, &fr);
+        fputs("    function=", f);
+        put_quoted(f, fr.function);
+        fputs(" mangled=", f);
+        put_quoted(f, fr.mangled);
+        fputs(" file=", f);
+        put_quoted(f, fr.file);
+        fprintf(f, " line=%" PRIu32 " binary=", fr.line);
+        put_quoted(f, fr.binary);
+        fputs(" path=", f);
+        put_quoted(f, fr.path);
+        fputs(fr.inlined ? " inlined\n" : "\n", f);
+    }
 }
 
 static void dump_record(FILE *f, const struct rec *r)
@@ -1078,6 +1203,9 @@ static void dump_record(FILE *f, const struct rec *r)
                 " ideal_samples=%" PRIu64,
                 r->end.wall_ns, r->end.latency_ns, r->end.samples, r->end.ideal_samples);
         break;
+    case REC_LOCATION:
+        dump_location(f, r);
+        return;
     default:
         break;
     }

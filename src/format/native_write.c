@@ -35,6 +35,7 @@ enum {
     REC_STACK = 11,
     REC_SAMPLE = 12,
     REC_END = 13,
+    REC_LOCATION = 64,
 };
 
 #define BUF_SIZE (256u * 1024u)
@@ -43,6 +44,11 @@ enum {
 #define STRING_MAX (1u << 20)
 #define STACK_DEPTH_MAX 4096u
 #define THREAD_SIZE 36u
+/* A LOCATION's fixed fields, and per frame its five string lengths, line
+ * and inlined byte. */
+#define LOCATION_FIXED (4u + 8u + 1u + 8u + 4u)
+#define FRAME_FIXED (5u * 4u + 4u + 1u)
+#define FRAME_STRINGS 5u
 
 /* Where a known stack's frames live in the pool; its id is index + 1. */
 struct stack_entry {
@@ -69,6 +75,12 @@ struct native_writer {
 };
 
 /* --- encoding ------------------------------------------------------------- */
+
+static unsigned char *put_u8(unsigned char *p, uint8_t v)
+{
+    p[0] = v;
+    return p + 1;
+}
 
 static unsigned char *put_u16(unsigned char *p, uint16_t v)
 {
@@ -251,8 +263,8 @@ static void writer_free(struct native_writer *w)
 
 int native_writer_finish(struct native_writer *w, const struct prof_totals *t)
 {
-    unsigned char *big;
-    unsigned char *p = begin_record(w, REC_END, 32, &big);
+    unsigned char *big = NULL;
+    unsigned char *p = t ? begin_record(w, REC_END, 32, &big) : NULL;
     if (p) {
         p = put_u64(p, t->wall_ns);
         p = put_u64(p, t->latency_ns);
@@ -537,4 +549,81 @@ int native_write_sample(struct native_writer *w, uint64_t time_ns, const double 
     if (monotonic_ns() - w->last_flush_ns >= FLUSH_NS)
         return flush_all(w);
     return 0;
+}
+
+/* --- symbol tables -------------------------------------------------------- */
+
+static uint32_t str_len_max(const char *s, uint32_t max)
+{
+    return s ? (uint32_t)strnlen(s, max) : 0;
+}
+
+static unsigned char *put_str_max(unsigned char *p, const char *s, uint32_t max)
+{
+    return put_bytes(p, s ? s : "", str_len_max(s, max));
+}
+
+/* The frames a LOCATION keeps: all of them, or for an absurd inline chain
+ * what a reader shows first (the innermost frames) and what it aggregates
+ * by (the last, the function the code was compiled into). */
+static uint32_t location_frames(const struct prof_location *loc)
+{
+    return loc->nframes > NATIVE_LOCATION_FRAMES_MAX ? NATIVE_LOCATION_FRAMES_MAX : loc->nframes;
+}
+
+static const struct prof_sym_frame *location_frame(const struct prof_location *loc, uint32_t i)
+{
+    if (loc->nframes > NATIVE_LOCATION_FRAMES_MAX && i == NATIVE_LOCATION_FRAMES_MAX - 1)
+        return &loc->frames[loc->nframes - 1];
+    return &loc->frames[i];
+}
+
+/* Payload of a LOCATION whose strings are cut at MAX bytes. */
+static size_t location_payload(const struct prof_location *loc, uint32_t max)
+{
+    uint32_t n = location_frames(loc);
+    size_t payload = LOCATION_FIXED + (size_t)n * FRAME_FIXED;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct prof_sym_frame *f = location_frame(loc, i);
+        payload += (size_t)str_len_max(f->binary, max) + str_len_max(f->path, max) +
+                   str_len_max(f->function, max) + str_len_max(f->mangled, max) +
+                   str_len_max(f->file, max);
+    }
+    return payload;
+}
+
+int native_write_location(struct native_writer *w, const struct prof_location *loc)
+{
+    if (w->failed)
+        return -1;
+    uint32_t n = location_frames(loc);
+    /* Strings of up to 1 MiB each could overflow a record's 64 MiB; then
+     * every string is cut to an equal share instead of losing the record. */
+    uint32_t max = STRING_MAX;
+    size_t payload = location_payload(loc, max);
+    if (payload > PAYLOAD_MAX) {
+        max = (uint32_t)((PAYLOAD_MAX - LOCATION_FIXED - (size_t)n * FRAME_FIXED) /
+                         ((size_t)n * FRAME_STRINGS));
+        payload = location_payload(loc, max);
+    }
+    unsigned char *big;
+    unsigned char *p = begin_record(w, REC_LOCATION, payload, &big);
+    if (!p)
+        return -1;
+    p = put_u32(p, loc->pid);
+    p = put_u64(p, loc->pc);
+    p = put_u8(p, loc->return_address ? 1 : 0);
+    p = put_u64(p, loc->offset);
+    p = put_u32(p, n);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct prof_sym_frame *f = location_frame(loc, i);
+        p = put_str_max(p, f->binary, max);
+        p = put_str_max(p, f->path, max);
+        p = put_str_max(p, f->function, max);
+        p = put_str_max(p, f->mangled, max);
+        p = put_str_max(p, f->file, max);
+        p = put_u32(p, f->line);
+        p = put_u8(p, f->inlined ? 1 : 0);
+    }
+    return end_record(w, p, big);
 }
