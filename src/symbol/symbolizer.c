@@ -1,0 +1,570 @@
+/* symbolizer.c - see symbolizer.h */
+#include "symbol/symbolizer.h"
+#include "symbol/addr_table.h"
+#include "symbol/binary_finder.h"
+#include "symbol/dwfl_reader.h"
+#include "symbol/progress.h"
+#include "symbol/strpool.h"
+#include "symbol/symcache.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#include <elf.h>
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define NONE SIZE_MAX
+#define MAX_FRAMES 64
+#define UNMAPPED "[unmapped]"
+#define ANON "[anon]"
+
+/* One per distinct file (recorded path + build-id) or captured image. */
+struct binary {
+    const char *path; /* as recorded, without " (deleted)" */
+    const char *name; /* base name, what frames call it */
+    uint8_t id[PROF_BUILD_ID_MAX];
+    size_t idlen;
+    const struct prof_image *image;
+    bool pseudo; /* nothing to read: "[stack]", anonymous memory... */
+    bool open_tried;
+    const char *used; /* the file that answers, "" until opened */
+    struct dwfl_reader *reader;
+    struct symcache *cache; /* frames by file offset; NULL until first use */
+};
+
+/* A map in the lookup index, sorted by (pid, start).  max_end is the
+ * largest end of this pid's entries up to this one, so a backward walk
+ * knows when no earlier map can hold a PC. */
+struct map_ref {
+    uint32_t pid;
+    uint64_t start, end, max_end;
+    size_t map;
+};
+
+/* A time at which some map of PID changed, for prepare's stack memo. */
+struct map_event {
+    uint32_t pid;
+    uint64_t time;
+};
+
+struct symbolizer {
+    const struct profile *p;
+    bool progress;
+    struct strpool *pool;
+    struct binary_finder *finder;
+    char *cache_dir; /* NULL: no persistent cache */
+    struct binary *bins;
+    size_t nbins, bins_cap;
+    size_t *bin_of_map; /* per map, NONE until first used */
+    size_t *id_of_map;  /* per map, the map whose build-id names its file */
+    struct map_ref *refs;
+    size_t nrefs;
+    struct map_event *events;
+    size_t nevents;
+    struct addr_table locs;  /* (binary << 1 | return address, offset) -> location */
+    bool from_table;         /* the profile's symbol tables answer */
+    struct addr_table table; /* (pid << 1 | return address, pc) -> location */
+    struct sym_frame unmapped_frame;
+    struct sym_location unmapped;
+};
+
+/* --- maps ------------------------------------------------------------------ */
+
+static int ref_cmp(const void *pa, const void *pb)
+{
+    const struct map_ref *a = pa, *b = pb;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return a->map < b->map ? -1 : a->map > b->map;
+}
+
+static int event_cmp(const void *pa, const void *pb)
+{
+    const struct map_event *a = pa, *b = pb;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    return a->time < b->time ? -1 : a->time > b->time;
+}
+
+static uint64_t str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The recorder stores the build-id with the executable mapping only; the
+ * other mappings of the same file (same pid, path and inode) share it. */
+static void inherit_build_ids(struct symbolizer *s)
+{
+    const struct profile *p = s->p;
+    struct addr_table with_id = {0};
+    for (size_t i = 0; i < p->nmaps; i++) {
+        const struct prof_map *m = &p->maps[i];
+        s->id_of_map[i] = i;
+        uint64_t k = str_hash(m->path) ^ m->inode * 0x9e3779b97f4a7c15ull;
+        uint64_t v;
+        if (m->build_id_len > 0 && !addr_table_get(&with_id, m->pid, k, &v))
+            addr_table_put(&with_id, m->pid, k, i);
+    }
+    for (size_t i = 0; i < p->nmaps; i++) {
+        const struct prof_map *m = &p->maps[i];
+        uint64_t k = str_hash(m->path) ^ m->inode * 0x9e3779b97f4a7c15ull, v;
+        if (m->build_id_len > 0 || m->path[0] == '\0' || !addr_table_get(&with_id, m->pid, k, &v))
+            continue;
+        const struct prof_map *o = &p->maps[v];
+        if (o->inode == m->inode && o->dev_major == m->dev_major && o->dev_minor == m->dev_minor &&
+            strcmp(o->path, m->path) == 0)
+            s->id_of_map[i] = (size_t)v;
+    }
+    addr_table_free(&with_id);
+}
+
+static void index_maps(struct symbolizer *s)
+{
+    const struct profile *p = s->p;
+    size_t n = p->nmaps ? p->nmaps : 1;
+    s->refs = xcalloc(n, sizeof(*s->refs));
+    s->bin_of_map = xmalloc(n * sizeof(*s->bin_of_map));
+    s->id_of_map = xmalloc(n * sizeof(*s->id_of_map));
+    s->events = xcalloc(2 * n, sizeof(*s->events));
+    for (size_t i = 0; i < p->nmaps; i++) {
+        const struct prof_map *m = &p->maps[i];
+        s->bin_of_map[i] = NONE;
+        s->events[s->nevents++] = (struct map_event){m->pid, m->time_ns};
+        if (m->unmap_ns)
+            s->events[s->nevents++] = (struct map_event){m->pid, m->unmap_ns};
+        if (m->end <= m->start)
+            continue;
+        s->refs[s->nrefs++] =
+            (struct map_ref){.pid = m->pid, .start = m->start, .end = m->end, .map = i};
+    }
+    qsort(s->refs, s->nrefs, sizeof(*s->refs), ref_cmp);
+    qsort(s->events, s->nevents, sizeof(*s->events), event_cmp);
+    for (size_t i = 0; i < s->nrefs; i++) {
+        uint64_t prev = i > 0 && s->refs[i - 1].pid == s->refs[i].pid ? s->refs[i - 1].max_end : 0;
+        s->refs[i].max_end = s->refs[i].end > prev ? s->refs[i].end : prev;
+    }
+    inherit_build_ids(s);
+}
+
+static bool valid_at(const struct prof_map *m, uint64_t time)
+{
+    return time >= m->time_ns && (m->unmap_ns == 0 || time < m->unmap_ns);
+}
+
+/* The map of PID valid at TIME that holds PC (the latest recorded when
+ * several do), or NONE. */
+static size_t find_map(const struct symbolizer *s, uint32_t pid, uint64_t pc, uint64_t time)
+{
+    size_t lo = 0, hi = s->nrefs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct map_ref *r = &s->refs[mid];
+        if (r->pid < pid || (r->pid == pid && r->start <= pc))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t best = NONE;
+    for (size_t k = lo; k-- > 0;) {
+        const struct map_ref *r = &s->refs[k];
+        if (r->pid != pid || r->max_end <= pc)
+            break;
+        if (pc >= r->end)
+            continue;
+        const struct prof_map *m = &s->p->maps[r->map];
+        if (!valid_at(m, time))
+            continue;
+        if (best == NONE || m->time_ns > s->p->maps[best].time_ns ||
+            (m->time_ns == s->p->maps[best].time_ns && r->map > best))
+            best = r->map;
+    }
+    return best;
+}
+
+/* Which set of maps PID had at TIME: equal values mean equal maps. */
+static uint64_t map_epoch(const struct symbolizer *s, uint32_t pid, uint64_t time)
+{
+    size_t lo = 0, hi = s->nevents;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct map_event *e = &s->events[mid];
+        if (e->pid < pid || (e->pid == pid && e->time <= time))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* --- binaries ---------------------------------------------------------------- */
+
+static const struct prof_image *find_image(const struct profile *p, const struct prof_map *m)
+{
+    const struct prof_image *any = NULL;
+    for (size_t i = 0; i < p->nimages; i++) {
+        const struct prof_image *img = &p->images[i];
+        if (!img->name || strcmp(img->name, m->path) != 0 || !img->data)
+            continue;
+        if (img->pid == m->pid && img->start == m->start)
+            return img;
+        /* Every process of one kernel gets the same vDSO. */
+        if (!any)
+            any = img;
+    }
+    return any;
+}
+
+static size_t image_build_id(const struct prof_image *img, uint8_t *out)
+{
+    elf_version(EV_CURRENT);
+    Elf *elf = elf_memory((char *)img->data, img->size);
+    size_t n = 0;
+    const void *id = NULL;
+    if (elf && elf_kind(elf) == ELF_K_ELF) {
+        ssize_t len = dwelf_elf_gnu_build_id(elf, &id);
+        if (len > 0 && id) {
+            n = (size_t)len < PROF_BUILD_ID_MAX ? (size_t)len : PROF_BUILD_ID_MAX;
+            memcpy(out, id, n);
+        }
+    }
+    if (elf)
+        elf_end(elf);
+    return n;
+}
+
+static size_t binary_of_map(struct symbolizer *s, size_t mi)
+{
+    if (s->bin_of_map[mi] != NONE)
+        return s->bin_of_map[mi];
+    const struct prof_map *m = &s->p->maps[mi];
+    const struct prof_map *idm = &s->p->maps[s->id_of_map[mi]];
+    static const char deleted[] = " (deleted)";
+    size_t len = strlen(m->path), dlen = sizeof(deleted) - 1;
+    if (len > dlen && strcmp(m->path + len - dlen, deleted) == 0)
+        len -= dlen;
+    const char *path = strpool_intern_len(s->pool, m->path, len);
+    const struct prof_image *image = path[0] == '[' ? find_image(s->p, m) : NULL;
+    size_t b = 0;
+    for (; b < s->nbins; b++) {
+        const struct binary *bin = &s->bins[b];
+        if (bin->path == path && bin->image == image && bin->idlen == idm->build_id_len &&
+            memcmp(bin->id, idm->build_id, bin->idlen) == 0)
+            break;
+    }
+    if (b == s->nbins) {
+        s->bins = xgrow(s->bins, &s->bins_cap, s->nbins + 1, sizeof(*s->bins));
+        struct binary *bin = &s->bins[s->nbins++];
+        *bin = (struct binary){.path = path, .image = image, .used = ""};
+        bin->idlen = idm->build_id_len <= PROF_BUILD_ID_MAX ? idm->build_id_len : 0;
+        memcpy(bin->id, idm->build_id, bin->idlen);
+        const char *slash = strrchr(path, '/');
+        bin->name = len == 0 ? ANON : slash ? strpool_intern(s->pool, slash + 1) : path;
+        if (image && bin->idlen == 0)
+            bin->idlen = image_build_id(image, bin->id);
+        /* Pseudo files other than a captured image, and anonymous
+         * memory, have no file: nothing to read or warn about ([vdso]
+         * without an image is a binary we cannot read). */
+        bin->pseudo = len == 0 || (path[0] == '[' && !image && strcmp(path, "[vdso]") != 0);
+    }
+    s->bin_of_map[mi] = b;
+    return b;
+}
+
+static void warn_unreadable(const struct binary *b, const char *what)
+{
+    pt_warn("%s: %s; its addresses are shown as %s+0xOFFSET", b->path, what, b->name);
+}
+
+/* The captured bytes reach libdwfl as a memory file, so nothing is left
+ * in the file system. */
+static struct dwfl_reader *open_image(struct symbolizer *s, struct binary *b)
+{
+    const struct prof_image *img = b->image;
+    if (img->size < SELFMAG || memcmp(img->data, ELFMAG, SELFMAG) != 0) {
+        warn_unreadable(b, "the captured image is not ELF");
+        return NULL;
+    }
+    int fd = memfd_create("ptprof-image", MFD_CLOEXEC);
+    if (fd < 0) {
+        warn_unreadable(b, strerror(errno));
+        return NULL;
+    }
+    size_t done = 0;
+    while (done < img->size) {
+        ssize_t n = write(fd, img->data + done, img->size - done);
+        if (n <= 0) {
+            warn_unreadable(b, "cannot copy the captured image");
+            close(fd);
+            return NULL;
+        }
+        done += (size_t)n;
+    }
+    const char *why;
+    struct dwfl_reader *r =
+        dwfl_reader_open(b->path, fd, binary_finder_debuginfo_path(s->finder), &why);
+    if (!r)
+        warn_unreadable(b, why);
+    return r;
+}
+
+static void open_binary(struct symbolizer *s, struct binary *b)
+{
+    b->open_tried = true;
+    if (b->image) {
+        b->reader = open_image(s, b);
+        b->used = b->path;
+    } else if (b->path[0] == '[') {
+        warn_unreadable(b, "the profile has no captured image of it");
+    } else {
+        struct bf_result res;
+        binary_finder_find(s->finder, b->path, b->id, b->idlen, &res);
+        bool same = res.path && strcmp(res.path, b->path) == 0;
+        char *msg = NULL;
+        switch (res.status) {
+        case BF_FOUND: {
+            const char *why;
+            b->reader =
+                dwfl_reader_open(res.path, -1, binary_finder_debuginfo_path(s->finder), &why);
+            if (b->reader) {
+                b->used = strpool_intern(s->pool, res.path);
+                pt_debug("%s: read from %s", b->path, res.path);
+                /* Profiles without build-ids (the original format) still
+                 * get a persistent cache, keyed by the file found. */
+                if (b->idlen == 0 && res.id_len > 0 && s->cache_dir)
+                    symcache_load(b->cache, s->cache_dir, res.id, res.id_len, false);
+            } else {
+                msg = xasprintf("%s: %s", res.path, why);
+            }
+            break;
+        }
+        case BF_MISMATCH:
+            msg = xasprintf("%s%sanother build than the one profiled (its build-id differs)",
+                            same ? "" : res.path, same ? "" : " is ");
+            break;
+        case BF_NOT_ELF:
+            msg = xasprintf("%s%snot an ELF file", same ? "" : res.path, same ? "" : " is ");
+            break;
+        case BF_MISSING:
+            msg = xasprintf("binary not found%s (add -s DIR)",
+                            b->path[0] == '/' ? "" : " in the search path");
+            break;
+        }
+        if (msg)
+            warn_unreadable(b, msg);
+        free(msg);
+        free(res.path);
+    }
+    if (b->reader) {
+        symcache_set_path(b->cache, b->used);
+        symcache_set_quality(b->cache, dwfl_reader_has_dwarf(b->reader));
+    }
+}
+
+static struct symcache *cache_of(struct symbolizer *s, struct binary *b)
+{
+    if (!b->cache) {
+        b->cache = symcache_new(s->pool, b->name, b->image ? b->path : "");
+        if (s->cache_dir && b->idlen > 0) {
+            char *debug = binary_finder_debug_file(s->finder, b->id, b->idlen);
+            symcache_load(b->cache, s->cache_dir, b->id, b->idlen, debug != NULL);
+            free(debug);
+        }
+    }
+    return b->cache;
+}
+
+/* The frames of file offset OFF of B, or NULL when nothing names it. */
+static const struct sym_frame *binary_frames(struct symbolizer *s, struct binary *b, uint64_t off,
+                                             uint32_t *n)
+{
+    struct symcache *c = cache_of(s, b);
+    const struct sym_frame *f = symcache_lookup(c, off, n);
+    if (f)
+        return *n ? f : NULL;
+    if (!b->open_tried)
+        open_binary(s, b);
+    if (!b->reader)
+        return NULL;
+    struct sym_frame buf[MAX_FRAMES];
+    uint32_t got = (uint32_t)dwfl_reader_frames(b->reader, off, s->pool, buf, MAX_FRAMES);
+    symcache_add(c, off, buf, got);
+    f = symcache_lookup(c, off, n);
+    return f && *n ? f : NULL;
+}
+
+/* --- locations --------------------------------------------------------------- */
+
+static struct sym_location *unnamed(struct symbolizer *s, const struct binary *b, uint64_t off)
+{
+    struct sym_location *loc = strpool_alloc(s->pool, sizeof(*loc));
+    struct sym_frame *f = strpool_alloc(s->pool, sizeof(*f));
+    char *name = xasprintf("%s+0x%llx", b->name, (unsigned long long)off);
+    *f = (struct sym_frame){.binary = b->name,
+                            .path = b->reader ? b->used : "",
+                            .function = strpool_intern(s->pool, name),
+                            .mangled = "",
+                            .file = ""};
+    free(name);
+    *loc = (struct sym_location){.offset = off, .nframes = 1, .frames = f};
+    return loc;
+}
+
+static const struct sym_location *from_maps(struct symbolizer *s, uint32_t pid, uint64_t time,
+                                            uint64_t pc, bool ra)
+{
+    size_t mi = find_map(s, pid, pc, time);
+    if (mi == NONE)
+        return &s->unmapped;
+    size_t bi = binary_of_map(s, mi);
+    const struct prof_map *m = &s->p->maps[mi];
+    uint64_t off = pc - m->start + m->offset;
+    uint64_t key = (uint64_t)bi << 1 | ra, v;
+    if (addr_table_get(&s->locs, key, off, &v))
+        return (const struct sym_location *)(uintptr_t)v;
+    struct binary *b = &s->bins[bi];
+    struct sym_location *loc = NULL;
+    if (!b->pseudo && !s->from_table) {
+        /* A return address points after the call: the call is the byte
+         * before it. */
+        uint32_t n;
+        const struct sym_frame *f = binary_frames(s, b, ra && off > 0 ? off - 1 : off, &n);
+        if (f) {
+            loc = strpool_alloc(s->pool, sizeof(*loc));
+            *loc = (struct sym_location){.offset = off, .nframes = n, .frames = f};
+        }
+    }
+    if (!loc)
+        loc = unnamed(s, b, off);
+    addr_table_put(&s->locs, key, off, (uint64_t)(uintptr_t)loc);
+    return loc;
+}
+
+/* A .pbin's tables answer by (pid, pc, return address). */
+static void load_table(struct symbolizer *s)
+{
+    const struct profile *p = s->p;
+    for (size_t i = 0; i < p->nlocations; i++) {
+        const struct prof_location *pl = &p->locations[i];
+        if (pl->nframes == 0 || !pl->frames)
+            continue;
+        struct sym_frame *f = strpool_alloc(s->pool, pl->nframes * sizeof(*f));
+        for (uint32_t k = 0; k < pl->nframes; k++) {
+            const struct prof_sym_frame *src = &pl->frames[k];
+#define STR(x) strpool_intern(s->pool, (x) ? (x) : "")
+            f[k] = (struct sym_frame){.binary = STR(src->binary),
+                                      .path = STR(src->path),
+                                      .function = STR(src->function),
+                                      .mangled = STR(src->mangled),
+                                      .file = STR(src->file),
+                                      .line = src->line,
+                                      .inlined = src->inlined};
+#undef STR
+        }
+        struct sym_location *loc = strpool_alloc(s->pool, sizeof(*loc));
+        *loc = (struct sym_location){.offset = pl->offset, .nframes = pl->nframes, .frames = f};
+        addr_table_put(&s->table, (uint64_t)pl->pid << 1 | pl->return_address, pl->pc,
+                       (uint64_t)(uintptr_t)loc);
+    }
+}
+
+/* --- entry points ------------------------------------------------------------ */
+
+struct symbolizer *symbolizer_new(const struct profile *p, const struct symbolizer_options *opts)
+{
+    struct symbolizer *s = xcalloc(1, sizeof(*s));
+    s->p = p;
+    s->pool = strpool_new();
+    s->progress = opts && opts->progress;
+    s->finder = binary_finder_new(opts ? opts->search_dirs : NULL, opts ? opts->nsearch_dirs : 0);
+    if (opts && opts->cache)
+        s->cache_dir = symcache_dir();
+    s->unmapped_frame = (struct sym_frame){
+        .binary = UNMAPPED, .path = "", .function = UNMAPPED, .mangled = "", .file = ""};
+    s->unmapped = (struct sym_location){.offset = 0, .nframes = 1, .frames = &s->unmapped_frame};
+    index_maps(s);
+    if (p->nlocations > 0) {
+        s->from_table = true;
+        load_table(s);
+    }
+    return s;
+}
+
+const struct sym_location *symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t time_ns,
+                                              uint64_t pc, bool return_address)
+{
+    if (s->from_table) {
+        uint64_t v;
+        if (addr_table_get(&s->table, (uint64_t)pid << 1 | return_address, pc, &v))
+            return (const struct sym_location *)(uintptr_t)v;
+    }
+    return from_maps(s, pid, time_ns, pc, return_address);
+}
+
+static void save_caches(struct symbolizer *s)
+{
+    for (size_t i = 0; i < s->nbins; i++)
+        symcache_save(s->bins[i].cache);
+}
+
+void symbolizer_prepare(struct symbolizer *s)
+{
+    const struct profile *p = s->p;
+    struct progress *pb = progress_start("symbolizing", p->nsamples, s->progress);
+    /* A stack seen again in the same process with the same maps names the
+     * same frames: walk it once. */
+    struct addr_table seen = {0};
+    for (size_t i = 0; i < p->nsamples; i++) {
+        const struct prof_sample *smp = &p->samples[i];
+        for (uint32_t t = 0; t < smp->nthreads; t++) {
+            const struct prof_thread_sample *th = &smp->threads[t];
+            symbolizer_resolve(s, th->pid, smp->time_ns, th->pc, false);
+            if (th->stack == 0 || th->stack >= p->nstacks)
+                continue;
+            uint64_t key = (uint64_t)th->pid << 32 | th->stack, v;
+            uint64_t epoch = s->from_table ? 0 : map_epoch(s, th->pid, smp->time_ns);
+            if (addr_table_get(&seen, key, epoch, &v))
+                continue;
+            addr_table_put(&seen, key, epoch, 1);
+            const struct prof_stack *st = &p->stacks[th->stack];
+            for (uint32_t k = 0; k < st->depth; k++)
+                symbolizer_resolve(s, th->pid, smp->time_ns, st->pcs[k], k > 0);
+        }
+        if ((i & 255) == 0)
+            progress_update(pb, i);
+    }
+    addr_table_free(&seen);
+    progress_end(pb);
+    save_caches(s);
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+    if (!s)
+        return;
+    save_caches(s);
+    for (size_t i = 0; i < s->nbins; i++) {
+        dwfl_reader_close(s->bins[i].reader);
+        symcache_free(s->bins[i].cache);
+    }
+    free(s->bins);
+    free(s->bin_of_map);
+    free(s->id_of_map);
+    free(s->refs);
+    free(s->events);
+    addr_table_free(&s->locs);
+    addr_table_free(&s->table);
+    binary_finder_free(s->finder);
+    free(s->cache_dir);
+    strpool_free(s->pool);
+    free(s);
+}
