@@ -1,0 +1,137 @@
+/* aggregate.c - see aggregate.h */
+#include "analyze/aggregate.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct acc {
+    double self[Q_COUNT];
+    double total[Q_COUNT];
+    bool seen;
+};
+
+struct aggregate {
+    const struct strtab *keys;
+    struct key_spec spec;
+    struct acc *accs; /* by key id */
+    size_t naccs;
+    double unattributed_j, idle_s;
+    bool has_unattributed;
+};
+
+struct aggregate *aggregate_new(const struct strtab *keys, const struct key_spec *spec)
+{
+    struct aggregate *a = xcalloc(1, sizeof(*a));
+    a->keys = keys;
+    a->spec = *spec;
+    return a;
+}
+
+void aggregate_free(struct aggregate *a)
+{
+    if (!a)
+        return;
+    free(a->accs);
+    free(a);
+}
+
+static struct acc *acc_of(struct aggregate *a, uint32_t key)
+{
+    if (key >= a->naccs) {
+        size_t n = a->naccs ? a->naccs : 256;
+        while (n <= key)
+            n *= 2;
+        a->accs = xrealloc(a->accs, n * sizeof(*a->accs));
+        memset(a->accs + a->naccs, 0, (n - a->naccs) * sizeof(*a->accs));
+        a->naccs = n;
+    }
+    return &a->accs[key];
+}
+
+/* Is KEY in the sorted list of PREV's unique keys? */
+static bool on_path(const struct path *prev, uint32_t key)
+{
+    size_t lo = 0, hi = prev->nunique;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (prev->unique[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < prev->nunique && prev->unique[lo] == key;
+}
+
+static void on_sample(void *ctx, const struct walk_event *e)
+{
+    struct aggregate *a = ctx;
+    const struct path *path = e->path;
+    uint32_t leaf = path->frames[0].key;
+    struct acc *s = acc_of(a, leaf);
+    s->seen = true;
+    for (int q = 0; q < Q_EXECUTIONS; q++)
+        s->self[q] += e->q[q];
+    if (!e->prev || e->prev->frames[0].key != leaf)
+        s->self[Q_EXECUTIONS] += 1;
+    bool same_path = e->prev == path; /* paths are shared: nothing entered */
+    for (uint32_t i = 0; i < path->nunique; i++) {
+        struct acc *t = acc_of(a, path->unique[i]);
+        t->seen = true;
+        for (int q = 0; q < Q_EXECUTIONS; q++)
+            t->total[q] += e->q[q];
+        if (!e->prev || (!same_path && !on_path(e->prev, path->unique[i])))
+            t->total[Q_EXECUTIONS] += 1;
+    }
+}
+
+static void on_unattributed(void *ctx, double energy_j, double idle_s)
+{
+    struct aggregate *a = ctx;
+    a->unattributed_j += energy_j;
+    a->idle_s += idle_s;
+    if (energy_j > 0)
+        a->has_unattributed = true;
+}
+
+struct walk_visitor aggregate_visitor(struct aggregate *a)
+{
+    return (struct walk_visitor){on_sample, on_unattributed, a};
+}
+
+void aggregate_report(struct aggregate *a, const struct walk_totals *t, enum metric m,
+                      struct report *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->keys = a->spec;
+    out->metric = m;
+    report_totals_from_walk(&out->totals, t);
+    size_t n = 0;
+    for (size_t k = 0; k < a->naccs; k++)
+        n += a->accs[k].seen;
+    out->rows = xcalloc(n + 1, sizeof(*out->rows));
+    for (size_t k = 0; k < a->naccs; k++) {
+        const struct acc *c = &a->accs[k];
+        if (!c->seen)
+            continue;
+        struct report_row *r = &out->rows[out->nrows++];
+        r->id = xstrdup(strtab_get(a->keys, (uint32_t)k));
+        memcpy(r->self, c->self, sizeof(r->self));
+        memcpy(r->total, c->total, sizeof(r->total));
+        out->totals.executions += c->self[Q_EXECUTIONS];
+    }
+    if (a->has_unattributed) {
+        out->rows = xrealloc(out->rows, (out->nrows + 1) * sizeof(*out->rows));
+        struct report_row *r = &out->rows[out->nrows++];
+        memset(r, 0, sizeof(*r));
+        r->id = key_compose_all(&a->spec, REPORT_UNATTRIBUTED);
+        r->self[Q_ENERGY] = r->total[Q_ENERGY] = a->unattributed_j;
+        r->idle_s = a->idle_s;
+        r->unattributed = true;
+    }
+    out->base[Q_SAMPLES] = out->totals.thread_samples;
+    out->base[Q_CPU] = out->totals.cpu_s;
+    out->base[Q_WALL] = out->totals.wall_s;
+    out->base[Q_ENERGY] = out->totals.energy_j;
+    out->base[Q_EXECUTIONS] = out->totals.executions;
+}

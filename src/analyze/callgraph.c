@@ -1,0 +1,156 @@
+/* callgraph.c - see callgraph.h */
+#include "analyze/callgraph.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum match { MATCH_UNKNOWN, MATCH_NO, MATCH_YES };
+
+struct acc {
+    double q[Q_COUNT];
+    uint64_t stamp; /* the last path counted, so a key counts once per path */
+    bool seen;
+};
+
+struct callgraph {
+    const struct strtab *keys, *names;
+    struct key_spec spec;
+    char *function;
+    size_t function_len;
+    enum report_focus direction;
+    unsigned char *matches; /* enum match by name id */
+    size_t nmatches;
+    struct acc *accs; /* by key id */
+    size_t naccs;
+    struct acc edge; /* [no caller] or [self] */
+    double focus[Q_COUNT];
+    bool found;
+    uint64_t stamp;
+};
+
+struct callgraph *callgraph_new(const struct strtab *keys, const struct strtab *names,
+                                const struct key_spec *spec, const char *function,
+                                enum report_focus direction)
+{
+    struct callgraph *g = xcalloc(1, sizeof(*g));
+    g->keys = keys;
+    g->names = names;
+    g->spec = *spec;
+    g->function = xstrdup(function);
+    g->function_len = strlen(function);
+    g->direction = direction;
+    return g;
+}
+
+void callgraph_free(struct callgraph *g)
+{
+    if (!g)
+        return;
+    free(g->function);
+    free(g->matches);
+    free(g->accs);
+    free(g);
+}
+
+static void *grow_zeroed(void *p, size_t *n, size_t need, size_t size)
+{
+    if (need < *n)
+        return p;
+    size_t m = *n ? *n : 256;
+    while (m <= need)
+        m *= 2;
+    p = xrealloc(p, m * size);
+    memset((char *)p + *n * size, 0, (m - *n) * size);
+    *n = m;
+    return p;
+}
+
+static bool name_matches(struct callgraph *g, uint32_t id)
+{
+    g->matches = grow_zeroed(g->matches, &g->nmatches, id, 1);
+    if (g->matches[id] == MATCH_UNKNOWN) {
+        const char *s = strtab_get(g->names, id);
+        bool yes =
+            s && (strcmp(s, g->function) == 0 ||
+                  (strncmp(s, g->function, g->function_len) == 0 && s[g->function_len] == '('));
+        g->matches[id] = yes ? MATCH_YES : MATCH_NO;
+    }
+    return g->matches[id] == MATCH_YES;
+}
+
+static void add(struct callgraph *g, struct acc *a, const double *q)
+{
+    if (a->stamp == g->stamp)
+        return;
+    a->stamp = g->stamp;
+    a->seen = true;
+    for (int i = 0; i < Q_EXECUTIONS; i++)
+        a->q[i] += q[i];
+}
+
+static void on_sample(void *ctx, const struct walk_event *e)
+{
+    struct callgraph *g = ctx;
+    const struct path *p = e->path;
+    bool found = false;
+    g->stamp++;
+    for (uint32_t m = 0; m < p->nframes; m++) {
+        const struct path_frame *f = &p->frames[m];
+        if (!name_matches(g, f->function) && !name_matches(g, f->mangled))
+            continue;
+        found = true;
+        bool edge = g->direction == FOCUS_CALLERS ? m + 1 == p->nframes : m == 0;
+        if (edge) {
+            add(g, &g->edge, e->q);
+            continue;
+        }
+        uint32_t key = p->frames[g->direction == FOCUS_CALLERS ? m + 1 : m - 1].key;
+        g->accs = grow_zeroed(g->accs, &g->naccs, key, sizeof(*g->accs));
+        add(g, &g->accs[key], e->q);
+    }
+    if (found) {
+        g->found = true;
+        for (int i = 0; i < Q_EXECUTIONS; i++)
+            g->focus[i] += e->q[i];
+    }
+}
+
+struct walk_visitor callgraph_visitor(struct callgraph *g)
+{
+    return (struct walk_visitor){on_sample, NULL, g};
+}
+
+static void put_row(struct report *out, char *id, const struct acc *a)
+{
+    struct report_row *r = &out->rows[out->nrows++];
+    memset(r, 0, sizeof(*r));
+    r->id = id;
+    memcpy(r->self, a->q, sizeof(r->self));
+    memcpy(r->total, a->q, sizeof(r->total));
+}
+
+void callgraph_report(struct callgraph *g, const struct walk_totals *t, enum metric m,
+                      struct report *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->keys = g->spec;
+    out->metric = m;
+    out->focus = g->direction;
+    out->focus_function = xstrdup(g->function);
+    out->focus_found = g->found;
+    report_totals_from_walk(&out->totals, t);
+    size_t n = 1;
+    for (size_t k = 0; k < g->naccs; k++)
+        n += g->accs[k].seen;
+    out->rows = xcalloc(n, sizeof(*out->rows));
+    for (size_t k = 0; k < g->naccs; k++)
+        if (g->accs[k].seen)
+            put_row(out, xstrdup(strtab_get(g->keys, (uint32_t)k)), &g->accs[k]);
+    if (g->edge.seen)
+        put_row(out,
+                key_compose_all(&g->spec, g->direction == FOCUS_CALLERS ? CALLGRAPH_NO_CALLER
+                                                                        : CALLGRAPH_SELF),
+                &g->edge);
+    memcpy(out->base, g->focus, sizeof(out->base));
+}

@@ -1,0 +1,38 @@
+/*
+ * callgraph.h - who calls a function, and what it calls, as a walk
+ * visitor (walk.h).
+ *
+ * Contract: FUNCTION matches a frame whose demangled or mangled name is
+ * FUNCTION, or whose demangled name is FUNCTION followed by a parameter
+ * list ("ns::f" matches "ns::f(int)").  For every thread sample whose path
+ * holds a matching frame, its quantities go to:
+ *  - FOCUS_CALLERS: the key of the frame right outside each matching frame
+ *    ("[no caller]" when the match is the outermost frame);
+ *  - FOCUS_CALLEES: the key of the frame right inside each matching frame
+ *    ("[self]" when the match is the innermost frame);
+ *  each key once per path, and to the function's own total once.  The
+ *  report's rows have equal self and total (executions are not counted),
+ *  and its BASE is the function's total, so the callees and "[self]" add
+ *  up to 100 % (callers too, unless the function is recursive).
+ */
+#ifndef PTPROF_ANALYZE_CALLGRAPH_H
+#define PTPROF_ANALYZE_CALLGRAPH_H
+
+#include "analyze/report.h"
+#include "analyze/strtab.h"
+#include "analyze/walk.h"
+
+#define CALLGRAPH_NO_CALLER "[no caller]"
+#define CALLGRAPH_SELF "[self]"
+
+struct callgraph;
+
+struct callgraph *callgraph_new(const struct strtab *keys, const struct strtab *names,
+                                const struct key_spec *spec, const char *function,
+                                enum report_focus direction);
+struct walk_visitor callgraph_visitor(struct callgraph *g);
+void callgraph_report(struct callgraph *g, const struct walk_totals *t, enum metric m,
+                      struct report *out);
+void callgraph_free(struct callgraph *g);
+
+#endif

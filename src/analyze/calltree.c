@@ -1,0 +1,201 @@
+/* calltree.c - see calltree.h */
+#include "analyze/calltree.h"
+#include "analyze/multi.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct edge {
+    uint32_t parent, key;
+    uint32_t node; /* CALLTREE_NONE: empty */
+};
+
+static uint64_t edge_hash(uint32_t parent, uint32_t key)
+{
+    uint64_t h = ((uint64_t)parent << 32 | key) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+}
+
+static uint32_t new_node(struct calltree *t, uint32_t parent, uint32_t key)
+{
+    t->nodes = xgrow(t->nodes, &t->cap, t->nnodes + 1, sizeof(*t->nodes));
+    uint32_t id = (uint32_t)t->nnodes++;
+    struct calltree_node *n = &t->nodes[id];
+    memset(n, 0, sizeof(*n));
+    n->key = key;
+    n->parent = parent;
+    n->first_child = CALLTREE_NONE;
+    n->next_sibling = CALLTREE_NONE;
+    if (parent != CALLTREE_NONE) {
+        n->next_sibling = t->nodes[parent].first_child;
+        t->nodes[parent].first_child = id;
+    }
+    return id;
+}
+
+static void index_insert(struct edge *idx, size_t cap, struct edge e)
+{
+    size_t j = edge_hash(e.parent, e.key) & (cap - 1);
+    while (idx[j].node != CALLTREE_NONE)
+        j = (j + 1) & (cap - 1);
+    idx[j] = e;
+}
+
+static void index_grow(struct calltree *t)
+{
+    size_t cap = t->index_cap ? t->index_cap * 2 : 1024;
+    struct edge *idx = xmalloc(cap * sizeof(*idx));
+    for (size_t i = 0; i < cap; i++)
+        idx[i].node = CALLTREE_NONE;
+    struct edge *old = t->index;
+    for (size_t i = 0; i < t->index_cap; i++)
+        if (old[i].node != CALLTREE_NONE)
+            index_insert(idx, cap, old[i]);
+    free(old);
+    t->index = idx;
+    t->index_cap = cap;
+}
+
+static uint32_t child(struct calltree *t, uint32_t parent, uint32_t key)
+{
+    struct edge *idx = t->index;
+    size_t j = edge_hash(parent, key) & (t->index_cap - 1);
+    for (; idx[j].node != CALLTREE_NONE; j = (j + 1) & (t->index_cap - 1))
+        if (idx[j].parent == parent && idx[j].key == key)
+            return idx[j].node;
+    uint32_t id = new_node(t, parent, key);
+    idx[j] = (struct edge){parent, key, id};
+    if (2 * t->nnodes > t->index_cap)
+        index_grow(t);
+    return id;
+}
+
+struct calltree *calltree_new(struct strtab *keys, const struct key_spec *spec)
+{
+    struct calltree *t = xcalloc(1, sizeof(*t));
+    t->keys = keys;
+    t->spec = *spec;
+    index_grow(t);
+    new_node(t, CALLTREE_NONE, CALLTREE_NONE);
+    char *id = key_compose_all(spec, REPORT_UNATTRIBUTED);
+    t->unattributed = strtab_intern_str(keys, id);
+    free(id);
+    return t;
+}
+
+void calltree_free(struct calltree *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->nruns; i++)
+        report_free(&t->runs[i]);
+    free(t->runs);
+    free(t->nodes);
+    free(t->index);
+    free(t);
+}
+
+static void on_sample(void *ctx, const struct walk_event *e)
+{
+    struct calltree *t = ctx;
+    const struct path *p = e->path;
+    uint32_t node = 0;
+    for (int q = 0; q < Q_EXECUTIONS; q++)
+        t->nodes[0].total[q] += e->q[q];
+    for (uint32_t i = p->nframes; i-- > 0;) {
+        node = child(t, node, p->frames[i].key);
+        for (int q = 0; q < Q_EXECUTIONS; q++)
+            t->nodes[node].total[q] += e->q[q];
+    }
+    for (int q = 0; q < Q_EXECUTIONS; q++)
+        t->nodes[node].self[q] += e->q[q];
+}
+
+static void on_unattributed(void *ctx, double energy_j, double idle_s)
+{
+    struct calltree *t = ctx;
+    uint32_t node = child(t, 0, t->unattributed);
+    t->nodes[node].self[Q_ENERGY] += energy_j;
+    t->nodes[node].total[Q_ENERGY] += energy_j;
+    t->nodes[node].idle_s += idle_s;
+    t->nodes[0].total[Q_ENERGY] += energy_j;
+    t->nodes[0].idle_s += idle_s;
+}
+
+struct walk_visitor calltree_visitor(struct calltree *t)
+{
+    return (struct walk_visitor){on_sample, on_unattributed, t};
+}
+
+void calltree_add_run(struct calltree *t, const struct walk_totals *wt)
+{
+    t->runs = xrealloc(t->runs, (t->nruns + 1) * sizeof(*t->runs));
+    struct report *r = &t->runs[t->nruns++];
+    memset(r, 0, sizeof(*r));
+    report_totals_from_walk(&r->totals, wt);
+}
+
+struct sort_ctx {
+    const struct calltree *t;
+    enum metric m;
+};
+
+static double node_value(const struct calltree_node *n, enum metric m)
+{
+    if (m == METRIC_POWER)
+        return report_power(n->total[Q_ENERGY], n->total[Q_CPU] + n->idle_s);
+    return n->total[metric_quantity(m)];
+}
+
+static int child_cmp(const void *pa, const void *pb, void *ctx)
+{
+    const struct sort_ctx *c = ctx;
+    const struct calltree_node *a = &c->t->nodes[*(const uint32_t *)pa];
+    const struct calltree_node *b = &c->t->nodes[*(const uint32_t *)pb];
+    double x = node_value(a, c->m), y = node_value(b, c->m);
+    if (x != y)
+        return x > y ? -1 : 1;
+    return strcmp(strtab_get(c->t->keys, a->key), strtab_get(c->t->keys, b->key));
+}
+
+void calltree_finish(struct calltree *t, enum metric m)
+{
+    double runs = t->nruns ? (double)t->nruns : 1;
+    for (size_t i = 0; i < t->nnodes; i++) {
+        for (int q = 0; q < Q_COUNT; q++) {
+            t->nodes[i].self[q] /= runs;
+            t->nodes[i].total[q] /= runs;
+        }
+        t->nodes[i].idle_s /= runs;
+    }
+    const struct report **rs = xcalloc(t->nruns + 1, sizeof(*rs));
+    for (size_t i = 0; i < t->nruns; i++)
+        rs[i] = &t->runs[i];
+    struct report mean;
+    report_mean(rs, t->nruns, &mean);
+    t->totals = mean.totals;
+    report_free(&mean);
+    free(rs);
+
+    /* Children lists in order: sort each node's children once. */
+    uint32_t *kids = NULL;
+    size_t cap = 0;
+    struct sort_ctx c = {t, m};
+    for (size_t i = 0; i < t->nnodes; i++) {
+        size_t n = 0;
+        for (uint32_t k = t->nodes[i].first_child; k != CALLTREE_NONE;
+             k = t->nodes[k].next_sibling) {
+            kids = xgrow(kids, &cap, n + 1, sizeof(*kids));
+            kids[n++] = k;
+        }
+        if (n < 2)
+            continue;
+        qsort_r(kids, n, sizeof(*kids), child_cmp, &c);
+        t->nodes[i].first_child = kids[0];
+        for (size_t k = 0; k + 1 < n; k++)
+            t->nodes[kids[k]].next_sibling = kids[k + 1];
+        t->nodes[kids[n - 1]].next_sibling = CALLTREE_NONE;
+    }
+    free(kids);
+}

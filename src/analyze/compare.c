@@ -1,0 +1,285 @@
+/* compare.c - see compare.h */
+#include "analyze/compare.h"
+#include "analyze/strtab.h"
+#include "util/xalloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const error_names[ERR_COUNT] = {
+    [ERR_ERROR] = "error",
+    [ERR_ABSOLUTE] = "absolute_error",
+    [ERR_RELATIVE] = "relative_error",
+    [ERR_ABSOLUTE_RELATIVE] = "absolute_relative_error",
+    [ERR_WEIGHTED] = "weighted_error",
+    [ERR_ABSOLUTE_WEIGHTED] = "absolute_weighted_error",
+    [ERR_WEIGHTED_RELATIVE] = "weighted_relative_error",
+    [ERR_ABSOLUTE_WEIGHTED_RELATIVE] = "absolute_weighted_relative_error",
+};
+
+static const char *const aggregate_names[AGG_COUNT] = {
+    [AGG_NONE] = "none", [AGG_SUM] = "sum",     [AGG_MIN] = "min",   [AGG_MAX] = "max",
+    [AGG_MEAN] = "mean", [AGG_WMEAN] = "wmean", [AGG_RMSE] = "rmse", [AGG_WRMSE] = "wrmse",
+};
+
+int error_fn_parse(const char *name, enum error_fn *out)
+{
+    for (int i = 0; i < ERR_COUNT; i++) {
+        if (strcmp(name, error_names[i]) == 0) {
+            *out = (enum error_fn)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *error_fn_name(enum error_fn fn)
+{
+    return fn < ERR_COUNT ? error_names[fn] : "?";
+}
+
+int aggregate_fn_parse(const char *name, enum aggregate_fn *out)
+{
+    for (int i = 0; i < AGG_COUNT; i++) {
+        if (strcmp(name, aggregate_names[i]) == 0) {
+            *out = (enum aggregate_fn)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *aggregate_fn_name(enum aggregate_fn fn)
+{
+    return fn < AGG_COUNT ? aggregate_names[fn] : "?";
+}
+
+static double relative(double diff, double baseline)
+{
+    if (baseline != 0)
+        return diff / baseline;
+    return diff == 0 ? 0 : copysign(INFINITY, diff);
+}
+
+double compare_error(enum error_fn fn, double baseline, double value, double weight)
+{
+    double d = value - baseline;
+    switch (fn) {
+    case ERR_ERROR:
+        return d;
+    case ERR_ABSOLUTE:
+        return fabs(d);
+    case ERR_RELATIVE:
+        return relative(d, baseline);
+    case ERR_ABSOLUTE_RELATIVE:
+        return fabs(relative(d, baseline));
+    case ERR_WEIGHTED:
+        return weight * d;
+    case ERR_ABSOLUTE_WEIGHTED:
+        return weight * fabs(d);
+    case ERR_WEIGHTED_RELATIVE:
+        return weight == 0 ? 0 : weight * relative(d, baseline);
+    case ERR_ABSOLUTE_WEIGHTED_RELATIVE:
+        return weight == 0 ? 0 : weight * fabs(relative(d, baseline));
+    case ERR_COUNT:
+        break;
+    }
+    return NAN;
+}
+
+double compare_aggregate(enum aggregate_fn fn, const double *e, const double *w, size_t n)
+{
+    double sum = 0, wsum = 0, acc = 0;
+    switch (fn) {
+    case AGG_SUM:
+        for (size_t i = 0; i < n; i++)
+            sum += e[i];
+        return sum;
+    case AGG_MIN:
+    case AGG_MAX: {
+        if (n == 0)
+            return NAN;
+        double v = e[0];
+        for (size_t i = 1; i < n; i++)
+            if (fn == AGG_MIN ? e[i] < v : e[i] > v)
+                v = e[i];
+        return v;
+    }
+    case AGG_MEAN:
+    case AGG_RMSE:
+        if (n == 0)
+            return NAN;
+        for (size_t i = 0; i < n; i++)
+            sum += fn == AGG_MEAN ? e[i] : e[i] * e[i];
+        return fn == AGG_MEAN ? sum / (double)n : sqrt(sum / (double)n);
+    case AGG_WMEAN:
+    case AGG_WRMSE:
+        for (size_t i = 0; i < n; i++) {
+            if (w[i] == 0)
+                continue;
+            wsum += w[i];
+            acc += w[i] * (fn == AGG_WMEAN ? e[i] : e[i] * e[i]);
+        }
+        if (wsum == 0)
+            return NAN;
+        return fn == AGG_WMEAN ? acc / wsum : sqrt(acc / wsum);
+    case AGG_NONE:
+    case AGG_COUNT:
+        break;
+    }
+    return NAN;
+}
+
+static double value_of(const struct report *r, const struct report_row *row,
+                       const struct compare_options *o)
+{
+    if (o->share)
+        return report_pct(r, row, o->metric, o->inclusive);
+    return report_value(row, o->metric, o->inclusive);
+}
+
+static double share_of(const struct report *r, const struct report_row *row, enum metric m,
+                       bool inclusive)
+{
+    return report_pct(r, row, m, inclusive);
+}
+
+struct sort_ctx {
+    size_t nprofiles;
+};
+
+static int row_cmp(const void *pa, const void *pb, void *ctx)
+{
+    const struct compare_row *a = pa, *b = pb;
+    const struct sort_ctx *c = ctx;
+    if (a->baseline != b->baseline)
+        return a->baseline > b->baseline ? -1 : 1;
+    double x = 0, y = 0;
+    for (size_t i = 0; i < c->nprofiles; i++) {
+        x = a->values[i] > x ? a->values[i] : x;
+        y = b->values[i] > y ? b->values[i] : y;
+    }
+    if (x != y)
+        return x > y ? -1 : 1;
+    return strcmp(a->id, b->id);
+}
+
+void compare_reports(const struct report *baseline, const struct report *const *others, size_t n,
+                     const struct compare_options *opts, struct compare_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->keys = baseline->keys;
+    out->opts = *opts;
+    out->nprofiles = n;
+    enum metric wm = opts->metric == METRIC_POWER ? METRIC_ENERGY : opts->metric;
+    double wbase = report_base(baseline, wm);
+
+    /* Rows by key, over every input; share[i] is the largest share. */
+    struct strtab *ids = strtab_new();
+    size_t cap = 0;
+    double *maxshare = NULL, *bshare = NULL;
+    size_t share_cap = 0;
+    for (size_t p = 0; p <= n; p++) {
+        const struct report *r = p == 0 ? baseline : others[p - 1];
+        for (size_t j = 0; j < r->nrows; j++) {
+            const struct report_row *row = &r->rows[j];
+            uint32_t k = strtab_intern_str(ids, row->id);
+            if (k == out->nrows) {
+                out->rows = xgrow(out->rows, &cap, k + 1, sizeof(*out->rows));
+                maxshare = xgrow(maxshare, &share_cap, k + 1, sizeof(*maxshare));
+                bshare = xrealloc(bshare, share_cap * sizeof(*bshare));
+                struct compare_row *c = &out->rows[k];
+                memset(c, 0, sizeof(*c));
+                c->id = xstrdup(row->id);
+                c->values = xcalloc(n + 1, sizeof(*c->values));
+                c->errors = xcalloc(n + 1, sizeof(*c->errors));
+                maxshare[k] = 0;
+                bshare[k] = 0;
+                out->nrows++;
+            }
+            struct compare_row *c = &out->rows[k];
+            double share = share_of(r, row, opts->metric, opts->inclusive);
+            if (share > maxshare[k])
+                maxshare[k] = share;
+            if (p == 0) {
+                c->baseline = value_of(r, row, opts);
+                c->weight = wbase > 0 ? report_value(row, wm, opts->inclusive) / wbase : 0;
+                bshare[k] = share;
+            } else {
+                c->values[p - 1] = value_of(r, row, opts);
+            }
+        }
+    }
+    strtab_free(ids);
+
+    /* Selection works on the rows' order; keep shares alongside. */
+    struct keyed {
+        struct compare_row row;
+        double maxshare, bshare;
+    };
+    struct keyed *k = xcalloc(out->nrows + 1, sizeof(*k));
+    for (size_t i = 0; i < out->nrows; i++)
+        k[i] = (struct keyed){out->rows[i], maxshare[i], bshare[i]};
+    struct sort_ctx sc = {n};
+    /* The row is the first member, so the row comparator applies. */
+    qsort_r(k, out->nrows, sizeof(*k), row_cmp, &sc);
+    size_t kept = 0;
+    double cumulative = 0;
+    for (size_t i = 0; i < out->nrows; i++) {
+        bool keep = true;
+        if (opts->threshold_pct >= 0 && k[i].maxshare < opts->threshold_pct)
+            keep = false;
+        if (keep && opts->limit_pct >= 0 && cumulative >= opts->limit_pct)
+            keep = false;
+        if (keep) {
+            cumulative += k[i].bshare;
+            out->rows[kept++] = k[i].row;
+        } else {
+            free(k[i].row.id);
+            free(k[i].row.values);
+            free(k[i].row.errors);
+        }
+    }
+    out->hidden = out->nrows - kept;
+    out->nrows = kept;
+    free(k);
+    free(maxshare);
+    free(bshare);
+
+    for (size_t i = 0; i < out->nrows; i++) {
+        struct compare_row *c = &out->rows[i];
+        for (size_t p = 0; p < n; p++)
+            c->errors[p] = compare_error(opts->error, c->baseline, c->values[p], c->weight);
+    }
+    out->totals = xcalloc(n + 1, sizeof(*out->totals));
+    out->baseline_total = opts->share ? 100 : report_base(baseline, opts->metric);
+    for (size_t p = 0; p < n; p++)
+        out->totals[p] = opts->share ? 100 : report_base(others[p], opts->metric);
+    if (opts->aggregate != AGG_NONE) {
+        out->aggregates = xcalloc(n + 1, sizeof(*out->aggregates));
+        double *e = xcalloc(out->nrows + 1, sizeof(*e)), *w = xcalloc(out->nrows + 1, sizeof(*w));
+        for (size_t p = 0; p < n; p++) {
+            for (size_t i = 0; i < out->nrows; i++) {
+                e[i] = out->rows[i].errors[p];
+                w[i] = out->rows[i].weight;
+            }
+            out->aggregates[p] = compare_aggregate(opts->aggregate, e, w, out->nrows);
+        }
+        free(e);
+        free(w);
+    }
+}
+
+void compare_free(struct compare_result *r)
+{
+    for (size_t i = 0; i < r->nrows; i++) {
+        free(r->rows[i].id);
+        free(r->rows[i].values);
+        free(r->rows[i].errors);
+    }
+    free(r->rows);
+    free(r->totals);
+    free(r->aggregates);
+    memset(r, 0, sizeof(*r));
+}

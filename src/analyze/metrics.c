@@ -1,0 +1,270 @@
+/* metrics.c - see metrics.h */
+#include "analyze/metrics.h"
+#include "util/xalloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_SLOT UINT32_MAX
+
+struct thread_state {
+    uint64_t cpu_ns;
+    uint64_t time_ns;
+    size_t sample; /* index of its previous appearance */
+};
+
+struct tid_slot {
+    uint32_t tid;
+    uint32_t slot; /* NO_SLOT: empty */
+};
+
+enum energy_mode {
+    ENERGY_NONE,
+    ENERGY_CHANNELS, /* power and energy channels, summed */
+    ENERGY_CURRENT_VOLTAGE,
+};
+
+struct metrics {
+    const struct profile *p;
+    struct metrics_options opts;
+    enum energy_mode mode;
+    size_t *channels; /* power/energy channel indexes */
+    size_t nchannels;
+    size_t current, voltage;
+    struct thread_state *threads;
+    size_t nthreads, threads_cap;
+    struct tid_slot *index;
+    size_t index_cap; /* a power of two, at least twice nthreads */
+    size_t next_sample;
+    struct metrics_totals totals;
+};
+
+static bool is_energy_kind(enum pmu_kind k)
+{
+    return k == PMU_KIND_POWER || k == PMU_KIND_ENERGY;
+}
+
+static int choose_channels(struct metrics *m, char **error)
+{
+    const struct profile *p = m->p;
+    m->channels = xcalloc(p->nchannels ? p->nchannels : 1, sizeof(*m->channels));
+    if (m->opts.channel) {
+        size_t found = p->nchannels;
+        for (size_t i = 0; i < p->nchannels; i++)
+            if (strcmp(p->channels[i].name, m->opts.channel) == 0)
+                found = i;
+        if (found == p->nchannels) {
+            char *end;
+            unsigned long v = strtoul(m->opts.channel, &end, 10);
+            if (m->opts.channel[0] >= '0' && m->opts.channel[0] <= '9' && *end == '\0' &&
+                v < p->nchannels)
+                found = v;
+        }
+        if (found == p->nchannels) {
+            *error = xasprintf("no channel '%s' in the profile (it has %zu)", m->opts.channel,
+                               p->nchannels);
+            return -1;
+        }
+        if (!is_energy_kind(p->channels[found].kind)) {
+            *error = xasprintf("channel '%s' is not power or energy", p->channels[found].name);
+            return -1;
+        }
+        m->channels[m->nchannels++] = found;
+    } else {
+        for (size_t i = 0; i < p->nchannels; i++)
+            if (is_energy_kind(p->channels[i].kind))
+                m->channels[m->nchannels++] = i;
+    }
+    if (m->nchannels) {
+        m->mode = ENERGY_CHANNELS;
+        size_t len = 1;
+        for (size_t i = 0; i < m->nchannels; i++)
+            len += strlen(p->channels[m->channels[i]].name) + 3;
+        char *s = xmalloc(len);
+        s[0] = '\0';
+        for (size_t i = 0; i < m->nchannels; i++) {
+            if (i)
+                strcat(s, " + ");
+            strcat(s, p->channels[m->channels[i]].name);
+        }
+        m->totals.energy_source = s;
+        return 0;
+    }
+    m->current = m->voltage = p->nchannels;
+    for (size_t i = p->nchannels; i-- > 0;) {
+        if (p->channels[i].kind == PMU_KIND_CURRENT)
+            m->current = i;
+        if (p->channels[i].kind == PMU_KIND_VOLTAGE)
+            m->voltage = i;
+    }
+    if (m->current < p->nchannels && m->voltage < p->nchannels) {
+        m->mode = ENERGY_CURRENT_VOLTAGE;
+        m->totals.energy_source =
+            xasprintf("%s x %s", p->channels[m->current].name, p->channels[m->voltage].name);
+    }
+    return 0;
+}
+
+struct metrics *metrics_new(const struct profile *p, const struct metrics_options *opts,
+                            char **error)
+{
+    struct metrics *m = xcalloc(1, sizeof(*m));
+    m->p = p;
+    if (opts)
+        m->opts = *opts;
+    *error = NULL;
+    if (choose_channels(m, error) != 0) {
+        metrics_free(m);
+        return NULL;
+    }
+    m->totals.has_energy = m->mode != ENERGY_NONE;
+    if (p->has_totals && p->totals.samples > 0)
+        m->totals.latency_per_sample_s =
+            (double)p->totals.latency_ns / 1e9 / (double)p->totals.samples;
+    m->index_cap = 64;
+    m->index = xmalloc(m->index_cap * sizeof(*m->index));
+    for (size_t i = 0; i < m->index_cap; i++)
+        m->index[i].slot = NO_SLOT;
+    return m;
+}
+
+void metrics_free(struct metrics *m)
+{
+    if (!m)
+        return;
+    free(m->channels);
+    free(m->threads);
+    free(m->index);
+    free(m->totals.energy_source);
+    free(m);
+}
+
+static size_t tid_hash(uint32_t tid, size_t cap)
+{
+    return (size_t)((tid * 2654435761u) & (cap - 1));
+}
+
+static void index_grow(struct metrics *m)
+{
+    size_t cap = m->index_cap * 2;
+    struct tid_slot *idx = xmalloc(cap * sizeof(*idx));
+    for (size_t i = 0; i < cap; i++)
+        idx[i].slot = NO_SLOT;
+    for (size_t i = 0; i < m->index_cap; i++) {
+        if (m->index[i].slot == NO_SLOT)
+            continue;
+        size_t j = tid_hash(m->index[i].tid, cap);
+        while (idx[j].slot != NO_SLOT)
+            j = (j + 1) & (cap - 1);
+        idx[j] = m->index[i];
+    }
+    free(m->index);
+    m->index = idx;
+    m->index_cap = cap;
+}
+
+/* The slot of TID, and whether it is new. */
+static uint32_t slot_of(struct metrics *m, uint32_t tid, bool *first)
+{
+    size_t j = tid_hash(tid, m->index_cap);
+    for (; m->index[j].slot != NO_SLOT; j = (j + 1) & (m->index_cap - 1)) {
+        if (m->index[j].tid == tid) {
+            *first = false;
+            return m->index[j].slot;
+        }
+    }
+    *first = true;
+    m->threads = xgrow(m->threads, &m->threads_cap, m->nthreads + 1, sizeof(*m->threads));
+    uint32_t slot = (uint32_t)m->nthreads++;
+    m->index[j] = (struct tid_slot){tid, slot};
+    if (2 * m->nthreads > m->index_cap)
+        index_grow(m);
+    return slot;
+}
+
+static double finite_or_zero(double v)
+{
+    return isfinite(v) ? v : 0.0;
+}
+
+/* The energy measured between samples I-1 and I. */
+static double interval_energy(const struct metrics *m, size_t i, double dt)
+{
+    if (i == 0 || m->mode == ENERGY_NONE)
+        return 0;
+    const struct prof_sample *s = &m->p->samples[i], *prev = &m->p->samples[i - 1];
+    if (!s->values || !prev->values)
+        return 0;
+    double e = 0;
+    if (m->mode == ENERGY_CURRENT_VOLTAGE) {
+        e = finite_or_zero(s->values[m->current] * s->values[m->voltage] * dt);
+        return e > 0 ? e : 0;
+    }
+    for (size_t c = 0; c < m->nchannels; c++) {
+        size_t ch = m->channels[c];
+        double step;
+        if (m->p->channels[ch].kind == PMU_KIND_ENERGY)
+            step = finite_or_zero(s->values[ch] - prev->values[ch]);
+        else
+            step = finite_or_zero(s->values[ch] * dt);
+        if (step > 0)
+            e += step;
+    }
+    return e;
+}
+
+void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, double *unattributed_j,
+                    double *idle_s)
+{
+    const struct prof_sample *s = &m->p->samples[i];
+    double dt = 0;
+    if (i > 0 && s->time_ns > m->p->samples[i - 1].time_ns)
+        dt = (double)(s->time_ns - m->p->samples[i - 1].time_ns) / 1e9;
+    double cpu_sum = 0;
+    for (uint32_t j = 0; j < s->nthreads; j++) {
+        const struct prof_thread_sample *t = &s->threads[j];
+        struct thread_metrics *o = &out[j];
+        memset(o, 0, sizeof(*o));
+        o->q[Q_SAMPLES] = 1;
+        o->slot = slot_of(m, t->tid, &o->first);
+        struct thread_state *st = &m->threads[o->slot];
+        if (!o->first) {
+            if (t->cpu_ns >= st->cpu_ns)
+                o->q[Q_CPU] = (double)(t->cpu_ns - st->cpu_ns) / 1e9;
+            if (s->time_ns > st->time_ns) {
+                double wall = (double)(s->time_ns - st->time_ns) / 1e9;
+                if (m->opts.account_latency)
+                    wall -= m->totals.latency_per_sample_s * (double)(i - st->sample);
+                o->q[Q_WALL] = wall > 0 ? wall : 0;
+            }
+        }
+        st->cpu_ns = t->cpu_ns;
+        st->time_ns = s->time_ns;
+        st->sample = i;
+        cpu_sum += o->q[Q_CPU];
+        m->totals.cpu_s += o->q[Q_CPU];
+        m->totals.wall_s += o->q[Q_WALL];
+    }
+    double e = interval_energy(m, i, dt);
+    double capacity = dt > cpu_sum ? dt : cpu_sum;
+    double used = capacity > 0 ? cpu_sum / capacity : 0;
+    for (uint32_t j = 0; j < s->nthreads; j++)
+        out[j].q[Q_ENERGY] = capacity > 0 ? e * out[j].q[Q_CPU] / capacity : 0;
+    *unattributed_j = e * (1 - used);
+    *idle_s = dt * (1 - used);
+    m->totals.energy_j += e;
+    m->totals.unattributed_j += *unattributed_j;
+    m->totals.idle_s += *idle_s;
+    m->next_sample = i + 1;
+}
+
+const struct metrics_totals *metrics_totals(const struct metrics *m)
+{
+    return &m->totals;
+}
+
+size_t metrics_nslots(const struct metrics *m)
+{
+    return m->nthreads;
+}

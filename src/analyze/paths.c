@@ -1,0 +1,307 @@
+/* paths.c - see paths.h */
+#include "analyze/paths.h"
+#include "symbol/syscall_names.h"
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KERNEL_BINARY "[kernel]"
+#define NO_THREAD UINT32_MAX
+
+struct cache_key {
+    uint64_t pc;
+    uint32_t pid;
+    uint32_t epoch;
+    uint32_t stack;
+    int32_t syscall; /* -1: not in a system call */
+    uint32_t thread_no;
+};
+
+struct cache_slot {
+    struct cache_key key;
+    uint64_t hash;
+    struct path *path; /* NULL: empty */
+};
+
+/* Map events of one process: times at which its maps changed, sorted. */
+struct pid_events {
+    uint32_t pid;
+    size_t first, count;
+};
+
+struct path_builder {
+    const struct profile *p;
+    struct frame_resolver resolver;
+    struct key_spec spec;
+    struct strtab *keys, *names;
+    bool by_thread;
+    uint64_t *event_times;
+    struct pid_events *pids;
+    size_t npids;
+    struct cache_slot *slots;
+    size_t nslots, count;
+    /* scratch */
+    struct path_frame *frames;
+    size_t frames_cap;
+    uint32_t *unique;
+    size_t unique_cap;
+    char *buf;
+    size_t buf_cap;
+};
+
+struct event {
+    uint32_t pid;
+    uint64_t time;
+};
+
+static int event_cmp(const void *a, const void *b)
+{
+    const struct event *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static void index_map_events(struct path_builder *b)
+{
+    const struct profile *p = b->p;
+    size_t n = 0;
+    struct event *ev = xcalloc(2 * p->nmaps + 1, sizeof(*ev));
+    for (size_t i = 0; i < p->nmaps; i++) {
+        ev[n++] = (struct event){p->maps[i].pid, p->maps[i].time_ns};
+        if (p->maps[i].unmap_ns)
+            ev[n++] = (struct event){p->maps[i].pid, p->maps[i].unmap_ns};
+    }
+    qsort(ev, n, sizeof(*ev), event_cmp);
+    b->event_times = xcalloc(n + 1, sizeof(*b->event_times));
+    b->pids = xcalloc(n + 1, sizeof(*b->pids));
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (b->npids == 0 || b->pids[b->npids - 1].pid != ev[i].pid)
+            b->pids[b->npids++] = (struct pid_events){ev[i].pid, m, 0};
+        struct pid_events *pe = &b->pids[b->npids - 1];
+        if (pe->count && b->event_times[m - 1] == ev[i].time)
+            continue;
+        b->event_times[m++] = ev[i].time;
+        pe->count++;
+    }
+    free(ev);
+}
+
+/* How many map changes of PID happened at or before TIME. */
+static uint32_t epoch_of(const struct path_builder *b, uint32_t pid, uint64_t time)
+{
+    size_t lo = 0, hi = b->npids;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (b->pids[mid].pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == b->npids || b->pids[lo].pid != pid)
+        return 0;
+    const uint64_t *t = b->event_times + b->pids[lo].first;
+    size_t l = 0, h = b->pids[lo].count;
+    while (l < h) {
+        size_t mid = (l + h) / 2;
+        if (t[mid] <= time)
+            l = mid + 1;
+        else
+            h = mid;
+    }
+    return (uint32_t)l;
+}
+
+struct path_builder *path_builder_new(const struct profile *p, const struct frame_resolver *r,
+                                      const struct key_spec *spec, struct strtab *keys,
+                                      struct strtab *names)
+{
+    struct path_builder *b = xcalloc(1, sizeof(*b));
+    b->p = p;
+    b->resolver = *r;
+    b->spec = *spec;
+    b->keys = keys;
+    b->names = names;
+    b->by_thread = key_spec_has(spec, KEY_THREAD);
+    index_map_events(b);
+    b->nslots = 1024;
+    b->slots = xcalloc(b->nslots, sizeof(*b->slots));
+    return b;
+}
+
+void path_builder_free(struct path_builder *b)
+{
+    if (!b)
+        return;
+    for (size_t i = 0; i < b->nslots; i++)
+        free(b->slots[i].path);
+    free(b->slots);
+    free(b->event_times);
+    free(b->pids);
+    free(b->frames);
+    free(b->unique);
+    free(b->buf);
+    free(b);
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t key_hash(const struct cache_key *k)
+{
+    uint64_t h = mix(k->pc, k->pid);
+    h = mix(h, k->epoch);
+    h = mix(h, k->stack);
+    h = mix(h, (uint32_t)k->syscall);
+    return mix(h, k->thread_no);
+}
+
+static bool key_eq(const struct cache_key *a, const struct cache_key *b)
+{
+    return a->pc == b->pc && a->pid == b->pid && a->epoch == b->epoch && a->stack == b->stack &&
+           a->syscall == b->syscall && a->thread_no == b->thread_no;
+}
+
+static void cache_grow(struct path_builder *b)
+{
+    size_t n = b->nslots * 2;
+    struct cache_slot *slots = xcalloc(n, sizeof(*slots));
+    for (size_t i = 0; i < b->nslots; i++) {
+        if (!b->slots[i].path)
+            continue;
+        size_t j = b->slots[i].hash & (n - 1);
+        while (slots[j].path)
+            j = (j + 1) & (n - 1);
+        slots[j] = b->slots[i];
+    }
+    free(b->slots);
+    b->slots = slots;
+    b->nslots = n;
+}
+
+static void add_frame(struct path_builder *b, size_t *n, const struct key_frame *kf)
+{
+    size_t len = key_compose(&b->spec, kf, &b->buf, &b->buf_cap);
+    b->frames = xgrow(b->frames, &b->frames_cap, *n + 1, sizeof(*b->frames));
+    struct path_frame *f = &b->frames[(*n)++];
+    f->key = strtab_intern(b->keys, b->buf, len);
+    f->function = strtab_intern_str(b->names, kf->function);
+    f->mangled =
+        kf->mangled && kf->mangled[0] ? strtab_intern_str(b->names, kf->mangled) : f->function;
+}
+
+static void add_location(struct path_builder *b, size_t *n, uint32_t pid, uint64_t time,
+                         uint64_t pc, bool return_address, const char *thread)
+{
+    const struct sym_location *loc =
+        b->resolver.resolve(b->resolver.ctx, pid, time, pc, return_address);
+    char pcbuf[32];
+    snprintf(pcbuf, sizeof(pcbuf), "0x%" PRIx64, loc ? loc->offset : pc);
+    if (!loc || loc->nframes == 0 || !loc->frames) {
+        struct key_frame kf = {.pc = pcbuf,
+                               .binary = KEY_UNKNOWN,
+                               .file = "",
+                               .function = KEY_UNKNOWN,
+                               .mangled = "",
+                               .thread = thread};
+        add_frame(b, n, &kf);
+        return;
+    }
+    for (uint32_t i = 0; i < loc->nframes; i++) {
+        const struct sym_frame *f = &loc->frames[i];
+        struct key_frame kf = {.pc = pcbuf,
+                               .binary = f->binary ? f->binary : KEY_UNKNOWN,
+                               .file = f->file ? f->file : "",
+                               .function = f->function ? f->function : KEY_UNKNOWN,
+                               .mangled = f->mangled ? f->mangled : "",
+                               .line = f->line,
+                               .thread = thread};
+        add_frame(b, n, &kf);
+    }
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static struct path *build(struct path_builder *b, uint64_t time, const struct prof_thread_sample *t,
+                          const struct cache_key *k, const char *thread)
+{
+    size_t n = 0;
+    if (k->syscall >= 0) {
+        const char *name = syscall_name(k->syscall);
+        char fn[64];
+        if (name)
+            snprintf(fn, sizeof(fn), "[syscall %s]", name);
+        else
+            snprintf(fn, sizeof(fn), "[syscall %" PRId32 "]", k->syscall);
+        struct key_frame kf = {.pc = KERNEL_BINARY,
+                               .binary = KERNEL_BINARY,
+                               .file = "",
+                               .function = fn,
+                               .mangled = "",
+                               .thread = thread};
+        add_frame(b, &n, &kf);
+    }
+    const uint64_t *pcs = &t->pc;
+    uint32_t depth = 1;
+    if (k->stack) {
+        pcs = b->p->stacks[k->stack].pcs;
+        depth = b->p->stacks[k->stack].depth;
+    }
+    for (uint32_t i = 0; i < depth; i++)
+        add_location(b, &n, t->pid, time, pcs[i], i > 0, thread);
+
+    b->unique = xgrow(b->unique, &b->unique_cap, n, sizeof(*b->unique));
+    for (size_t i = 0; i < n; i++)
+        b->unique[i] = b->frames[i].key;
+    qsort(b->unique, n, sizeof(*b->unique), u32_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || b->unique[u - 1] != b->unique[i])
+            b->unique[u++] = b->unique[i];
+
+    struct path *path =
+        xmalloc(sizeof(*path) + n * sizeof(struct path_frame) + u * sizeof(uint32_t));
+    struct path_frame *frames = (struct path_frame *)(path + 1);
+    uint32_t *unique = (uint32_t *)(frames + n);
+    memcpy(frames, b->frames, n * sizeof(*frames));
+    memcpy(unique, b->unique, u * sizeof(*unique));
+    *path = (struct path){(uint32_t)n, (uint32_t)u, frames, unique};
+    return path;
+}
+
+const struct path *path_builder_get(struct path_builder *b, uint64_t time_ns,
+                                    const struct prof_thread_sample *t, const char *thread_label,
+                                    uint32_t thread_no)
+{
+    struct cache_key k = {
+        .pid = t->pid,
+        .epoch = epoch_of(b, t->pid, time_ns),
+        .syscall = (t->flags & PROF_THREAD_IN_SYSCALL) && t->syscall >= 0 ? t->syscall : -1,
+        .thread_no = b->by_thread ? thread_no : NO_THREAD,
+    };
+    if (t->stack != 0 && t->stack < b->p->nstacks && b->p->stacks[t->stack].depth > 0)
+        k.stack = t->stack;
+    else
+        k.pc = t->pc;
+    uint64_t h = key_hash(&k);
+    size_t j = h & (b->nslots - 1);
+    for (; b->slots[j].path; j = (j + 1) & (b->nslots - 1))
+        if (b->slots[j].hash == h && key_eq(&b->slots[j].key, &k))
+            return b->slots[j].path;
+    struct path *path = build(b, time_ns, t, &k, thread_label);
+    b->slots[j] = (struct cache_slot){k, h, path};
+    if (2 * ++b->count > b->nslots)
+        cache_grow(b);
+    return path;
+}

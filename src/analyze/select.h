@@ -1,0 +1,20 @@
+/*
+ * select.h - ordering report rows and keeping the ones that matter.
+ *
+ * Contract: report_select() sorts R's rows by the exclusive value of R's
+ * metric, then the inclusive one (both descending), then by key, so equal
+ * input gives identical output.  THRESHOLD (percent, < 0: off) drops rows
+ * whose exclusive and inclusive shares are both below it.  LIMIT
+ * (percent, < 0: off) then keeps the rows, in order, until the exclusive
+ * shares of those kept reach LIMIT (the row that reaches it is kept).
+ * R->hidden counts what was dropped.
+ */
+#ifndef PTPROF_ANALYZE_SELECT_H
+#define PTPROF_ANALYZE_SELECT_H
+
+#include "analyze/report.h"
+
+void report_sort(struct report *r);
+void report_select(struct report *r, double limit_pct, double threshold_pct);
+
+#endif

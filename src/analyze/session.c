@@ -1,0 +1,75 @@
+/* session.c - see session.h */
+#include "analyze/session.h"
+#include "analyze/aggregate.h"
+#include "format/load.h"
+#include "symbol/symbolizer.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct sym_location *resolve(void *ctx, uint32_t pid, uint64_t time_ns, uint64_t pc,
+                                          bool return_address)
+{
+    return symbolizer_resolve(ctx, pid, time_ns, pc, return_address);
+}
+
+int session_walk_file(const char *path, const struct session_options *opts, struct strtab *keys,
+                      struct strtab *names, const struct walk_visitor *v,
+                      struct walk_totals *totals)
+{
+    struct profile prof;
+    if (profile_load(path, &prof) != 0) {
+        profile_free(&prof);
+        return -1;
+    }
+    const char **dirs = xcalloc(opts->nsearch_dirs + 2, sizeof(*dirs));
+    size_t ndirs = 0;
+    for (size_t i = 0; i < opts->nsearch_dirs; i++)
+        dirs[ndirs++] = opts->search_dirs[i];
+    char *own = NULL;
+    const char *slash = strrchr(path, '/');
+    if (strcmp(path, "-") != 0 && slash)
+        own = slash == path ? xstrdup("/") : xasprintf("%.*s", (int)(slash - path), path);
+    if (own)
+        dirs[ndirs++] = own;
+    dirs[ndirs++] = ".";
+    struct symbolizer_options so = {
+        .search_dirs = dirs,
+        .nsearch_dirs = ndirs,
+        .cache = opts->cache,
+        .progress = opts->progress,
+    };
+    struct symbolizer *sym = symbolizer_new(&prof, &so);
+    symbolizer_prepare(sym);
+    struct frame_resolver r = {resolve, sym};
+    char *error = NULL;
+    int rc = walk_profile(&prof, &r, &opts->walk, keys, names, v, totals, &error);
+    if (rc != 0)
+        pt_err("%s: %s", strcmp(path, "-") == 0 ? "<stdin>" : path, error ? error : "failed");
+    free(error);
+    symbolizer_free(sym);
+    free(own);
+    free(dirs);
+    profile_free(&prof);
+    return rc;
+}
+
+int session_report_file(const char *path, const struct session_options *opts, enum metric m,
+                        struct report *out)
+{
+    struct strtab *keys = strtab_new(), *names = strtab_new();
+    struct aggregate *a = aggregate_new(keys, &opts->walk.keys);
+    struct walk_visitor v = aggregate_visitor(a);
+    struct walk_totals t;
+    int rc = session_walk_file(path, opts, keys, names, &v, &t);
+    if (rc == 0)
+        aggregate_report(a, &t, m, out);
+    else
+        memset(out, 0, sizeof(*out));
+    aggregate_free(a);
+    strtab_free(names);
+    strtab_free(keys);
+    return rc;
+}

@@ -1,0 +1,41 @@
+/*
+ * session.h - one profile file through the analysis: load it (any format,
+ * format/load.h), symbolize its addresses (symbol/symbolizer.h) and walk
+ * it with a visitor (walk.h).
+ *
+ * Contract: session_walk_file() returns 0 with TOTALS filled, or -1 after
+ * one message naming the file (unreadable, not a profile, or lacking what
+ * OPTS ask for, such as a channel).  Binaries are searched in
+ * OPTS->search_dirs, then in the profile's own directory and the current
+ * directory (the original raw format records base names only, and a
+ * profile is often written next to its program).  Key and name ids are
+ * interned into KEYS and NAMES, which outlive the file.
+ * session_report_file() is the walk with the flat aggregation.
+ */
+#ifndef PTPROF_ANALYZE_SESSION_H
+#define PTPROF_ANALYZE_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "analyze/report.h"
+#include "analyze/strtab.h"
+#include "analyze/walk.h"
+
+struct session_options {
+    struct walk_options walk;
+    const char *const *search_dirs;
+    size_t nsearch_dirs;
+    bool cache;    /* the persistent symbol cache */
+    bool progress; /* a progress bar on a terminal */
+};
+
+/* The flat report of PATH (aggregate.h) keyed by OPTS->walk.keys. */
+int session_report_file(const char *path, const struct session_options *opts, enum metric m,
+                        struct report *out);
+
+int session_walk_file(const char *path, const struct session_options *opts, struct strtab *keys,
+                      struct strtab *names, const struct walk_visitor *v,
+                      struct walk_totals *totals);
+
+#endif

@@ -1,0 +1,121 @@
+/* walk.c - see walk.h */
+#include "analyze/walk.h"
+#include "util/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct slot_state {
+    const struct path *prev;
+    char *label;
+};
+
+/* Thread names by tid: the profile's thread records, sorted, last wins. */
+static int thread_cmp(const void *a, const void *b)
+{
+    const struct prof_thread *x = *(const struct prof_thread *const *)a;
+    const struct prof_thread *y = *(const struct prof_thread *const *)b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x < y ? -1 : x > y; /* file order among records of one tid */
+}
+
+static const char *thread_name(const struct prof_thread *const *sorted, size_t n, uint32_t tid)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (sorted[mid]->tid <= tid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || sorted[lo - 1]->tid != tid || !sorted[lo - 1]->name)
+        return "";
+    return sorted[lo - 1]->name;
+}
+
+static void fill_totals(const struct profile *p, const struct metrics_totals *mt,
+                        struct walk_totals *t)
+{
+    t->has_latency = p->has_totals;
+    t->truncated = p->truncated;
+    t->requested_hz = p->frequency;
+    t->samples = (double)p->nsamples;
+    double span = 0;
+    if (p->nsamples > 1 && p->samples[p->nsamples - 1].time_ns > p->samples[0].time_ns)
+        span = (double)(p->samples[p->nsamples - 1].time_ns - p->samples[0].time_ns) / 1e9;
+    if (p->has_totals) {
+        t->recorded_samples = (double)p->totals.samples;
+        t->duration_s = (double)p->totals.wall_ns / 1e9;
+        t->latency_s = (double)p->totals.latency_ns / 1e9;
+    } else {
+        t->recorded_samples = t->samples;
+        t->duration_s = span;
+    }
+    t->cpu_s = mt->cpu_s;
+    t->wall_s = mt->wall_s;
+    t->energy_j = mt->energy_j;
+    t->unattributed_j = mt->unattributed_j;
+    t->idle_s = mt->idle_s;
+    t->has_energy = mt->has_energy;
+    snprintf(t->energy_source, sizeof(t->energy_source), "%s",
+             mt->energy_source ? mt->energy_source : "");
+}
+
+int walk_profile(const struct profile *p, const struct frame_resolver *r,
+                 const struct walk_options *opts, struct strtab *keys, struct strtab *names,
+                 const struct walk_visitor *v, struct walk_totals *totals, char **error)
+{
+    memset(totals, 0, sizeof(*totals));
+    struct metrics *m = metrics_new(p, &opts->metrics, error);
+    if (!m)
+        return -1;
+    struct path_builder *pb = path_builder_new(p, r, &opts->keys, keys, names);
+    const struct prof_thread **sorted = xcalloc(p->nthreads + 1, sizeof(*sorted));
+    for (size_t i = 0; i < p->nthreads; i++)
+        sorted[i] = &p->threads[i];
+    qsort(sorted, p->nthreads, sizeof(*sorted), thread_cmp);
+
+    struct slot_state *slots = NULL;
+    size_t slots_cap = 0;
+    struct thread_metrics *tm = NULL;
+    size_t tm_cap = 0;
+    for (size_t i = 0; i < p->nsamples; i++) {
+        const struct prof_sample *s = &p->samples[i];
+        tm = xgrow(tm, &tm_cap, s->nthreads + 1, sizeof(*tm));
+        double unattributed, idle;
+        metrics_sample(m, i, tm, &unattributed, &idle);
+        slots = xgrow(slots, &slots_cap, metrics_nslots(m) + 1, sizeof(*slots));
+        for (uint32_t j = 0; j < s->nthreads; j++) {
+            const struct prof_thread_sample *t = &s->threads[j];
+            struct slot_state *st = &slots[tm[j].slot];
+            if (tm[j].first) {
+                st->prev = NULL;
+                st->label =
+                    xasprintf("%s#%u", thread_name(sorted, p->nthreads, t->tid), tm[j].slot + 1);
+            }
+            if (t->stack != 0 && t->stack < p->nstacks && p->stacks[t->stack].depth > 1)
+                totals->has_stacks = true;
+            const struct path *path =
+                path_builder_get(pb, s->time_ns, t, st->label, tm[j].slot + 1);
+            struct walk_event e = {path, st->prev, tm[j].q, tm[j].slot};
+            v->sample(v->ctx, &e);
+            st->prev = path;
+            totals->thread_samples += 1;
+        }
+        if (v->unattributed && metrics_totals(m)->has_energy)
+            v->unattributed(v->ctx, unattributed, idle);
+    }
+    fill_totals(p, metrics_totals(m), totals);
+    size_t nslots = metrics_nslots(m);
+    for (size_t i = 0; i < nslots; i++)
+        free(slots[i].label);
+    free(slots);
+    free(tm);
+    free(sorted);
+    path_builder_free(pb);
+    metrics_free(m);
+    return 0;
+}

@@ -1,0 +1,190 @@
+/*
+ * test_report_energy.c - energy and power per key (analyze/metrics.h):
+ * each interval's energy (power x time, or an energy counter's increase,
+ * or current x voltage) split over the threads by their CPU time, the
+ * rest as the "[unattributed]" row, rows adding up to the measured total;
+ * channel choice; damaged readings.
+ */
+#include "test_report_fake.h"
+
+static const double S = 1000000000.0; /* ns per second */
+
+static struct prof_channel power_ch[] = {{"package-0", "W", PMU_KIND_POWER}};
+
+/* One thread: 0.5 s of CPU in main over the first second (10 W), then a
+ * full second in foo (20 W). */
+Test(report_energy, power_times_interval_split_by_cpu_with_the_rest_unattributed)
+{
+    double v0[] = {99}, v1[] = {10}, v2[] = {20};
+    struct prof_thread_sample s0[] = {fake_th(1, PC_MAIN, 0)};
+    struct prof_thread_sample s1[] = {fake_th(1, PC_MAIN, (uint64_t)(0.5 * S))};
+    struct prof_thread_sample s2[] = {fake_th(1, PC_FOO, (uint64_t)(1.5 * S))};
+    struct prof_sample samples[] = {FAKE_SAMPLE(0, s0), FAKE_SAMPLE((uint64_t)S, s1),
+                                    FAKE_SAMPLE((uint64_t)(2 * S), s2)};
+    samples[0].values = v0;
+    samples[1].values = v1;
+    samples[2].values = v2;
+    struct profile p = {.samples = samples, .nsamples = 3, .channels = power_ch, .nchannels = 1};
+    struct report r;
+    fake_analyze(&p, "binary,procedure", &r);
+    fake_expect_consistent(&r);
+    cr_expect(r.totals.has_energy);
+    cr_expect(fake_close(r.totals.energy_j, 30), "the first reading has no interval: %g",
+              r.totals.energy_j);
+    cr_expect(fake_close(fake_row(&r, "prog:main")->self[Q_ENERGY], 5));
+    cr_expect(fake_close(fake_row(&r, "prog:foo")->self[Q_ENERGY], 20));
+    const struct report_row *u = fake_row(&r, "[unattributed]:[unattributed]");
+    cr_expect(u->unattributed);
+    cr_expect(fake_close(u->self[Q_ENERGY], 5));
+    cr_expect_eq(u->self[Q_SAMPLES], 0);
+    cr_expect(fake_close(r.totals.unattributed_j, 5));
+    /* Power: energy over the time that used it. */
+    cr_expect(fake_close(report_value(fake_row(&r, "prog:main"), METRIC_POWER, false), 10));
+    cr_expect(fake_close(report_value(fake_row(&r, "prog:foo"), METRIC_POWER, false), 20));
+    cr_expect(fake_close(report_value(u, METRIC_POWER, false), 10), "idle power");
+    cr_expect(fake_close(report_mean_power(&r.totals), 15));
+    cr_expect(fake_close(report_pct(&r, u, METRIC_ENERGY, false), 100.0 / 6));
+    report_free(&r);
+}
+
+Test(report_energy, energy_counters_count_their_increase)
+{
+    struct prof_channel ch[] = {{"counter", "J", PMU_KIND_ENERGY}};
+    double v0[] = {100}, v1[] = {103}, v2[] = {110};
+    struct prof_thread_sample s0[] = {fake_th(1, PC_MAIN, 0), fake_th(2, PC_FOO, 0)};
+    struct prof_thread_sample s1[] = {fake_th(1, PC_MAIN, 250), fake_th(2, PC_FOO, 750)};
+    struct prof_thread_sample s2[] = {fake_th(1, PC_MAIN, 250), fake_th(2, PC_FOO, 1750)};
+    struct prof_sample samples[] = {FAKE_SAMPLE(0, s0), FAKE_SAMPLE(1000, s1),
+                                    FAKE_SAMPLE(2000, s2)};
+    samples[0].values = v0;
+    samples[1].values = v1;
+    samples[2].values = v2;
+    struct profile p = {.samples = samples, .nsamples = 3, .channels = ch, .nchannels = 1};
+    struct report r;
+    fake_analyze(&p, "procedure", &r);
+    fake_expect_consistent(&r);
+    cr_expect(fake_close(r.totals.energy_j, 10));
+    cr_expect(fake_close(fake_row(&r, "main")->self[Q_ENERGY], 0.75));
+    cr_expect(fake_close(fake_row(&r, "foo")->self[Q_ENERGY], 2.25 + 7));
+    cr_expect_null(fake_find(&r, "[unattributed]"), "every interval was fully used");
+    report_free(&r);
+}
+
+Test(report_energy, threads_running_in_parallel_share_the_interval)
+{
+    /* Two threads each busy the whole second: 10 J, half each. */
+    double v0[] = {10}, v1[] = {10};
+    struct prof_thread_sample s0[] = {fake_th(1, PC_MAIN, 0), fake_th(2, PC_FOO, 0)};
+    struct prof_thread_sample s1[] = {fake_th(1, PC_MAIN, (uint64_t)S),
+                                      fake_th(2, PC_FOO, (uint64_t)S)};
+    struct prof_sample samples[] = {FAKE_SAMPLE(0, s0), FAKE_SAMPLE((uint64_t)S, s1)};
+    samples[0].values = v0;
+    samples[1].values = v1;
+    struct profile p = {.samples = samples, .nsamples = 2, .channels = power_ch, .nchannels = 1};
+    struct report r;
+    fake_analyze(&p, "procedure", &r);
+    fake_expect_consistent(&r);
+    cr_expect(fake_close(fake_row(&r, "main")->self[Q_ENERGY], 5));
+    cr_expect(fake_close(fake_row(&r, "foo")->self[Q_ENERGY], 5));
+    const struct report_row *u = fake_find(&r, "[unattributed]");
+    cr_expect(!u || fake_close(u->self[Q_ENERGY], 0));
+    report_free(&r);
+}
+
+Test(report_energy, damaged_readings_count_nothing)
+{
+    /* A NaN power reading and an energy counter that goes back (a reset). */
+    struct prof_channel ch[] = {{"p", "W", PMU_KIND_POWER}, {"e", "J", PMU_KIND_ENERGY}};
+    double v0[] = {1, 50}, v1[] = {NAN, 40}, v2[] = {4, 42};
+    struct prof_thread_sample s0[] = {fake_th(1, PC_MAIN, 0)};
+    struct prof_thread_sample s1[] = {fake_th(1, PC_MAIN, (uint64_t)S)};
+    struct prof_thread_sample s2[] = {fake_th(1, PC_MAIN, (uint64_t)(2 * S))};
+    struct prof_sample samples[] = {FAKE_SAMPLE(0, s0), FAKE_SAMPLE((uint64_t)S, s1),
+                                    FAKE_SAMPLE((uint64_t)(2 * S), s2)};
+    samples[0].values = v0;
+    samples[1].values = v1;
+    samples[2].values = v2;
+    struct profile p = {.samples = samples, .nsamples = 3, .channels = ch, .nchannels = 2};
+    struct report r;
+    fake_analyze(&p, "procedure", &r);
+    fake_expect_consistent(&r);
+    /* Default: both channels summed; interval 1 gives nothing, interval 2
+     * 4 W x 1 s + 2 J. */
+    cr_expect(fake_close(r.totals.energy_j, 6), "%g", r.totals.energy_j);
+    cr_expect(isfinite(fake_row(&r, "main")->self[Q_ENERGY]));
+    report_free(&r);
+}
+
+Test(report_energy, channel_choice)
+{
+    struct prof_channel ch[] = {{"package-0", "W", PMU_KIND_POWER},
+                                {"dram", "W", PMU_KIND_POWER},
+                                {"temp", "", PMU_KIND_CUSTOM}};
+    double v0[] = {1, 1, 70}, v1[] = {6, 2, 70};
+    struct prof_thread_sample s0[] = {fake_th(1, PC_MAIN, 0)};
+    struct prof_thread_sample s1[] = {fake_th(1, PC_MAIN, (uint64_t)S)};
+    struct prof_sample samples[] = {FAKE_SAMPLE(0, s0), FAKE_SAMPLE((uint64_t)S, s1)};
+    samples[0].values = v0;
+    samples[1].values = v1;
+    struct profile p = {.samples = samples, .nsamples = 2, .channels = ch, .nchannels = 3};
+    struct report r;
+    char *error = NULL;
+    /* Default: the power channels, not the custom one. */
+    cr_assert_eq(fake_analyze_opts(&p, "procedure", METRIC_ENERGY, NULL, &r, &error), 0);
+    cr_expect(fake_close(r.totals.energy_j, 8));
+    cr_expect(strstr(r.totals.energy_source, "package-0") &&
+              strstr(r.totals.energy_source, "dram"));
+    report_free(&r);
+
+    struct metrics_options by_name = {.channel = "dram"}, by_index = {.channel = "0"};
+    cr_assert_eq(fake_analyze_opts(&p, "procedure", METRIC_ENERGY, &by_name, &r, &error), 0);
+    cr_expect(fake_close(r.totals.energy_j, 2));
+    report_free(&r);
+    cr_assert_eq(fake_analyze_opts(&p, "procedure", METRIC_ENERGY, &by_index, &r, &error), 0);
+    cr_expect(fake_close(r.totals.energy_j, 6));
+    report_free(&r);
+
+    struct metrics_options custom = {.channel = "temp"}, missing = {.channel = "gpu"};
+    cr_expect_eq(fake_analyze_opts(&p, "procedure", METRIC_ENERGY, &custom, &r, &error), -1);
+    cr_assert_not_null(error);
+    cr_expect_not_null(strstr(error, "temp"));
+    free(error);
+    error = NULL;
+    cr_expect_eq(fake_analyze_opts(&p, "procedure", METRIC_ENERGY, &missing, &r, &error), -1);
+    cr_assert_not_null(error);
+    cr_expect_not_null(strstr(error, "gpu"));
+    free(error);
+}
+
+Test(report_energy, current_times_voltage_when_there_is_no_power)
+{
+    struct prof_channel ch[] = {{"i", "A", PMU_KIND_CURRENT}, {"u", "V", PMU_KIND_VOLTAGE}};
+    double v0[] = {0, 0}, v1[] = {2, 5};
+    struct prof_thread_sample s0[] = {fake_th(1, PC_MAIN, 0)};
+    struct prof_thread_sample s1[] = {fake_th(1, PC_MAIN, (uint64_t)(0.25 * S))};
+    struct prof_sample samples[] = {FAKE_SAMPLE(0, s0), FAKE_SAMPLE((uint64_t)S, s1)};
+    samples[0].values = v0;
+    samples[1].values = v1;
+    struct profile p = {.samples = samples, .nsamples = 2, .channels = ch, .nchannels = 2};
+    struct report r;
+    fake_analyze(&p, "procedure", &r);
+    fake_expect_consistent(&r);
+    cr_expect(fake_close(r.totals.energy_j, 10));
+    cr_expect(fake_close(fake_row(&r, "main")->self[Q_ENERGY], 2.5));
+    cr_expect(fake_close(fake_row(&r, "[unattributed]")->self[Q_ENERGY], 7.5));
+    report_free(&r);
+}
+
+Test(report_energy, no_channel_no_energy)
+{
+    struct prof_thread_sample s0[] = {fake_th(1, PC_MAIN, 0)};
+    struct prof_thread_sample s1[] = {fake_th(1, PC_MAIN, 100)};
+    struct prof_sample samples[] = {FAKE_SAMPLE(0, s0), FAKE_SAMPLE(1000, s1)};
+    struct profile p = {.samples = samples, .nsamples = 2};
+    struct report r;
+    fake_analyze(&p, "procedure", &r);
+    cr_expect_not(r.totals.has_energy);
+    cr_expect_null(fake_find(&r, "[unattributed]"));
+    cr_expect_eq(r.totals.energy_j, 0);
+    report_free(&r);
+}
