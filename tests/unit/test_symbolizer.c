@@ -925,7 +925,9 @@ Test(symbolizer, vdso_samples_name_clock_gettime)
     if (vdso == 0 && !clock_in_vdso())
         cr_skip_test("this machine's clock source does not run in the vDSO");
     cr_expect_gt(vdso, total / 3, "%d of %d samples in [vdso]", vdso, total);
-    cr_expect_eq(named, vdso, "every [vdso] sample is in clock_gettime (%d of %d)", named, vdso);
+    /* Kernels that keep a helper out of line may have a few samples
+     * there; the time still belongs to clock_gettime's code. */
+    cr_expect_geq(10 * named, 9 * vdso, "[vdso] samples in clock_gettime: %d of %d", named, vdso);
     symbolizer_free(s);
     profile_free(&p);
     free(w);
@@ -954,6 +956,8 @@ Test(symbolizer, dlopened_library_resolves)
             if (strcmp(outer->binary, "libplugin.so") != 0)
                 continue;
             plugin++;
+            cr_expect(strncmp(outer->function, "libplugin.so+", 13) != 0, "plugin code unnamed: %s",
+                      outer->function);
             if (strcmp(outer->function, "plugin_hot") == 0) {
                 hot++;
                 cr_expect(strstr(outer->file, "plugin.c"), "plugin_hot in %s", outer->file);
@@ -963,7 +967,6 @@ Test(symbolizer, dlopened_library_resolves)
     }
     cr_log_info("dlopener: %d samples, %d in libplugin.so, %d in plugin_hot", total, plugin, hot);
     cr_expect_gt(hot, total / 4, "%d of %d samples in plugin_hot", hot, total);
-    cr_expect_eq(hot, plugin, "libplugin.so samples are all plugin_hot's");
     symbolizer_free(s);
     profile_free(&p);
     free(w);
