@@ -15,6 +15,7 @@ struct command {
 int cmd_record(int argc, char **argv);
 int cmd_sampler(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 

@@ -1,252 +1,308 @@
 /*
- * cmd_report.c - "ptprof report": where a profile's CPU time went, per
- * function, as a table or CSV, from a profile in any format (format/load.h).
- * Also decides where binaries are looked for: the original raw format stores
- * only their base names, and a profile may be read on another machine.
+ * cmd_report.c - "ptprof report": where the time (or energy) of one or
+ * more profiles went, per key, as a table, CSV or JSON; also the callers
+ * or callees of a function and the call tree (docs/report.md).
  */
-#include "analyze/flat_profile.h"
+#include "analyze/callgraph.h"
+#include "analyze/calltree.h"
+#include "analyze/multi.h"
+#include "analyze/select.h"
+#include "analyze/session.h"
 #include "cli/cli.h"
-#include "format/load.h"
-#include "render/table.h"
+#include "render/report_render.h"
+#include "render/termwidth.h"
+#include "render/tree_render.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
 #include <getopt.h>
-#include <glob.h>
-#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
+#include <unistd.h>
 
-struct dir_list {
-    char **dirs;
-    size_t count, capacity;
-};
+#define USAGE_LINE                                                                                 \
+    "usage: ptprof report FILE... [-k KEYS] [--metric M] [--callers F | --callees F | --tree]\n"   \
+    "                     [--limit P] [--threshold P] [--format table|csv|json] [-s DIR]...\n"
 
-#define USAGE_LINE "usage: ptprof report FILE [-s DIR]... [--format table|csv] [--limit N]\n"
+/* The tree is unreadable with every node; it shows those over 0.5 % unless told. */
+#define TREE_THRESHOLD 0.5
 
 static void usage(FILE *out)
 {
-    fprintf(out, USAGE_LINE
+    fprintf(out,
+            USAGE_LINE
             "\n"
-            "Show CPU time and samples per function of a profile: the native format or the\n"
-            "original sampler's (--format pperf), plain or compressed.\n"
+            "Show where the time or energy of a profile went, per key. Several files of the\n"
+            "same program are averaged (repeated runs). Any profile format, plain or compressed.\n"
             "\n"
-            "  -s, --search DIR   look for the profiled binaries in DIR first (repeatable)\n"
-            "      --format FMT   table (default) or csv\n"
-            "      --limit N      show only the N functions with the most CPU time\n"
-            "  -h, --help         show this help\n"
+            "  -k, --keys KEYS       comma list of pc, binary, file, procedure,\n"
+            "                        procedure_mangled, line, thread (binary,procedure)\n"
+            "  -m, --metric M        cpu (default), wall, samples, energy, power, executions\n"
+            "      --wall            the same as --metric wall: every thread, on or off CPU\n"
+            "      --account-latency subtract the profiler's own time per sample from wall time\n"
+            "      --channel C       the energy channel to use (name or index; default: all\n"
+            "                        power and energy channels)\n"
+            "      --callers FUNC    what called FUNC, as shares of FUNC's total\n"
+            "      --callees FUNC    what FUNC called, and its own share ([self])\n"
+            "      --tree            the call tree, outermost frames first\n"
+            "      --limit P         keep the top rows until they hold P %% of the total\n"
+            "      --threshold P     drop rows under P %% (self and total; tree default %g)\n"
+            "      --format F        table (default), csv or json\n"
+            "  -s, --search DIR      look for the profiled binaries in DIR first (repeatable)\n"
+            "      --no-cache        do not read or write the symbol cache\n"
+            "  -h, --help            show this help\n"
             "\n"
-            "A binary recorded with its full path is read from there. Otherwise, or when\n"
-            "that file is gone or another build, it is searched by name in the -s\n"
-            "directories, the profile's directory, the current directory, LD_LIBRARY_PATH\n"
-            "and the system library directories.\n");
+            "Rows have self (the key was the innermost frame) and total (the key was anywhere\n"
+            "on the stack) values. The CSV and JSON columns are described in docs/report.md.\n",
+            TREE_THRESHOLD);
 }
 
-/* --- search path --------------------------------------------------------- */
-
-static void add_dir(struct dir_list *l, const char *dir, size_t len)
-{
-    while (len > 1 && dir[len - 1] == '/')
-        len--;
-    if (len == 0)
-        return;
-    char *d = xasprintf("%.*s", (int)len, dir);
-    struct stat st;
-    for (size_t i = 0; i < l->count; i++) {
-        if (strcmp(l->dirs[i], d) == 0) {
-            free(d);
-            return;
-        }
-    }
-    if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        free(d);
-        return;
-    }
-    l->dirs = xgrow(l->dirs, &l->capacity, l->count + 1, sizeof(*l->dirs));
-    l->dirs[l->count++] = d;
-}
-
-static void add_path_list(struct dir_list *l, const char *list)
-{
-    while (list && *list) {
-        size_t n = strcspn(list, ":");
-        add_dir(l, list, n);
-        list += n + (list[n] == ':');
-    }
-}
-
-/* The dynamic linker's own configuration names the library directories
- * (multiarch ones included) without running ldconfig. */
-static void add_ld_so_conf(struct dir_list *l, const char *path, int depth)
-{
-    FILE *f = fopen(path, "r");
-    if (!f || depth > 4) {
-        if (f)
-            fclose(f);
-        return;
-    }
-    char line[PATH_MAX + 16];
-    while (fgets(line, sizeof(line), f)) {
-        line[strcspn(line, "#\r\n")] = '\0';
-        char *p = line + strspn(line, " \t");
-        size_t n = strlen(p);
-        while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-            p[--n] = '\0';
-        if (n == 0)
-            continue;
-        if (strncmp(p, "include", 7) == 0 && (p[7] == ' ' || p[7] == '\t')) {
-            const char *pat = p + 8 + strspn(p + 8, " \t");
-            char *full = pat[0] == '/' ? xstrdup(pat) : xasprintf("/etc/%s", pat);
-            glob_t g;
-            if (glob(full, 0, NULL, &g) == 0)
-                for (size_t i = 0; i < g.gl_pathc; i++)
-                    add_ld_so_conf(l, g.gl_pathv[i], depth + 1);
-            globfree(&g);
-            free(full);
-        } else if (p[0] == '/') {
-            add_dir(l, p, strcspn(p, "= \t"));
-        }
-    }
-    fclose(f);
-}
-
-/* Debian-style multiarch directory names from the machine we run on. */
-static void add_multiarch(struct dir_list *l)
-{
-    struct utsname u;
-    if (uname(&u) != 0)
-        return;
-    const char *m = u.machine, *triplet;
-    if (m[0] == 'i' && strcmp(m + 2, "86") == 0)
-        triplet = "i386-linux-gnu";
-    else if (strncmp(m, "armv7", 5) == 0)
-        triplet = "arm-linux-gnueabihf";
-    else
-        triplet = NULL;
-    char *a = triplet ? xstrdup(triplet) : xasprintf("%s-linux-gnu", m);
-    const char *roots[] = {"/lib", "/usr/lib", "/usr/local/lib"};
-    for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-        char *d = xasprintf("%s/%s", roots[i], a);
-        add_dir(l, d, strlen(d));
-        free(d);
-    }
-    free(a);
-}
-
-static void build_search_path(struct dir_list *l, const char *profile)
-{
-    /* The original raw format does not record where the program lived; a
-     * profile is most often written next to it (build/demo.data for
-     * build/demo). */
-    if (strcmp(profile, "-") != 0) {
-        const char *slash = strrchr(profile, '/');
-        if (slash)
-            add_dir(l, profile, slash == profile ? 1 : (size_t)(slash - profile));
-    }
-    add_dir(l, ".", 1);
-    add_path_list(l, getenv("LD_LIBRARY_PATH"));
-    add_ld_so_conf(l, "/etc/ld.so.conf", 0);
-    add_multiarch(l);
-    add_path_list(l, "/lib64:/usr/lib64:/lib:/usr/lib:/usr/local/lib");
-}
-
-/* --- command ------------------------------------------------------------- */
-
-static int parse_limit(const char *s, size_t *out)
+static int parse_pct(const char *opt, const char *s, bool zero_ok, double *out)
 {
     char *end;
-    if (!s[0] || s[0] == '-')
+    double v = strtod(s, &end);
+    if (end == s || *end || !isfinite(v) || v < 0 || v > 100 || (!zero_ok && v == 0)) {
+        pt_err("report: %s wants a percentage%s up to 100, not '%s'", opt,
+               zero_ok ? "" : " above 0", s);
         return -1;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end || v > SIZE_MAX)
-        return -1;
-    *out = (size_t)v;
+    }
+    *out = v;
     return 0;
 }
 
-int cmd_report(int argc, char **argv)
+struct report_args {
+    struct session_options session;
+    enum metric metric;
+    enum render_format format;
+    double limit, threshold;
+    const char *focus_function;
+    enum report_focus focus;
+    bool tree;
+    const char **dirs;
+    size_t ndirs;
+};
+
+/* 0 ok, 1 usage error, -1 --help shown. */
+static int parse_args(int argc, char **argv, struct report_args *a)
 {
+    enum {
+        OPT_WALL = 256,
+        OPT_LATENCY,
+        OPT_CHANNEL,
+        OPT_CALLERS,
+        OPT_CALLEES,
+        OPT_TREE,
+        OPT_LIMIT,
+        OPT_THRESHOLD,
+        OPT_FORMAT,
+        OPT_NO_CACHE
+    };
     static const struct option longopts[] = {
+        {"keys", required_argument, NULL, 'k'},
+        {"metric", required_argument, NULL, 'm'},
+        {"wall", no_argument, NULL, OPT_WALL},
+        {"account-latency", no_argument, NULL, OPT_LATENCY},
+        {"channel", required_argument, NULL, OPT_CHANNEL},
+        {"callers", required_argument, NULL, OPT_CALLERS},
+        {"callees", required_argument, NULL, OPT_CALLEES},
+        {"tree", no_argument, NULL, OPT_TREE},
+        {"limit", required_argument, NULL, OPT_LIMIT},
+        {"threshold", required_argument, NULL, OPT_THRESHOLD},
+        {"format", required_argument, NULL, OPT_FORMAT},
         {"search", required_argument, NULL, 's'},
-        {"format", required_argument, NULL, 'F'},
-        {"limit", required_argument, NULL, 'L'},
+        {"no-cache", no_argument, NULL, OPT_NO_CACHE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct dir_list dirs = {0};
-    enum table_format format = TABLE_TEXT;
-    size_t limit = 0;
-    int rc = PT_EXIT_USAGE, opt;
-
+    char err[160];
+    int opt, views = 0;
     optind = 1;
     opterr = 0; /* our own messages, with our program name */
-    while ((opt = getopt_long(argc, argv, ":s:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":k:m:s:h", longopts, NULL)) != -1) {
         switch (opt) {
+        case 'k':
+            if (key_spec_parse(optarg, &a->session.walk.keys, err, sizeof(err)) != 0) {
+                pt_err("report: -k: %s", err);
+                return 1;
+            }
+            break;
+        case 'm':
+            if (metric_parse(optarg, &a->metric) != 0) {
+                pt_err("report: unknown metric '%s' (cpu, wall, samples, energy, power, "
+                       "executions)",
+                       optarg);
+                return 1;
+            }
+            break;
+        case OPT_WALL:
+            a->metric = METRIC_WALL;
+            break;
+        case OPT_LATENCY:
+            a->session.walk.metrics.account_latency = true;
+            break;
+        case OPT_CHANNEL:
+            a->session.walk.metrics.channel = optarg;
+            break;
+        case OPT_CALLERS:
+        case OPT_CALLEES:
+            a->focus = opt == OPT_CALLERS ? FOCUS_CALLERS : FOCUS_CALLEES;
+            a->focus_function = optarg;
+            views++;
+            break;
+        case OPT_TREE:
+            a->tree = true;
+            views++;
+            break;
+        case OPT_LIMIT:
+            if (parse_pct("--limit", optarg, false, &a->limit) != 0)
+                return 1;
+            break;
+        case OPT_THRESHOLD:
+            if (parse_pct("--threshold", optarg, true, &a->threshold) != 0)
+                return 1;
+            break;
+        case OPT_FORMAT:
+            if (render_format_parse(optarg, &a->format) != 0) {
+                pt_err("report: unknown format '%s' (table, csv or json)", optarg);
+                return 1;
+            }
+            break;
         case 's': {
             struct stat st;
             if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))
                 pt_warn("report: -s %s: not a directory", optarg);
-            add_dir(&dirs, optarg, strlen(optarg));
+            a->dirs = xrealloc(a->dirs, (a->ndirs + 1) * sizeof(*a->dirs));
+            a->dirs[a->ndirs++] = optarg;
             break;
         }
-        case 'F':
-            if (strcmp(optarg, "table") == 0) {
-                format = TABLE_TEXT;
-            } else if (strcmp(optarg, "csv") == 0) {
-                format = TABLE_CSV;
-            } else {
-                pt_err("report: unknown format '%s' (table or csv)", optarg);
-                goto out;
-            }
-            break;
-        case 'L':
-            if (parse_limit(optarg, &limit) != 0) {
-                pt_err("report: --limit wants a number of rows, not '%s'", optarg);
-                goto out;
-            }
+        case OPT_NO_CACHE:
+            a->session.cache = false;
             break;
         case 'h':
             usage(stdout);
-            rc = PT_EXIT_OK;
-            goto out;
+            return -1;
         default: /* ':' missing value, '?' unknown option */
             pt_err("report: option '%s' %s", argv[optind - 1],
                    opt == ':' ? "needs a value" : "is not known");
             fputs(USAGE_LINE, stderr);
-            goto out;
+            return 1;
         }
     }
-    if (argc - optind != 1) {
-        pt_err("report: %s", argc - optind ? "one profile at a time for now" : "no profile given");
+    if (views > 1) {
+        pt_err("report: --callers, --callees and --tree are different views; choose one");
+        return 1;
+    }
+    if (optind >= argc) {
+        pt_err("report: no profile given");
         fputs(USAGE_LINE, stderr);
-        goto out;
+        return 1;
     }
-    const char *file = argv[optind];
-    build_search_path(&dirs, file);
+    a->session.search_dirs = a->dirs;
+    a->session.nsearch_dirs = a->ndirs;
+    return 0;
+}
 
-    struct profile prof;
-    if (profile_load(file, &prof) != 0) {
-        profile_free(&prof);
-        rc = PT_EXIT_BAD_INPUT;
-        goto out;
+static int run_tree(struct report_args *a, char **files, size_t nfiles, int width)
+{
+    struct strtab *keys = strtab_new(), *names = strtab_new();
+    struct calltree *t = calltree_new(keys, &a->session.walk.keys);
+    struct walk_visitor v = calltree_visitor(t);
+    int rc = PT_EXIT_OK;
+    for (size_t i = 0; i < nfiles && rc == PT_EXIT_OK; i++) {
+        struct walk_totals wt;
+        if (session_walk_file(files[i], &a->session, keys, names, &v, &wt) != 0)
+            rc = PT_EXIT_BAD_INPUT;
+        else
+            calltree_add_run(t, &wt);
     }
-    struct flat_options fo = {.search_dirs = (const char *const *)dirs.dirs,
-                              .nsearch_dirs = dirs.count};
-    struct flat_profile fp;
-    flat_profile_compute(&prof, &fo, &fp);
-    profile_free(&prof);
+    if (rc == PT_EXIT_OK) {
+        calltree_finish(t, a->metric);
+        double threshold = a->threshold >= 0 ? a->threshold : TREE_THRESHOLD;
+        if (render_tree(stdout, t, a->metric, threshold, a->format, width) != 0) {
+            pt_err("report: cannot write the report to standard output");
+            rc = PT_EXIT_USAGE;
+        }
+    }
+    calltree_free(t);
+    strtab_free(names);
+    strtab_free(keys);
+    return rc;
+}
+
+/* The report of one file: flat, or the callers/callees of a function. */
+static int file_report(struct report_args *a, const char *file, struct report *out)
+{
+    if (a->focus == FOCUS_NONE)
+        return session_report_file(file, &a->session, a->metric, out);
+    struct strtab *keys = strtab_new(), *names = strtab_new();
+    struct callgraph *g =
+        callgraph_new(keys, names, &a->session.walk.keys, a->focus_function, a->focus);
+    struct walk_visitor v = callgraph_visitor(g);
+    struct walk_totals wt;
+    int rc = session_walk_file(file, &a->session, keys, names, &v, &wt);
+    if (rc == 0)
+        callgraph_report(g, &wt, a->metric, out);
+    callgraph_free(g);
+    strtab_free(names);
+    strtab_free(keys);
+    return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct report_args a = {
+        .session = {.cache = true, .progress = true},
+        .metric = METRIC_CPU,
+        .format = RENDER_TABLE,
+        .limit = -1,
+        .threshold = -1,
+    };
+    key_spec_default(&a.session.walk.keys);
+    int rc = parse_args(argc, argv, &a);
+    if (rc != 0) {
+        free(a.dirs);
+        return rc < 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
+    }
+    char **files = argv + optind;
+    size_t nfiles = (size_t)(argc - optind);
+    int width = a.format == RENDER_TABLE ? term_width(STDOUT_FILENO) : 0;
+    if (a.tree) {
+        rc = run_tree(&a, files, nfiles, width);
+        free(a.dirs);
+        return rc;
+    }
+
+    struct report *reports = xcalloc(nfiles, sizeof(*reports));
+    const struct report **ptrs = xcalloc(nfiles, sizeof(*ptrs));
+    size_t done = 0;
     rc = PT_EXIT_OK;
-    if (render_flat_profile(stdout, &fp, format, limit) != 0) {
-        pt_err("report: cannot write the report to standard output");
-        rc = PT_EXIT_USAGE;
+    for (; done < nfiles; done++) {
+        if (file_report(&a, files[done], &reports[done]) != 0) {
+            rc = PT_EXIT_BAD_INPUT;
+            break;
+        }
+        ptrs[done] = &reports[done];
     }
-    flat_profile_free(&fp);
-out:
-    for (size_t i = 0; i < dirs.count; i++)
-        free(dirs.dirs[i]);
-    free(dirs.dirs);
+    if (rc == PT_EXIT_OK) {
+        struct report mean;
+        report_mean(ptrs, nfiles, &mean);
+        report_select(&mean, a.limit, a.threshold);
+        if (a.focus != FOCUS_NONE && !mean.focus_found)
+            pt_warn("report: no sample has %s on its stack", a.focus_function);
+        if (render_report(stdout, &mean, a.format, width, (const char *const *)files, nfiles) !=
+            0) {
+            pt_err("report: cannot write the report to standard output");
+            rc = PT_EXIT_USAGE;
+        }
+        report_free(&mean);
+    }
+    for (size_t i = 0; i < done; i++)
+        report_free(&reports[i]);
+    free(reports);
+    free(ptrs);
+    free(a.dirs);
     return rc;
 }

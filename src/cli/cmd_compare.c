@@ -1,0 +1,312 @@
+/*
+ * cmd_compare.c - "ptprof compare": how profiles differ from a baseline,
+ * key by key, under an error function, optionally aggregated over the keys
+ * (docs/report.md).
+ */
+#include "analyze/compare.h"
+#include "analyze/session.h"
+#include "cli/cli.h"
+#include "render/compare_render.h"
+#include "render/termwidth.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define USAGE_LINE                                                                                 \
+    "usage: ptprof compare BASELINE FILE... [--error FN] [--aggregate FN] [--metric M]\n"          \
+    "                      [-k KEYS] [--limit P] [--threshold P] [--names A,B,...]\n"              \
+    "                      [--format table|csv|json] [-s DIR]...\n"
+
+static void usage(FILE *out)
+{
+    fprintf(out, USAGE_LINE
+            "\n"
+            "Compare profiles with a baseline, per key: the baseline's value, each profile's\n"
+            "value and its error. Any profile format, plain or compressed.\n"
+            "\n"
+            "  -e, --error FN        error (default), absolute_error, relative_error,\n"
+            "                        absolute_relative_error, weighted_error,\n"
+            "                        absolute_weighted_error, weighted_relative_error,\n"
+            "                        absolute_weighted_relative_error (weight: the key's\n"
+            "                        share of the baseline)\n"
+            "  -a, --aggregate FN    one number per profile over the keys: sum, min, max,\n"
+            "                        mean, wmean, rmse, wrmse\n"
+            "  -m, --metric M        cpu (default), wall, samples, energy, power, executions\n"
+            "      --wall            the same as --metric wall\n"
+            "      --inclusive       compare total (inclusive) values instead of self\n"
+            "      --share           compare each key's percentage of its profile's total\n"
+            "      --account-latency subtract the profiler's own time per sample from wall time\n"
+            "      --channel C       the energy channel to use (name or index)\n"
+            "  -k, --keys KEYS       comma list of pc, binary, file, procedure,\n"
+            "                        procedure_mangled, line, thread (binary,procedure)\n"
+            "      --limit P         keep the keys holding the top P %% of the baseline\n"
+            "      --threshold P     keep keys reaching P %% in some profile\n"
+            "      --names A,B,...   names for the profiles, baseline first (default: file names)\n"
+            "      --format F        table (default), csv or json\n"
+            "  -s, --search DIR      look for the profiled binaries in DIR first (repeatable)\n"
+            "      --no-cache        do not read or write the symbol cache\n"
+            "  -h, --help            show this help\n");
+}
+
+static int parse_pct(const char *opt, const char *s, bool zero_ok, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !isfinite(v) || v < 0 || v > 100 || (!zero_ok && v == 0)) {
+        pt_err("compare: %s wants a percentage%s up to 100, not '%s'", opt,
+               zero_ok ? "" : " above 0", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+struct compare_args {
+    struct session_options session;
+    struct compare_options cmp;
+    enum render_format format;
+    const char *names;
+    const char **dirs;
+    size_t ndirs;
+};
+
+/* 0 ok, 1 usage error, -1 --help shown. */
+static int parse_args(int argc, char **argv, struct compare_args *a)
+{
+    enum {
+        OPT_WALL = 256,
+        OPT_INCLUSIVE,
+        OPT_SHARE,
+        OPT_LATENCY,
+        OPT_CHANNEL,
+        OPT_LIMIT,
+        OPT_THRESHOLD,
+        OPT_NAMES,
+        OPT_FORMAT,
+        OPT_NO_CACHE
+    };
+    static const struct option longopts[] = {
+        {"error", required_argument, NULL, 'e'},
+        {"aggregate", required_argument, NULL, 'a'},
+        {"metric", required_argument, NULL, 'm'},
+        {"wall", no_argument, NULL, OPT_WALL},
+        {"inclusive", no_argument, NULL, OPT_INCLUSIVE},
+        {"share", no_argument, NULL, OPT_SHARE},
+        {"account-latency", no_argument, NULL, OPT_LATENCY},
+        {"channel", required_argument, NULL, OPT_CHANNEL},
+        {"keys", required_argument, NULL, 'k'},
+        {"limit", required_argument, NULL, OPT_LIMIT},
+        {"threshold", required_argument, NULL, OPT_THRESHOLD},
+        {"names", required_argument, NULL, OPT_NAMES},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"search", required_argument, NULL, 's'},
+        {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    char err[160];
+    int opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":e:a:m:k:s:h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'e':
+            if (error_fn_parse(optarg, &a->cmp.error) != 0) {
+                pt_err("compare: unknown error function '%s' (see --help)", optarg);
+                return 1;
+            }
+            break;
+        case 'a':
+            if (aggregate_fn_parse(optarg, &a->cmp.aggregate) != 0) {
+                pt_err("compare: unknown aggregate '%s' (sum, min, max, mean, wmean, rmse, "
+                       "wrmse)",
+                       optarg);
+                return 1;
+            }
+            break;
+        case 'm':
+            if (metric_parse(optarg, &a->cmp.metric) != 0) {
+                pt_err("compare: unknown metric '%s' (cpu, wall, samples, energy, power, "
+                       "executions)",
+                       optarg);
+                return 1;
+            }
+            break;
+        case OPT_WALL:
+            a->cmp.metric = METRIC_WALL;
+            break;
+        case OPT_INCLUSIVE:
+            a->cmp.inclusive = true;
+            break;
+        case OPT_SHARE:
+            a->cmp.share = true;
+            break;
+        case OPT_LATENCY:
+            a->session.walk.metrics.account_latency = true;
+            break;
+        case OPT_CHANNEL:
+            a->session.walk.metrics.channel = optarg;
+            break;
+        case 'k':
+            if (key_spec_parse(optarg, &a->session.walk.keys, err, sizeof(err)) != 0) {
+                pt_err("compare: -k: %s", err);
+                return 1;
+            }
+            break;
+        case OPT_LIMIT:
+            if (parse_pct("--limit", optarg, false, &a->cmp.limit_pct) != 0)
+                return 1;
+            break;
+        case OPT_THRESHOLD:
+            if (parse_pct("--threshold", optarg, true, &a->cmp.threshold_pct) != 0)
+                return 1;
+            break;
+        case OPT_NAMES:
+            a->names = optarg;
+            break;
+        case OPT_FORMAT:
+            if (render_format_parse(optarg, &a->format) != 0) {
+                pt_err("compare: unknown format '%s' (table, csv or json)", optarg);
+                return 1;
+            }
+            break;
+        case 's': {
+            struct stat st;
+            if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))
+                pt_warn("compare: -s %s: not a directory", optarg);
+            a->dirs = xrealloc(a->dirs, (a->ndirs + 1) * sizeof(*a->dirs));
+            a->dirs[a->ndirs++] = optarg;
+            break;
+        }
+        case OPT_NO_CACHE:
+            a->session.cache = false;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            pt_err("compare: option '%s' %s", argv[optind - 1],
+                   opt == ':' ? "needs a value" : "is not known");
+            fputs(USAGE_LINE, stderr);
+            return 1;
+        }
+    }
+    if (argc - optind < 2) {
+        pt_err("compare: %s",
+               argc - optind ? "nothing to compare the baseline with" : "no profiles given");
+        fputs(USAGE_LINE, stderr);
+        return 1;
+    }
+    a->session.search_dirs = a->dirs;
+    a->session.nsearch_dirs = a->ndirs;
+    return 0;
+}
+
+/* Names from --names (one per file), else the files' base names, else
+ * the paths when two base names are the same. */
+static char **profile_names(const char *list, char **files, size_t n)
+{
+    char **names = xcalloc(n, sizeof(*names));
+    if (list) {
+        size_t count = 0;
+        for (const char *p = list;; p += strcspn(p, ",") + 1) {
+            size_t len = strcspn(p, ",");
+            if (count < n)
+                names[count] = xasprintf("%.*s", (int)len, p);
+            count++;
+            if (p[len] == '\0')
+                break;
+        }
+        if (count == n)
+            return names;
+        for (size_t k = 0; k < n; k++)
+            free(names[k]);
+        free(names);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *slash = strrchr(files[i], '/');
+        names[i] = xstrdup(slash && slash[1] ? slash + 1 : files[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = i + 1; j < n; j++) {
+            if (strcmp(names[i], names[j]) == 0) {
+                for (size_t k = 0; k < n; k++) {
+                    free(names[k]);
+                    names[k] = xstrdup(files[k]);
+                }
+                return names;
+            }
+        }
+    }
+    return names;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    struct compare_args a = {
+        .session = {.cache = true, .progress = true},
+        .cmp = {.metric = METRIC_CPU,
+                .error = ERR_ERROR,
+                .aggregate = AGG_NONE,
+                .limit_pct = -1,
+                .threshold_pct = -1},
+        .format = RENDER_TABLE,
+    };
+    key_spec_default(&a.session.walk.keys);
+    int rc = parse_args(argc, argv, &a);
+    if (rc != 0) {
+        free(a.dirs);
+        return rc < 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
+    }
+    char **files = argv + optind;
+    size_t nfiles = (size_t)(argc - optind);
+    char **names = profile_names(a.names, files, nfiles);
+    if (!names) {
+        pt_err("compare: --names wants %zu names, one per profile (baseline first)", nfiles);
+        free(a.dirs);
+        return PT_EXIT_USAGE;
+    }
+
+    struct report *reports = xcalloc(nfiles, sizeof(*reports));
+    const struct report **others = xcalloc(nfiles, sizeof(*others));
+    size_t done = 0;
+    rc = PT_EXIT_OK;
+    for (; done < nfiles; done++) {
+        if (session_report_file(files[done], &a.session, a.cmp.metric, &reports[done]) != 0) {
+            rc = PT_EXIT_BAD_INPUT;
+            break;
+        }
+        if (done > 0)
+            others[done - 1] = &reports[done];
+    }
+    if (rc == PT_EXIT_OK) {
+        if ((a.cmp.metric == METRIC_ENERGY || a.cmp.metric == METRIC_POWER) &&
+            !reports[0].totals.has_energy)
+            pt_warn("compare: %s has no power or energy channel", files[0]);
+        struct compare_result res;
+        compare_reports(&reports[0], others, nfiles - 1, &a.cmp, &res);
+        int width = a.format == RENDER_TABLE ? term_width(STDOUT_FILENO) : 0;
+        if (render_compare(stdout, &res, (const char *const *)names, a.format, width) != 0) {
+            pt_err("compare: cannot write to standard output");
+            rc = PT_EXIT_USAGE;
+        }
+        compare_free(&res);
+    }
+    for (size_t i = 0; i < nfiles; i++) {
+        report_free(&reports[i]);
+        free(names[i]);
+    }
+    free(names);
+    free(reports);
+    free(others);
+    free(a.dirs);
+    return rc;
+}
