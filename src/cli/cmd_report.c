@@ -290,6 +290,8 @@ int cmd_report(int argc, char **argv)
         struct report mean;
         report_mean(ptrs, nfiles, &mean);
         report_select(&mean, a.limit, a.threshold);
+        if ((a.metric == METRIC_ENERGY || a.metric == METRIC_POWER) && !mean.totals.has_energy)
+            pt_warn("report: no power or energy channel in the profile (record with -p)");
         if (a.focus != FOCUS_NONE && !mean.focus_found)
             pt_warn("report: no sample has %s on its stack", a.focus_function);
         if (render_report(stdout, &mean, a.format, width, (const char *const *)files, nfiles) !=

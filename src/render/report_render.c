@@ -98,13 +98,16 @@ static const struct column columns[] = {
 #define NCOLUMNS (sizeof(columns) / sizeof(columns[0]))
 
 /* Energy and power of a profile without a measurement are unknown (NaN:
- * an empty CSV field, JSON null), not 0. */
+ * an empty CSV field, JSON null), not 0; so are executions where they are
+ * not counted. */
 static double column_value(const struct report *r, const struct report_row *row,
                            const struct column *c)
 {
     enum metric m = c->kind == CHOSEN_VALUE || c->kind == CHOSEN_PCT ? r->metric : c->metric;
     if ((m == METRIC_ENERGY || m == METRIC_POWER) && !r->totals.has_energy)
         return NAN;
+    if (m == METRIC_EXECUTIONS && r->focus != FOCUS_NONE)
+        return NAN; /* not counted for callers and callees */
     if (c->kind == PCT || c->kind == CHOSEN_PCT)
         return report_pct(r, row, m, c->total);
     return report_value(row, m, c->total);
