@@ -346,6 +346,22 @@ Test(report_render, text_table_shrinks_the_widest_shrinkable_column)
                           "12345  abcdefghijklm...  short\n");
     free(out);
     text_table_free(t);
+
+    /* A path keeps its end. */
+    t = text_table_new();
+    text_table_column(t, "file", ALIGN_LEFT, true);
+    text_table_keep_end(t);
+    text_table_column(t, "line", ALIGN_RIGHT, false);
+    text_table_row(t);
+    text_table_cell(t, "/usr/src/project/lib/source.c");
+    text_table_cell(t, "42");
+    capture_open(&c);
+    cr_assert_eq(text_table_print(t, c.f, 20), 0);
+    out = capture_close(&c);
+    cr_expect_str_eq(out, "file            line\n"
+                          "...ib/source.c    42\n");
+    free(out);
+    text_table_free(t);
 }
 
 Test(report_render, terminal_width)
