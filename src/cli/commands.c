@@ -5,6 +5,7 @@
 
 const struct command ptprof_commands[] = {
     {"record", "run a command and sample all its threads into a profile", cmd_record},
+    {"postprocess", "symbolize a raw profile into a self-contained .pbin", cmd_postprocess},
     {"report", "show where a profile's time went", cmd_report},
     {"compare", "compare profiles with a baseline, key by key", cmd_compare},
     {"info", "describe profiles: program, duration, samples, completeness", cmd_info},

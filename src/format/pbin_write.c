@@ -38,8 +38,9 @@ enum ev_kind {
 
 struct event {
     uint64_t time;
-    uint32_t kind;
-    size_t index; /* into the model's array of that kind */
+    uint32_t rank; /* an enum ev_kind: where it goes among equal times */
+    uint32_t kind; /* what to write */
+    size_t index;  /* into the model's array of that kind */
 };
 
 static int event_cmp(const void *a, const void *b)
@@ -47,9 +48,12 @@ static int event_cmp(const void *a, const void *b)
     const struct event *x = a, *y = b;
     if (x->time != y->time)
         return x->time < y->time ? -1 : 1;
-    if (x->kind != y->kind)
-        return x->kind < y->kind ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    /* Same rank and index: a map, then its own unmap. */
+    return x->kind < y->kind ? 1 : x->kind > y->kind ? -1 : 0;
 }
 
 /* When each pid first appears as a process: records naming it must not
@@ -96,7 +100,8 @@ static void index_processes(struct order *o, const struct profile *p)
     o->starts = p->nprocesses ? xcalloc(p->nprocesses, sizeof(*o->starts)) : NULL;
     for (size_t i = 0; i < p->nprocesses; i++)
         o->starts[i] = (struct pid_start){p->processes[i].pid, p->processes[i].start_ns};
-    qsort(o->starts, p->nprocesses, sizeof(*o->starts), pid_start_cmp);
+    if (p->nprocesses > 1)
+        qsort(o->starts, p->nprocesses, sizeof(*o->starts), pid_start_cmp);
     /* Keep the earliest start of each pid. */
     size_t n = 0;
     for (size_t i = 0; i < p->nprocesses; i++)
@@ -125,10 +130,16 @@ static uint64_t after_start(const struct order *o, uint32_t pid, uint64_t t)
     return t > start ? t : start;
 }
 
-static void add_event(struct order *o, uint64_t time, enum ev_kind kind, size_t index)
+static void add_ranked(struct order *o, uint64_t time, enum ev_kind rank, enum ev_kind kind,
+                       size_t index)
 {
     o->events = xgrow(o->events, &o->cap_events, o->nevents + 1, sizeof(*o->events));
-    o->events[o->nevents++] = (struct event){time, kind, index};
+    o->events[o->nevents++] = (struct event){time, rank, kind, index};
+}
+
+static void add_event(struct order *o, uint64_t time, enum ev_kind kind, size_t index)
+{
+    add_ranked(o, time, kind, kind, index);
 }
 
 static uint64_t earliest_time(const struct profile *p)
@@ -181,16 +192,23 @@ static void build_order(struct order *o, const struct profile *p)
         const struct prof_map *m = &p->maps[i];
         uint64_t start = after_start(o, m->pid, m->time_ns);
         add_event(o, start, EV_MAP, i);
-        /* An empty range never was mapped, so nothing ended it. */
-        if (m->unmap_ns && m->start < m->end)
-            add_event(o, m->unmap_ns > start ? m->unmap_ns : start, EV_UNMAP, i);
+        /* An empty range never was mapped, so nothing ended it.  A map
+         * that ended when it began is unmapped right after it is mapped,
+         * before a later map of that instant could be hit as well. */
+        if (m->unmap_ns && m->start < m->end) {
+            if (m->unmap_ns > start)
+                add_event(o, m->unmap_ns, EV_UNMAP, i);
+            else
+                add_ranked(o, start, EV_MAP, EV_UNMAP, i);
+        }
     }
     /* Images carry no time: they belong to their process from its start. */
     for (size_t i = 0; i < p->nimages; i++)
         add_event(o, after_start(o, p->images[i].pid, 0), EV_IMAGE, i);
     for (size_t i = 0; i < p->nsamples; i++)
         add_event(o, p->samples[i].time_ns, EV_SAMPLE, i);
-    qsort(o->events, o->nevents, sizeof(*o->events), event_cmp);
+    if (o->nevents > 1)
+        qsort(o->events, o->nevents, sizeof(*o->events), event_cmp);
 }
 
 static void order_free(struct order *o)

@@ -4,6 +4,8 @@
 #include "format/load.h"
 #include "format/native.h"
 #include "format/pperf.h"
+#include "format/pbin.h"
+#include "symbol/symbolizer.h"
 #include "util/slurp.h"
 
 #include <criterion/criterion.h>
@@ -19,6 +21,7 @@
 #define CORPUS "tests/fuzz/corpus/pperf"
 #define SLURP_CORPUS "tests/fuzz/corpus/slurp"
 #define NATIVE_CORPUS "tests/fuzz/corpus/native"
+#define PBIN_CORPUS "tests/fuzz/corpus/pbin"
 
 /* $PTPROF_SRCDIR/CORPUS, or CORPUS (a path from the source tree's top)
  * relative to the working directory or one of its parents (the suite may run
@@ -256,5 +259,110 @@ Test(fuzz_corpus, native_inputs_load_or_fail_cleanly)
     close(saved);
     cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
     cr_expect_gt(valid, 0, "no valid-* profile in %s", dir);
+    free(dir);
+}
+
+/* What a .pbin reader and writer promise about any profile the reader
+ * accepts: tables within their limits, naming processes it knows, that the
+ * symbolizer answers from, and a native copy that reads back whole. */
+static void check_pbin_profile(const char *path, const struct profile *p, size_t len,
+                               const char *copy)
+{
+    check_native_profile(path, p, len);
+    for (size_t i = 0; i < p->nlocations; i++) {
+        const struct prof_location *l = &p->locations[i];
+        cr_expect_leq(l->nframes, NATIVE_LOCATION_FRAMES_MAX, "%s: location %zu", path, i);
+        bool known = false;
+        for (size_t k = 0; k < p->nprocesses && !known; k++)
+            known = p->processes[k].pid == l->pid;
+        cr_expect(known, "%s: location %zu names pid %u, no process", path, i, l->pid);
+    }
+    if (p->nlocations) {
+        struct symbolizer_options opts = {0};
+        struct symbolizer *s = symbolizer_new(p, &opts);
+        for (size_t i = 0; i < p->nsamples; i++)
+            for (uint32_t t = 0; t < p->samples[i].nthreads; t++) {
+                const struct prof_thread_sample *th = &p->samples[i].threads[t];
+                const struct sym_location *l =
+                    symbolizer_resolve(s, th->pid, p->samples[i].time_ns, th->pc, false);
+                cr_expect_geq(l->nframes, 1, "%s: sample %zu", path, i);
+            }
+        symbolizer_free(s);
+    }
+    cr_assert_eq(native_write_profile(copy, p), 0, "%s: cannot be written", path);
+    struct profile q;
+    cr_assert_eq(profile_load(copy, &q), 0, "%s: its copy cannot be read", path);
+    cr_expect_not(q.truncated, "%s: its copy is truncated", path);
+    cr_expect_eq(q.nsamples, p->nsamples, "%s", path);
+    cr_expect_eq(q.nlocations, p->nlocations, "%s", path);
+    cr_expect_eq(q.nmaps, p->nmaps, "%s", path);
+    cr_expect_eq(q.has_totals, p->has_totals, "%s", path);
+    profile_free(&q);
+}
+
+/* valid-* are .pbin files with symbol tables and must read whole; trunc-*
+ * and bad-* are damaged in a LOCATION and must read as truncated; the rest
+ * came from fuzzing. */
+Test(fuzz_corpus, pbin_inputs_load_or_fail_cleanly)
+{
+    char *dir = find_corpus_dir(PBIN_CORPUS);
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "cannot open %s", dir);
+    char tmpl[] = "/tmp/ptprof-test-pbin-corpus-XXXXXX";
+    cr_assert_not_null(mkdtemp(tmpl));
+    char *copy = NULL;
+    cr_assert_geq(asprintf(&copy, "%s/copy.pbin", tmpl), 0);
+
+    fflush(stderr);
+    int saved = dup(2);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 2);
+    close(null);
+    FILE *sink = fopen("/dev/null", "w");
+    cr_assert_not_null(sink);
+
+    size_t files = 0, valid = 0, damaged = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char *path = NULL;
+        cr_assert_geq(asprintf(&path, "%s/%s", dir, de->d_name), 0);
+        size_t len;
+        unsigned char *data = read_exact(path, &len);
+        struct profile p;
+        int rc = native_load_buffer(de->d_name, data, len, &p);
+        int drc = native_dump_buffer(de->d_name, data, len, sink);
+        cr_expect_eq(rc, drc, "%s: load and dump disagree", path);
+        bool must_load = strncmp(de->d_name, "valid-", 6) == 0;
+        bool must_cut =
+            strncmp(de->d_name, "trunc-", 6) == 0 || strncmp(de->d_name, "bad-", 4) == 0;
+        cr_expect(rc == 0 || !must_load, "%s does not load", path);
+        if (rc == 0) {
+            check_pbin_profile(path, &p, len, copy);
+            if (must_load) {
+                cr_expect(!p.truncated && p.nlocations > 0, "%s: truncated or no tables", path);
+                valid++;
+            }
+            if (must_cut) {
+                cr_expect(p.truncated, "%s is not truncated", path);
+                damaged++;
+            }
+        }
+        profile_free(&p);
+        free(data);
+        free(path);
+        files++;
+    }
+    closedir(d);
+    fclose(sink);
+    dup2(saved, 2);
+    close(saved);
+    unlink(copy);
+    rmdir(tmpl);
+    cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
+    cr_expect_gt(valid, 0, "no valid-* profile in %s", dir);
+    cr_expect_gt(damaged, 0, "no trunc-* or bad-* profile in %s", dir);
+    free(copy);
     free(dir);
 }

@@ -1,12 +1,14 @@
 /* test_pbin.c - format/pbin.h and the LOCATION records of format/native.h:
  * any profile written back in the native format, .pbin symbol tables, and
  * a reader that survives hostile ones. */
+#include "../lib/spawn.h"
 #include "format/load.h"
 #include "format/native.h"
 #include "format/pbin.h"
 #include "format/pperf.h"
 #include "format/profile.h"
 #include "record/maps.h"
+#include "symbol/symbolizer.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* --- helpers ------------------------------------------------------------- */
@@ -917,4 +920,224 @@ Test(pbin_location, dump_prints_each_location_and_its_frames)
     cr_expect_not_null(strstr(text, line), "missing\n%s\nin\n%s", line, text);
     free(text);
     free(d);
+}
+
+/* --- end to end: record, postprocess, lose the binary ---------------------- */
+
+static void run_ok(const char *const *argv, const char *cache)
+{
+    char *env_cache = NULL;
+    cr_assert_geq(asprintf(&env_cache, "XDG_CACHE_HOME=%s", cache), 0);
+    const char *env[] = {env_cache, NULL};
+    struct spawn_opts o = {.argv = argv, .env = env, .timeout_s = 60};
+    struct spawn_result res;
+    spawn_run(&o, &res);
+    cr_assert(WIFEXITED(res.status) && WEXITSTATUS(res.status) == 0, "%s %s: %s\n%s", argv[0],
+              argv[1], spawn_status_text(res.status), res.err);
+    spawn_result_free(&res);
+    free(env_cache);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    size_t len;
+    unsigned char *d = read_file(from, &len);
+    int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, d, len), (ssize_t)len);
+    close(fd);
+    free(d);
+}
+
+/* How a symbolizer over P names an address, as one string. */
+static char *names_of(struct symbolizer *s, uint32_t pid, uint64_t t, uint64_t pc, bool ra)
+{
+    const struct sym_location *l = symbolizer_resolve(s, pid, t, pc, ra);
+    char *out = strdup("");
+    for (uint32_t f = 0; f < l->nframes; f++) {
+        char *next = NULL;
+        cr_assert_geq(asprintf(&next, "%s%s:%s:%s:%u;", out, l->frames[f].binary,
+                               l->frames[f].function, l->frames[f].file, l->frames[f].line),
+                      0);
+        free(out);
+        out = next;
+    }
+    return out;
+}
+
+/* Every address the samples use, as REF and PBIN name it; returns how many
+ * leaf frames of the workload's own binary were named FUNCTION. */
+static size_t expect_same_names(const struct profile *ref, struct symbolizer *rs,
+                                const struct profile *pbin, struct symbolizer *ps,
+                                const char *function)
+{
+    size_t named = 0;
+    cr_assert_eq(ref->nsamples, pbin->nsamples);
+    for (size_t i = 0; i < ref->nsamples; i++) {
+        const struct prof_sample *a = &ref->samples[i], *b = &pbin->samples[i];
+        cr_assert_eq(a->nthreads, b->nthreads);
+        for (uint32_t t = 0; t < a->nthreads; t++) {
+            const struct prof_thread_sample *x = &a->threads[t], *y = &b->threads[t];
+            char *want = names_of(rs, x->pid, a->time_ns, x->pc, false);
+            char *got = names_of(ps, y->pid, b->time_ns, y->pc, false);
+            cr_expect_str_eq(got, want, "sample %zu thread %u leaf", i, t);
+            named += strstr(got, function) != NULL;
+            free(want);
+            free(got);
+            const struct prof_stack *sa = &ref->stacks[x->stack], *sb = &pbin->stacks[y->stack];
+            cr_assert_eq(sa->depth, sb->depth);
+            for (uint32_t k = 1; k < sa->depth; k++) {
+                want = names_of(rs, x->pid, a->time_ns, sa->pcs[k], true);
+                got = names_of(ps, y->pid, b->time_ns, sb->pcs[k], true);
+                cr_expect_str_eq(got, want, "sample %zu thread %u frame %u", i, t, k);
+                free(want);
+                free(got);
+            }
+        }
+    }
+    return named;
+}
+
+Test(pbin_e2e, a_pbin_names_every_frame_after_the_binary_is_gone, .timeout = 120)
+{
+    char *ptprof = build_ptprof();
+    char *workload = build_workload("callers");
+    if (access(ptprof, X_OK) != 0 || access(workload, X_OK) != 0)
+        cr_skip_test("no %s or %s (make tests; PTPROF_BUILD)", ptprof, workload);
+    char *dir = test_mkdtemp();
+    char *exe = path_in(dir, "callers"), *raw = path_in(dir, "run.prof");
+    char *pbin = path_in(dir, "run.pbin"), *cache = path_in(dir, "cache");
+    copy_file(workload, exe);
+
+    const char *rec[] = {ptprof, "record", "-f", "300", "-o", raw, "--", exe, "1", NULL};
+    run_ok(rec, cache);
+    const char *pp[] = {ptprof, "postprocess", raw, NULL};
+    run_ok(pp, cache);
+
+    /* The .pbin holds the raw profile and the tables this process makes
+     * of it while the binary is there. */
+    struct profile ref, back;
+    struct symbolizer_options nocache = {0};
+    cr_assert_eq(profile_load(raw, &ref), 0);
+    cr_assert_eq(pbin_symbolize(&ref, &nocache), 0);
+    cr_assert_eq(profile_load(pbin, &back), 0);
+    cr_expect_str_eq(profile_meta(&back, "symbolized"), "1");
+    cr_assert_gt(back.nlocations, 10);
+    expect_same_profile(&ref, &back);
+    profile_free(&ref);
+
+    /* The reference names: the raw profile read from the binary, every
+     * address resolved before the binary goes. */
+    cr_assert_eq(profile_load(raw, &ref), 0);
+    struct symbolizer *rs = symbolizer_new(&ref, &nocache);
+    symbolizer_prepare(rs);
+    unlink(exe);
+    struct symbolizer *ps = symbolizer_new(&back, &nocache);
+    size_t hot = expect_same_names(&ref, rs, &back, ps, ":hot:");
+    cr_expect_gt(hot, ref.nsamples / 4, "only %zu of %zu samples in hot()", hot, ref.nsamples);
+    symbolizer_free(ps);
+
+    /* Without the tables the same addresses are now nameless. */
+    struct profile bare;
+    cr_assert_eq(profile_load(raw, &bare), 0);
+    fflush(stderr);
+    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    dup2(null, 2);
+    struct symbolizer *bs = symbolizer_new(&bare, &nocache);
+    const struct prof_thread_sample *t0 = &bare.samples[bare.nsamples / 2].threads[0];
+    char *gone = names_of(bs, t0->pid, bare.samples[bare.nsamples / 2].time_ns, t0->pc, false);
+    dup2(saved, 2);
+    close(saved);
+    close(null);
+    cr_expect_not_null(strstr(gone, "callers:callers+0x"), "%s", gone);
+    free(gone);
+    symbolizer_free(bs);
+    profile_free(&bare);
+
+    const char *info[] = {ptprof, "info", pbin, NULL};
+    run_ok(info, cache);
+    char *dumped = path_in(dir, "dump.txt");
+    const char *dump[] = {ptprof, "dump", pbin, NULL};
+    struct spawn_opts o = {.argv = dump};
+    struct spawn_result res;
+    spawn_run(&o, &res);
+    cr_expect_eq(res.status, 0);
+    cr_expect_not_null(strstr(res.out, " LOCATION pid="));
+    cr_expect_not_null(strstr(res.out, "function=\"hot\""));
+    spawn_result_free(&res);
+
+    symbolizer_free(rs);
+    profile_free(&ref);
+    profile_free(&back);
+    test_rmtree(dir);
+    free(dumped);
+    free(exe);
+    free(raw);
+    free(pbin);
+    free(cache);
+    free(dir);
+    free(ptprof);
+    free(workload);
+}
+
+/* The original format names binaries by base name: -s finds them, and the
+ * .pbin it becomes is native and self-contained. */
+Test(pbin_e2e, a_profile_in_the_original_format_becomes_a_pbin, .timeout = 120)
+{
+    char *ptprof = build_ptprof();
+    char *workload = build_workload("callers");
+    if (access(ptprof, X_OK) != 0 || access(workload, X_OK) != 0)
+        cr_skip_test("no %s or %s (make tests; PTPROF_BUILD)", ptprof, workload);
+    char *dir = test_mkdtemp();
+    char *bindir = path_in(dir, "bin"), *exe = path_in(dir, "bin/callers");
+    char *raw = path_in(dir, "run.data"), *pbin = path_in(dir, "run.pbin.gz");
+    char *cache = path_in(dir, "cache");
+    cr_assert_eq(mkdir(bindir, 0755), 0);
+    copy_file(workload, exe);
+
+    const char *rec[] = {ptprof, "record", "--format", "pperf", "-f", "300",
+                         "-o",   raw,      "--",       exe,     "1",  NULL};
+    run_ok(rec, cache);
+    const char *pp[] = {ptprof, "postprocess", raw, "-s", bindir, "-o", pbin, NULL};
+    run_ok(pp, cache);
+    unlink(exe);
+
+    size_t len;
+    unsigned char *head = read_file(pbin, &len);
+    cr_assert_gt(len, 2);
+    cr_expect(head[0] == 0x1f && head[1] == 0x8b, "not gzip-compressed");
+    free(head);
+
+    struct profile p;
+    cr_assert_eq(profile_load(pbin, &p), 0);
+    cr_expect_str_eq(p.format, "native");
+    cr_assert_gt(p.nlocations, 0);
+    struct symbolizer_options nocache = {0};
+    struct symbolizer *s = symbolizer_new(&p, &nocache);
+    size_t hot = 0, threads = 0;
+    for (size_t i = 0; i < p.nsamples; i++) {
+        for (uint32_t t = 0; t < p.samples[i].nthreads; t++) {
+            const struct prof_thread_sample *th = &p.samples[i].threads[t];
+            const struct sym_location *l =
+                symbolizer_resolve(s, th->pid, p.samples[i].time_ns, th->pc, false);
+            const struct sym_frame *outer = &l->frames[l->nframes - 1];
+            hot += strcmp(outer->function, "hot") == 0 && strcmp(outer->binary, "callers") == 0;
+            threads++;
+        }
+    }
+    cr_expect_gt(hot, threads / 4, "only %zu of %zu thread samples in hot()", hot, threads);
+    symbolizer_free(s);
+    profile_free(&p);
+
+    const char *info[] = {ptprof, "info", pbin, NULL};
+    run_ok(info, cache);
+    test_rmtree(dir);
+    free(bindir);
+    free(exe);
+    free(raw);
+    free(pbin);
+    free(cache);
+    free(dir);
+    free(ptprof);
+    free(workload);
 }
