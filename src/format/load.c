@@ -3,6 +3,7 @@
  * compression and the format; and the words info and dump describe it with.
  */
 #include "format/load.h"
+#include "format/gmon.h"
 #include "format/native.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -30,7 +31,9 @@ void profile_file_free(struct profile_file *f)
 
 const char *profile_file_format(const struct profile_file *f)
 {
-    return native_is_native(f->raw.data, f->raw.len) ? "native" : "pperf";
+    if (native_is_native(f->raw.data, f->raw.len))
+        return "native";
+    return gmon_detect(f->raw.data, f->raw.len) ? "gmon" : "pperf";
 }
 
 int profile_parse(const struct profile_file *f, struct profile *out)
@@ -49,6 +52,14 @@ int profile_parse(const struct profile_file *f, struct profile *out)
             }
         }
         return 0;
+    }
+    if (gmon_detect(f->raw.data, f->raw.len)) {
+        /* A histogram is whole or missing: a prefix is not a gmon.out. */
+        if (f->raw.truncated) {
+            pt_err("%s", f->raw.error);
+            return -1;
+        }
+        return gmon_load_buffer(f->name, f->raw.data, f->raw.len, out);
     }
     if (f->raw.truncated) {
         /* The header's counts describe the whole file: a prefix never

@@ -1,6 +1,7 @@
 /* test_fuzz_corpus.c - replays the kept fuzz corpora (tests/fuzz/corpus/NAME)
  * through the code their fuzz targets exercise, so every input that once
  * found a new path stays a regression test without a fuzzer. */
+#include "format/gmon.h"
 #include "format/load.h"
 #include "format/native.h"
 #include "format/pperf.h"
@@ -22,6 +23,7 @@
 #define SLURP_CORPUS "tests/fuzz/corpus/slurp"
 #define NATIVE_CORPUS "tests/fuzz/corpus/native"
 #define PBIN_CORPUS "tests/fuzz/corpus/pbin"
+#define GMON_CORPUS "tests/fuzz/corpus/gmon"
 
 /* $PTPROF_SRCDIR/CORPUS, or CORPUS (a path from the source tree's top)
  * relative to the working directory or one of its parents (the suite may run
@@ -364,5 +366,96 @@ Test(fuzz_corpus, pbin_inputs_load_or_fail_cleanly)
     cr_expect_gt(valid, 0, "no valid-* profile in %s", dir);
     cr_expect_gt(damaged, 0, "no trunc-* or bad-* profile in %s", dir);
     free(copy);
+    free(dir);
+}
+
+/* What the gmon.out reader promises about any file it accepts. */
+static void check_gmon_profile(const char *path, const struct profile *p, uint64_t max)
+{
+    cr_expect_str_eq(p->format, "gmon", "%s", path);
+    cr_expect_eq(p->nprocesses, 1, "%s", path);
+    cr_expect_eq(p->nthreads, 1, "%s", path);
+    cr_assert_eq(p->nstacks, 1, "%s: only the empty stack", path);
+    cr_expect_eq(p->stacks[0].depth, 0, "%s", path);
+    cr_expect_leq(p->nsamples, max, "%s", path);
+    cr_expect_eq(p->totals.samples, p->nsamples, "%s", path);
+    uint64_t cpu = 0;
+    for (size_t i = 0; i < p->nsamples; i++) {
+        const struct prof_sample *s = &p->samples[i];
+        cr_assert_eq(s->nthreads, 1, "%s: sample %zu", path, i);
+        cr_expect_eq(s->threads[0].stack, 0, "%s: sample %zu", path, i);
+        cr_expect_geq(s->threads[0].cpu_ns, cpu, "%s: sample %zu: CPU time goes back", path, i);
+        cpu = s->threads[0].cpu_ns;
+    }
+    cr_assert_eq(p->nmaps, 1, "%s", path);
+    cr_expect_leq(p->maps[0].start, p->maps[0].end, "%s", path);
+    for (size_t i = 0; i < p->narcs; i++)
+        for (size_t j = i + 1; j < p->narcs; j++)
+            cr_expect(p->arcs[i].from_pc != p->arcs[j].from_pc ||
+                          p->arcs[i].self_pc != p->arcs[j].self_pc,
+                      "%s: arcs %zu and %zu are one pair", path, i, j);
+}
+
+/* valid-* are gcc -pg output and variants (records repeated, basic blocks,
+ * other layouts); bad-* and trunc-* must fail with one "NAME: offset N:"
+ * message and leave nothing behind; fuzz-* may do either, cleanly.  The
+ * limit is the fuzz target's. */
+Test(fuzz_corpus, gmon_inputs_load_or_fail_cleanly)
+{
+    char *dir = find_corpus_dir(GMON_CORPUS);
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "cannot open %s", dir);
+    const struct gmon_read_options opts = {.max_samples = 100000};
+
+    size_t files = 0, valid = 0, refused = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char *path = NULL;
+        cr_assert_geq(asprintf(&path, "%s/%s", dir, de->d_name), 0);
+        size_t len;
+        unsigned char *data = read_exact(path, &len);
+
+        fflush(stderr);
+        int saved = dup(2);
+        FILE *msg = tmpfile();
+        cr_assert_not_null(msg);
+        dup2(fileno(msg), 2);
+        struct profile p;
+        int rc = gmon_load_buffer_opts(de->d_name, data, len, &opts, &p);
+        fflush(stderr);
+        dup2(saved, 2);
+        close(saved);
+        char text[1024];
+        rewind(msg);
+        text[fread(text, 1, sizeof(text) - 1, msg)] = '\0';
+        fclose(msg);
+
+        bool must_load = strncmp(de->d_name, "valid-", 6) == 0;
+        bool must_fail =
+            strncmp(de->d_name, "bad-", 4) == 0 || strncmp(de->d_name, "trunc-", 6) == 0;
+        cr_expect(rc == 0 || !must_load, "%s does not load: %s", path, text);
+        cr_expect(rc != 0 || !must_fail, "%s loads", path);
+        if (rc == 0) {
+            check_gmon_profile(path, &p, opts.max_samples);
+            valid += must_load;
+        } else {
+            char want[300];
+            snprintf(want, sizeof(want), "%s: offset ", de->d_name);
+            cr_expect_not_null(strstr(text, want), "%s: %s", path, text);
+            cr_expect_eq(p.nsamples, 0);
+            cr_expect_null(p.format);
+            refused += must_fail;
+        }
+        profile_free(&p);
+        free(data);
+        free(path);
+        files++;
+    }
+    closedir(d);
+    cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
+    cr_expect_gt(valid, 0, "no valid-* file in %s", dir);
+    cr_expect_gt(refused, 0, "no bad-* file in %s", dir);
     free(dir);
 }
