@@ -18,7 +18,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static FILE *null_out;
-static char out_a[64], out_b[64];
+static char out_dir[64], out_a[80], out_b[80];
+
+static void remove_outputs(void)
+{
+    unlink(out_a);
+    unlink(out_b);
+    rmdir(out_dir);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -36,8 +43,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         dir = mkdtemp(tmp);
     if (!dir)
         abort();
+    snprintf(out_dir, sizeof(out_dir), "%s", dir);
     snprintf(out_a, sizeof(out_a), "%s/a.pbin", dir);
     snprintf(out_b, sizeof(out_b), "%s/b.pbin", dir);
+    atexit(remove_outputs);
     return 0;
 }
 
