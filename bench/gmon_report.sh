@@ -175,8 +175,8 @@ printf 'Self time in all: gprof %s s, ptprof %s s. Medians of %s runs.\n\n' "${T
     "${TOTAL_P:-?}" "$REPS"
 printf '| tool | wall s (median) | peak RSS MB |\n|------|----:|----:|\n'
 mb() { [ -n "$1" ] && awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }' || echo n/a; }
-printf '| `gprof -b -p` | %s | %s |\n' "${G:-n/a}" "$(mb "$GR")"
-printf '| `ptprof report --no-cache` | %s | %s |\n\n' "${P:-n/a}" "$(mb "$PR")"
+printf '| %s | %s | %s |\n' "\`gprof -b -p\`" "${G:-n/a}" "$(mb "$GR")"
+printf '| %s | %s | %s |\n\n' "\`ptprof report --no-cache\`" "${P:-n/a}" "$(mb "$PR")"
 if [ -n "$G" ] && [ -n "$P" ]; then
     awk -v g="$G" -v p="$P" 'BEGIN {
         r = g > 0 ? p / g : 0

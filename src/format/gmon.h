@@ -165,8 +165,8 @@ int gmon_load_buffer_opts(const char *name, const void *data, size_t len,
                           const struct gmon_read_options *opts, struct profile *out);
 /* Read PATH (decompressing as load.h does) with BINARY (may be NULL). */
 int gmon_load(const char *path, const char *binary, struct profile *out);
-/* Map a gmon profile's executable to BINARY's segments.  Returns 0, or -1
- * after a message (P unchanged). */
+/* Map a gmon profile's executable to BINARY's segments (P must come from
+ * this reader).  Returns 0, or -1 after a message (P unchanged). */
 int gmon_set_binary(struct profile *p, const char *binary);
 
 int gmon_write_stream(const struct profile *p, const char *name, FILE *out,

@@ -543,6 +543,10 @@ static void snap_to_functions(struct profile *p, const struct elf_symtab *tab)
 
 int gmon_set_binary(struct profile *p, const char *binary)
 {
+    if (!p->format || strcmp(p->format, "gmon") != 0) {
+        pt_err("%s: only a gmon.out profile takes its executable from an option", binary);
+        return -1;
+    }
     struct gmon_layout lay;
     if (gmon_binary_layout(binary, &lay) != 0)
         return -1;
