@@ -139,27 +139,38 @@ static void read_pmu(struct recorder *r)
 
 /*
  * A thread resumed with a signal stands at its handler's first instruction
- * until it gets a CPU.  Sampled there before it ran (its CPU time has not
- * moved beyond the kernel's own work), it is charged where the signal found
- * it: that is where the time since the previous sample went.
+ * until it gets a CPU.  Sampled there before it ran, it is charged where
+ * the signal found it: that is where the time since the previous sample
+ * went.  On x86-64 the kernel's fresh handler frame is recognisable: the
+ * signal number in rdi, and rdx pointing at the ucontext right above the
+ * return address at rsp; the handler's first instruction changes rsp.
+ * Elsewhere: the thread's CPU time has not moved beyond the kernel's own
+ * work since the signal-delivery stop.
  */
 #define SIGNAL_SETUP_CPU_NS 50000
-static bool caught_before_handler(struct thread *th, uint64_t pc)
+static bool caught_before_handler(struct thread *th, const struct user_regs_struct *regs)
 {
+    if (!th->sig_fresh)
+        return false;
+#if defined(__x86_64__)
+    bool at_entry = regs->rdi == (unsigned long long)th->sig_number && regs->rdx == regs->rsp + 8;
+#else
+    (void)regs;
     uint64_t cpu;
-    if (th->sig_fresh) {
-        th->sig_fresh = false;
-        th->parked = thread_read_cpu(th, &cpu) && cpu - th->sig_cpu < SIGNAL_SETUP_CPU_NS;
-        th->parked_pc = pc;
-        return th->parked;
-    }
-    /* Still on the same instruction: it has not run since. */
-    th->parked = th->parked && pc == th->parked_pc;
-    return th->parked;
+    bool at_entry = thread_read_cpu(th, &cpu) && cpu - th->sig_cpu < SIGNAL_SETUP_CPU_NS;
+#endif
+    /* Keep watching while it stays there: the next sample may find it
+     * still waiting for a CPU. */
+    th->sig_fresh = at_entry;
+    return at_entry;
 }
 
-/* Drop the handler's frames: keep the stack from the interrupted PC on
- * (the signal frame records it exactly).  Returns the new depth. */
+/* Drop the handler's frames: keep the stack from the interrupted PC on.
+ * A DWARF unwind passes the signal frame, which records that PC exactly.
+ * A frame-pointer walk does not see the signal frame at all: at the
+ * handler's first instruction the frame pointer is still the interrupted
+ * function's, so the walk's callers are already that function's callers
+ * and only the leaf is to be replaced.  Returns the new depth. */
 static int from_interrupted_pc(uint64_t *frames, int depth, uint64_t pc)
 {
     for (int k = 1; k < depth; k++) {
@@ -169,7 +180,7 @@ static int from_interrupted_pc(uint64_t *frames, int depth, uint64_t pc)
         }
     }
     frames[0] = pc;
-    return 1;
+    return depth;
 }
 
 /* Inside the stop window: copy what the thread will overwrite once it runs. */
@@ -194,7 +205,7 @@ static void capture_stopped(struct recorder *r)
         if (stack_capture(th->tid, copy, &r->snaps[i]) != 0)
             continue;
         r->captured[i] = true;
-        r->before_signal[i] = caught_before_handler(th, REGS_PC(r->snaps[i].regs));
+        r->before_signal[i] = caught_before_handler(th, &r->snaps[i].regs);
         th->captured_once = true;
         th->pc = REGS_PC(r->snaps[i].regs);
         th->sp = REGS_SP(r->snaps[i].regs);

@@ -38,9 +38,8 @@ struct thread {
     bool in_vfork;      /* waiting for its vfork child: cannot be interrupted */
     bool sig_fresh;     /* a signal was delivered since the last capture... */
     uint64_t sig_pc;    /* ...interrupting the thread here... */
-    uint64_t sig_cpu;   /* ...when its CPU time was this */
-    bool parked;        /* last captured at its handler's entry, not run since */
-    uint64_t parked_pc; /* that entry */
+    uint64_t sig_cpu;   /* ...when its CPU time was this... */
+    int sig_number;     /* ...with this signal */
     bool captured_once; /* pc/sp/syscall hold something real */
 };
 
