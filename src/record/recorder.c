@@ -246,12 +246,15 @@ static void build_sample(struct recorder *r, uint64_t wall)
     r->batch = xgrow(r->batch, &r->batch_cap, tt->count, sizeof(*r->batch));
     bool *refreshed = xcalloc(pt->count ? pt->count : 1, sizeof(bool));
     uint32_t n = 0;
+    /* CPU times first, right after the resume: unwinding takes time, and
+     * CPU time read after it would include running done since the PC. */
+    for (size_t i = 0; i < tt->count; i++)
+        thread_read_cpu(&tt->threads[i], &tt->threads[i].cpu_ns);
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
         if (th->announced || th->exiting || !th->captured_once)
             continue; /* nothing true to say about it yet */
         struct process *p = &pt->procs[th->proc];
-        thread_read_cpu(th, &th->cpu_ns);
         if (r->captured[i]) {
             ensure_maps_know(r, p, &th->pc, 1, wall, &refreshed[th->proc]);
             int depth = 0;

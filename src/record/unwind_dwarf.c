@@ -41,9 +41,24 @@ struct dwarf_unwinder {
     int max, depth;
 };
 
+/*
+ * No separate debug info while recording: .eh_frame, which every Debian
+ * binary carries, is what unwinding needs, and opening a multi-megabyte
+ * .debug file in the middle of a recording (libc's, at the first stack
+ * that reaches start_thread) stalls sampling for half a second.
+ */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                        const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                        char **debuginfo_file_name)
+{
+    (void)mod, (void)userdata, (void)modname, (void)base, (void)file_name;
+    (void)debuglink_file, (void)debuglink_crc, (void)debuginfo_file_name;
+    return -1;
+}
+
 static const Dwfl_Callbacks proc_callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = no_debuginfo,
 };
 
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
