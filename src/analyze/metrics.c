@@ -38,6 +38,7 @@ struct metrics {
     size_t index_cap; /* a power of two, at least twice nthreads */
     size_t next_sample;
     struct metrics_totals totals;
+    bool count_from_start; /* threads' CPU time starts inside the profile */
 };
 
 static bool is_energy_kind(enum pmu_kind k)
@@ -114,6 +115,10 @@ struct metrics *metrics_new(const struct profile *p, const struct metrics_option
     if (opts)
         m->opts = *opts;
     *error = NULL;
+    /* Threads of a started program are born inside the recording; those of
+     * a process we attached to carry CPU time from before. */
+    const char *attached = profile_meta(p, "attached");
+    m->count_from_start = !(attached && strcmp(attached, "1") == 0);
     if (choose_channels(m, error) != 0) {
         metrics_free(m);
         return NULL;
@@ -229,7 +234,11 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
         o->q[Q_SAMPLES] = 1;
         o->slot = slot_of(m, t->tid, &o->first);
         struct thread_state *st = &m->threads[o->slot];
-        if (!o->first) {
+        if (o->first && m->count_from_start) {
+            /* A thread born inside the recording used all its CPU time
+             * since the previous (non-existent) sample: count it. */
+            o->q[Q_CPU] = (double)t->cpu_ns / 1e9;
+        } else if (!o->first) {
             if (t->cpu_ns >= st->cpu_ns)
                 o->q[Q_CPU] = (double)(t->cpu_ns - st->cpu_ns) / 1e9;
             if (s->time_ns > st->time_ns) {

@@ -7,8 +7,10 @@
  * fills one entry per thread of that sample, in the sample's order:
  *  - Q_SAMPLES is 1;
  *  - Q_CPU (seconds) is the thread's cumulative CPU time minus what it was
- *    at its previous appearance (same tid); 0 at its first appearance and
- *    when the counter went back (a reused tid);
+ *    at its previous appearance (same tid); at its first appearance all of
+ *    it (it was born inside the recording), or 0 when the profile was
+ *    attached to a running process (--pid); 0 when the counter went back
+ *    (a reused tid);
  *  - Q_WALL (seconds) is the time since its previous appearance, 0 at the
  *    first; with account_latency, minus the profiler's mean latency per
  *    sample for every sample in that span (never below 0);

@@ -22,8 +22,10 @@ Test(report_engine, cpu_time_since_previous_appearance_goes_to_the_later_sample)
     struct report r;
     fake_analyze(&p, "binary,procedure", &r);
     fake_expect_consistent(&r);
-    cr_expect(fake_close(r.totals.cpu_s, 9000 * NS));
-    cr_expect(fake_close(fake_row(&r, "prog:main")->self[Q_CPU], 6000 * NS));
+    /* The thread was born inside the recording: its first appearance is
+     * worth the 1000 ns it used until then. */
+    cr_expect(fake_close(r.totals.cpu_s, 10000 * NS));
+    cr_expect(fake_close(fake_row(&r, "prog:main")->self[Q_CPU], 7000 * NS));
     cr_expect(fake_close(fake_row(&r, "prog:foo")->self[Q_CPU], 3000 * NS));
     cr_expect_eq(fake_row(&r, "prog:main")->self[Q_SAMPLES], 2);
     cr_expect_eq(fake_row(&r, "prog:foo")->self[Q_SAMPLES], 1);
@@ -36,16 +38,18 @@ Test(report_engine, cpu_time_since_previous_appearance_goes_to_the_later_sample)
 
 Test(report_engine, first_appearance_gaps_and_backward_counters)
 {
-    /* 20 shows up late with CPU time already used: nothing then.  30 is
-     * missing from the middle sample: its delta spans the gap.  40's
-     * counter goes back (tid reused): that delta counts 0. */
+    /* Attached to a running process: 20 shows up with CPU time used
+     * before we came, which counts nothing (nor do 30's and 40's first
+     * appearances).  30 is missing from the middle sample: its delta spans
+     * the gap.  40's counter goes back (tid reused): that delta counts 0. */
+    struct prof_meta attached[] = {{(char *)"attached", (char *)"1"}};
     struct prof_thread_sample s0[] = {fake_th(30, PC_FOO, 100), fake_th(40, PC_FOO, 9000)};
     struct prof_thread_sample s1[] = {fake_th(20, PC_MAIN, 5000000000ULL),
                                       fake_th(40, PC_MAIN, 50)};
     struct prof_thread_sample s2[] = {fake_th(20, PC_FOO, 5000000700ULL), fake_th(30, PC_MAIN, 600),
                                       fake_th(40, PC_MAIN, 80)};
     struct prof_sample samples[] = {FAKE_SAMPLE(1, s0), FAKE_SAMPLE(2, s1), FAKE_SAMPLE(3, s2)};
-    struct profile p = {.samples = samples, .nsamples = 3};
+    struct profile p = {.samples = samples, .nsamples = 3, .meta = attached, .nmeta = 1};
     struct report r;
     fake_analyze(&p, "procedure", &r);
     fake_expect_consistent(&r);
