@@ -4,6 +4,7 @@
  */
 #include "format/load.h"
 #include "format/gmon.h"
+#include "format/gperftools.h"
 #include "format/native.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -33,7 +34,9 @@ const char *profile_file_format(const struct profile_file *f)
 {
     if (native_is_native(f->raw.data, f->raw.len))
         return "native";
-    return gmon_detect(f->raw.data, f->raw.len) ? "gmon" : "pperf";
+    if (gmon_detect(f->raw.data, f->raw.len))
+        return "gmon";
+    return gperftools_detect(f->raw.data, f->raw.len, NULL) ? "gperftools" : "pperf";
 }
 
 int profile_parse(const struct profile_file *f, struct profile *out)
@@ -52,6 +55,15 @@ int profile_parse(const struct profile_file *f, struct profile *out)
             }
         }
         return 0;
+    }
+    if (gperftools_detect(f->raw.data, f->raw.len, NULL)) {
+        /* Without its trailer a prefix is not a profile: say where the
+         * compressed data broke rather than where the records stop. */
+        if (f->raw.truncated) {
+            pt_err("%s", f->raw.error);
+            return -1;
+        }
+        return gperftools_load_buffer(f->name, f->raw.data, f->raw.len, out);
     }
     if (gmon_detect(f->raw.data, f->raw.len)) {
         /* A histogram is whole or missing: a prefix is not a gmon.out. */

@@ -2,6 +2,7 @@
  * through the code their fuzz targets exercise, so every input that once
  * found a new path stays a regression test without a fuzzer. */
 #include "format/gmon.h"
+#include "format/gperftools.h"
 #include "format/load.h"
 #include "format/native.h"
 #include "format/pperf.h"
@@ -22,6 +23,7 @@
 #define CORPUS "tests/fuzz/corpus/pperf"
 #define SLURP_CORPUS "tests/fuzz/corpus/slurp"
 #define NATIVE_CORPUS "tests/fuzz/corpus/native"
+#define GPERFTOOLS_CORPUS "tests/fuzz/corpus/gperftools"
 #define PBIN_CORPUS "tests/fuzz/corpus/pbin"
 #define GMON_CORPUS "tests/fuzz/corpus/gmon"
 
@@ -259,6 +261,95 @@ Test(fuzz_corpus, native_inputs_load_or_fail_cleanly)
     fclose(sink);
     dup2(saved, 2);
     close(saved);
+    cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
+    cr_expect_gt(valid, 0, "no valid-* profile in %s", dir);
+    free(dir);
+}
+
+/* What the gperftools reader promises about any profile it accepts. */
+static void check_gperftools_profile(const char *path, const struct profile *p)
+{
+    cr_expect_str_eq(p->format, "gperftools", "%s", path);
+    cr_expect_gt(p->frequency, 0, "%s", path);
+    cr_expect_eq(p->nprocesses, 1, "%s", path);
+    cr_expect_eq(p->nthreads, 1, "%s", path);
+    cr_assert_geq(p->nstacks, 1, "%s: no empty stack 0", path);
+    cr_expect_eq(p->stacks[0].depth, 0, "%s", path);
+    for (size_t i = 1; i < p->nstacks; i++) {
+        cr_expect_geq(p->stacks[i].depth, 1, "%s: stack %zu", path, i);
+        cr_expect_leq(p->stacks[i].depth, GPERFTOOLS_MAX_DEPTH, "%s: stack %zu", path, i);
+    }
+    uint64_t cpu = 0;
+    for (size_t i = 0; i < p->nsamples; i++) {
+        const struct prof_sample *s = &p->samples[i];
+        cr_assert_eq(s->nthreads, 1, "%s: sample %zu", path, i);
+        const struct prof_thread_sample *t = &s->threads[0];
+        cr_assert(t->stack > 0 && t->stack < p->nstacks, "%s: sample %zu", path, i);
+        cr_expect_eq(t->pc, p->stacks[t->stack].pcs[0], "%s: sample %zu", path, i);
+        cr_expect_gt(t->cpu_ns, cpu, "%s: sample %zu: CPU time must grow", path, i);
+        cpu = t->cpu_ns;
+    }
+    cr_expect_eq(p->totals.samples, p->nsamples, "%s", path);
+    for (size_t i = 0; i < p->nmaps; i++)
+        cr_expect_leq(p->maps[i].start, p->maps[i].end, "%s: map %zu", path, i);
+}
+
+/* valid-* are real libprofiler output and hand-made variants (byte orders,
+ * 32-bit slots, build= lines); the rest must fail with "NAME: offset N:"
+ * and leave nothing behind.  Both ways in: the buffer reader the fuzz
+ * target uses, and profile_load() through content detection. */
+Test(fuzz_corpus, gperftools_inputs_load_or_fail_cleanly)
+{
+    char *dir = find_corpus_dir(GPERFTOOLS_CORPUS);
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "cannot open %s", dir);
+
+    size_t files = 0, valid = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char *path = NULL;
+        cr_assert_geq(asprintf(&path, "%s/%s", dir, de->d_name), 0);
+        size_t len;
+        unsigned char *data = read_exact(path, &len);
+
+        char *msg = NULL;
+        size_t msg_len = 0;
+        FILE *mem = open_memstream(&msg, &msg_len);
+        FILE *saved = stderr;
+        stderr = mem;
+        struct profile p, viaload;
+        int rc = gperftools_load_buffer(de->d_name, data, len, &p);
+        int lrc = gperftools_detect(data, len, NULL) ? profile_load(path, &viaload) : -1;
+        if (lrc != 0)
+            profile_init(&viaload);
+        stderr = saved;
+        fclose(mem);
+
+        bool must_load = strncmp(de->d_name, "valid-", 6) == 0;
+        cr_expect(rc == 0 || !must_load, "%s does not load: %s", path, msg);
+        cr_expect_eq(rc, lrc, "%s: profile_load disagrees", path);
+        if (rc == 0) {
+            check_gperftools_profile(path, &p);
+            cr_expect_eq(viaload.nsamples, p.nsamples, "%s", path);
+            valid += must_load;
+        } else {
+            cr_expect_eq(p.nsamples, 0);
+            cr_expect_null(p.format);
+            char *prefix = NULL;
+            cr_assert_geq(asprintf(&prefix, "%s: offset ", de->d_name), 0);
+            cr_expect_not_null(strstr(msg, prefix), "%s: message: %s", path, msg);
+            free(prefix);
+        }
+        profile_free(&p);
+        profile_free(&viaload);
+        free(msg);
+        free(data);
+        free(path);
+        files++;
+    }
+    closedir(d);
     cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
     cr_expect_gt(valid, 0, "no valid-* profile in %s", dir);
     free(dir);
