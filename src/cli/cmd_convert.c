@@ -4,6 +4,7 @@
  * Formats are one table: a new format is one entry (docs/formats/).
  */
 #include "cli/cli.h"
+#include "format/gmon.h"
 #include "format/gperftools.h"
 #include "format/load.h"
 #include "format/native.h"
@@ -51,6 +52,8 @@ static const struct convert_format formats[] = {
      "ptprof's own (a .pbin when the input has symbols)"},
     {"gperftools", ".prof", gperftools_load_buffer, gperftools_write_path,
      "gperftools' CPU profile (google-pprof, go tool pprof)"},
+    {"gmon", ".gmon", gmon_load_buffer, gmon_write_path,
+     "gprof's gmon.out (gprof BINARY FILE; the executable's histogram and arcs)"},
     {"pperf", "", read_pperf, NULL, "the original sampler's raw format"},
 };
 
