@@ -72,12 +72,24 @@ static uint64_t wall_ns(const struct profile *p, uint64_t start)
 
 static void print_format(const struct profile_file *f)
 {
+    static const struct {
+        const char *name, *description;
+    } described[] = {
+        {"pperf", "pperf (the original sampler's raw format)"},
+        {"gperftools", "gperftools CPU profile"},
+        {"gmon", "gmon.out (gprof)"},
+    };
     const unsigned char *d = f->raw.data;
-    if (strcmp(profile_file_format(f), "native") == 0 && f->raw.len >= 12)
+    const char *format = profile_file_format(f);
+    const char *text = format;
+    for (size_t i = 0; i < sizeof(described) / sizeof(described[0]); i++)
+        if (strcmp(format, described[i].name) == 0)
+            text = described[i].description;
+    if (strcmp(format, "native") == 0 && f->raw.len >= 12)
         printf("  format:     native %u.%u", (unsigned)(d[8] | d[9] << 8),
                (unsigned)(d[10] | d[11] << 8));
     else
-        printf("  format:     pperf (the original sampler's raw format)");
+        printf("  format:     %s", text);
     if (f->raw.compression != COMPRESSION_NONE)
         printf(", %s-compressed", compression_name(f->raw.compression));
     putchar('\n');
@@ -176,7 +188,9 @@ static void print_contents(const struct profile *p, const struct profile_file *f
     }
     const char *mode = profile_meta(p, "stacks");
     if (!mode)
-        mode = strcmp(p->format, "pperf") == 0 ? "none (the format holds only PCs)" : "unknown";
+        mode = strcmp(p->format, "pperf") == 0 || strcmp(p->format, "gmon") == 0
+                   ? "none (the format holds only PCs)"
+                   : "unknown";
     printf("  stacks:     %s, %zu distinct\n", mode, p->nstacks ? p->nstacks - 1 : 0);
     printf("  maps:       %zu\n", p->nmaps);
     if (p->truncated)
