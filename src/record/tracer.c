@@ -30,6 +30,9 @@ void tracer_init(struct tracer *t, struct output *out, bool inherit)
     threads_init(&t->threads);
     sigemptyset(&t->sigchld_only);
     sigaddset(&t->sigchld_only, SIGCHLD);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    t->ncpus = n > 0 ? (size_t)n : 1;
+    t->spin_ns = TRACER_SPIN_NS;
 }
 
 void tracer_destroy(struct tracer *t)
@@ -296,7 +299,10 @@ void tracer_stop_all(struct tracer *t, uint64_t patience_ns)
     }
     /* A thread that cannot stop promptly (uninterruptible sleep, a vfork
      * parent) is left out; its late stop is answered by tracer_drain(). */
-    uint64_t give_up = monotonic_ns() + patience_ns;
+    uint64_t start = monotonic_ns();
+    uint64_t give_up = start + patience_ns;
+    /* Polling keeps a CPU: only while the threads to stop have the others. */
+    uint64_t spin_until = awaited < t->ncpus ? start + t->spin_ns : 0;
     while (awaited > 0) {
         int status;
         pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
@@ -304,6 +310,10 @@ void tracer_stop_all(struct tracer *t, uint64_t patience_ns)
             uint64_t now = monotonic_ns();
             if (now >= give_up)
                 break;
+            /* A stop usually comes within microseconds: waiting for it
+             * awake spares this CPU the trip through idle and back. */
+            if (now < spin_until)
+                continue;
             struct timespec left = ns_timespec(give_up - now);
             sigtimedwait(&t->sigchld_only, NULL, &left);
             continue;

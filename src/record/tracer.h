@@ -13,6 +13,8 @@
  *    it go, delivering the signal it was stopped with, or keeping it in its
  *    job-control stop with PTRACE_LISTEN.  No signal is ever injected.
  *  - tracer_drain() answers every pending stop at once (between samples).
+ *  - tracer_stop_all() polls for the stops for up to spin_ns (only while
+ *    fewer threads are to stop than there are CPUs) before sleeping.
  *  - tracer_stop_all() interrupts every running thread (but those marked
  *    `reused`: the caller knows their last capture still holds) and waits until all
  *    are stopped or gone, at most PATIENCE_NS for a thread that cannot stop
@@ -43,7 +45,13 @@ struct tracer {
     uint64_t signals_passed;
     uint64_t last_signal_ns[NSIG]; /* monotonic time each signal was last delivered */
     sigset_t sigchld_only;
+    uint64_t spin_ns; /* how long tracer_stop_all() polls before sleeping */
+    size_t ncpus;
 };
+
+/* On a virtual machine a CPU that goes idle takes tens of microseconds to
+ * come back; a stop usually arrives sooner than that. */
+#define TRACER_SPIN_NS (50 * 1000ULL)
 
 void tracer_init(struct tracer *t, struct output *out, bool inherit);
 void tracer_destroy(struct tracer *t);
