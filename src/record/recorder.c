@@ -698,6 +698,10 @@ int record_run(const struct record_options *opts)
     }
     r.out = output_open(opts->output, opts->format, r.pmu);
     tracer_init(&r.tracer, r.out, opts->inherit);
+    /* A tuning knob for benchmarks: how long to poll for stops (ns). */
+    const char *spin = getenv("PTPROF_SPIN_NS");
+    if (spin && *spin)
+        r.tracer.spin_ns = strtoull(spin, NULL, 10);
     if (!r.out)
         goto out;
     r.signal_fd = profsig_open(&r.original_mask);

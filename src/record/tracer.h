@@ -49,9 +49,11 @@ struct tracer {
     size_t ncpus;
 };
 
-/* On a virtual machine a CPU that goes idle takes tens of microseconds to
- * come back; a stop usually arrives sooner than that. */
-#define TRACER_SPIN_NS (50 * 1000ULL)
+/* Polling for stops is off by default: on a virtual machine a CPU that
+ * goes idle takes tens of microseconds to come back, so polling can halve
+ * the stop window, but when a thread to stop shares the tracer's CPU the
+ * polling is in its way and doubles it.  PTPROF_SPIN_NS turns it on. */
+#define TRACER_SPIN_NS 0ULL
 
 void tracer_init(struct tracer *t, struct output *out, bool inherit);
 void tracer_destroy(struct tracer *t);
