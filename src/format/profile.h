@@ -35,12 +35,12 @@ struct prof_channel {
 
 struct prof_process {
     uint32_t pid;
-    uint32_t ppid;          /* 0 when unknown (the first process) */
+    uint32_t ppid; /* 0 when unknown (the first process) */
     uint64_t start_ns;
-    uint64_t exit_ns;       /* 0 while running when the profile ended */
+    uint64_t exit_ns; /* 0 while running when the profile ended */
     bool exited;
-    int32_t exit_status;    /* raw wait status (WIFEXITED/WEXITSTATUS apply) */
-    char *exe;              /* the program it runs (last exec), may be "" */
+    int32_t exit_status; /* raw wait status (WIFEXITED/WEXITSTATUS apply) */
+    char *exe;           /* the program it runs (last exec), may be "" */
 };
 
 struct prof_thread {
@@ -88,9 +88,9 @@ struct prof_thread_sample {
     uint32_t pid;
     uint32_t tid;
     uint64_t pc;
-    uint64_t cpu_ns;  /* cumulative CPU time of the thread */
-    uint32_t stack;   /* index into profile.stacks, 0 = none */
-    int32_t syscall;  /* syscall number when PROF_THREAD_IN_SYSCALL, else -1 */
+    uint64_t cpu_ns; /* cumulative CPU time of the thread */
+    uint32_t stack;  /* index into profile.stacks, 0 = none */
+    int32_t syscall; /* syscall number when PROF_THREAD_IN_SYSCALL, else -1 */
     uint32_t flags;
 };
 
@@ -164,8 +164,8 @@ struct profile {
     struct prof_arc *arcs; /* call counts (gmon.out), else none */
     size_t narcs;
     struct prof_totals totals;
-    bool has_totals;  /* false: the recorder never finished (killed) */
-    bool truncated;   /* the file ends inside a record or is damaged */
+    bool has_totals; /* false: the recorder never finished (killed) */
+    bool truncated;  /* the file ends inside a record or is damaged */
     uint64_t truncated_at;
     double frequency; /* requested Hz, 0 if unknown */
 };

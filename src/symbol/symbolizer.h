@@ -66,9 +66,8 @@ struct symbolizer;
 
 struct symbolizer *symbolizer_new(const struct profile *p, const struct symbolizer_options *opts);
 void symbolizer_prepare(struct symbolizer *s);
-const struct sym_location *symbolizer_resolve(struct symbolizer *s, uint32_t pid,
-                                              uint64_t time_ns, uint64_t pc,
-                                              bool return_address);
+const struct sym_location *symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t time_ns,
+                                              uint64_t pc, bool return_address);
 void symbolizer_free(struct symbolizer *s);
 
 #endif

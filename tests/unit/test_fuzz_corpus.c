@@ -210,8 +210,7 @@ static void check_native_profile(const char *path, const struct profile *p, size
     for (size_t i = 0; i < p->nmaps; i++)
         cr_expect_leq(p->maps[i].build_id_len, 64, "%s", path);
     cr_expect(!p->truncated || (p->truncated_at >= 16 && p->truncated_at < len),
-              "%s: truncated at %llu of %zu bytes", path, (unsigned long long)p->truncated_at,
-              len);
+              "%s: truncated at %llu of %zu bytes", path, (unsigned long long)p->truncated_at, len);
 }
 
 /* The loader and the record-level dump must agree on what cannot be read. */
