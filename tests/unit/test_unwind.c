@@ -468,8 +468,12 @@ static void assert_hot_stacks(const struct tally *t)
     cr_assert_geq(t->hot_ok * 100, t->hot * 95,
                   "%d of %d samples in hot unwound to via_a/via_b and main; e.g. %s", t->hot_ok,
                   t->hot, t->bad_hot);
+    /* Samples a few ms apart are correlated on a loaded 2-CPU machine (a
+     * preempted thread is caught twice in one stretch of calls), so the
+     * band is wider than 400 independent draws would need; a confused
+     * unwinder gives 0 %, 50 % or 100 %, all far outside it. */
     double share_a = (double)t->via_a / (t->via_a + t->via_b);
-    cr_assert(share_a > 0.62 && share_a < 0.78,
+    cr_assert(share_a > 0.56 && share_a < 0.84,
               "via_a is the caller in %.1f %% of the hot samples, expected about 70 %%",
               share_a * 100);
 }
