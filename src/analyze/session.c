@@ -15,15 +15,9 @@ static const struct sym_location *resolve(void *ctx, uint32_t pid, uint64_t time
     return symbolizer_resolve(ctx, pid, time_ns, pc, return_address);
 }
 
-int session_walk_file(const char *path, const struct session_options *opts, struct strtab *keys,
-                      struct strtab *names, const struct walk_visitor *v,
-                      struct walk_totals *totals)
+struct symbolizer *session_symbolizer(const char *path, const struct profile *prof,
+                                      const struct session_options *opts)
 {
-    struct profile prof;
-    if (profile_load(path, &prof) != 0) {
-        profile_free(&prof);
-        return -1;
-    }
     const char **dirs = xcalloc(opts->nsearch_dirs + 2, sizeof(*dirs));
     size_t ndirs = 0;
     for (size_t i = 0; i < opts->nsearch_dirs; i++)
@@ -41,17 +35,40 @@ int session_walk_file(const char *path, const struct session_options *opts, stru
         .cache = opts->cache,
         .progress = opts->progress,
     };
-    struct symbolizer *sym = symbolizer_new(&prof, &so);
+    /* The symbolizer copies the directory list it keeps. */
+    struct symbolizer *sym = symbolizer_new(prof, &so);
     symbolizer_prepare(sym);
+    free(own);
+    free(dirs);
+    return sym;
+}
+
+int session_walk_profile(const char *path, const struct profile *prof,
+                         const struct session_options *opts, struct strtab *keys,
+                         struct strtab *names, const struct walk_visitor *v,
+                         struct walk_totals *totals)
+{
+    struct symbolizer *sym = session_symbolizer(path, prof, opts);
     struct frame_resolver r = {resolve, sym};
     char *error = NULL;
-    int rc = walk_profile(&prof, &r, &opts->walk, keys, names, v, totals, &error);
+    int rc = walk_profile(prof, &r, &opts->walk, keys, names, v, totals, &error);
     if (rc != 0)
         pt_err("%s: %s", strcmp(path, "-") == 0 ? "<stdin>" : path, error ? error : "failed");
     free(error);
     symbolizer_free(sym);
-    free(own);
-    free(dirs);
+    return rc;
+}
+
+int session_walk_file(const char *path, const struct session_options *opts, struct strtab *keys,
+                      struct strtab *names, const struct walk_visitor *v,
+                      struct walk_totals *totals)
+{
+    struct profile prof;
+    if (profile_load(path, &prof) != 0) {
+        profile_free(&prof);
+        return -1;
+    }
+    int rc = session_walk_profile(path, &prof, opts, keys, names, v, totals);
     profile_free(&prof);
     return rc;
 }

@@ -11,6 +11,11 @@
  * profile is often written next to its program).  Key and name ids are
  * interned into KEYS and NAMES, which outlive the file.
  * session_report_file() is the walk with the flat aggregation.
+ *
+ * session_walk_profile() walks a profile already loaded (PATH names it in
+ * messages and gives its directory); session_symbolizer() is the
+ * symbolizer both use (the search directories above, prepared), for
+ * writers that resolve addresses themselves; symbolizer_free() frees it.
  */
 #ifndef PTPROF_ANALYZE_SESSION_H
 #define PTPROF_ANALYZE_SESSION_H
@@ -34,6 +39,14 @@ struct session_options {
 int session_report_file(const char *path, const struct session_options *opts, enum metric m,
                         struct report *out);
 
+struct symbolizer;
+
+struct symbolizer *session_symbolizer(const char *path, const struct profile *prof,
+                                      const struct session_options *opts);
+int session_walk_profile(const char *path, const struct profile *prof,
+                         const struct session_options *opts, struct strtab *keys,
+                         struct strtab *names, const struct walk_visitor *v,
+                         struct walk_totals *totals);
 int session_walk_file(const char *path, const struct session_options *opts, struct strtab *keys,
                       struct strtab *names, const struct walk_visitor *v,
                       struct walk_totals *totals);

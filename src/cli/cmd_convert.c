@@ -10,16 +10,22 @@
 #include "format/native.h"
 #include "format/pbin.h"
 #include "format/pperf.h"
+#include "render/export.h"
 #include "util/log.h"
+#include "util/xalloc.h"
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#define USAGE_LINE "usage: ptprof convert IN -o OUT [--to FORMAT] [--from FORMAT]\n"
+#define USAGE_LINE                                                                                 \
+    "usage: ptprof convert IN -o OUT [--to FORMAT] [--from FORMAT] [--metric M] [-s DIR]...\n"
 
 /* Readers take a decompressed file image; writers a path (compressed by
- * its suffix, atomic, "-" for standard output). */
+ * its suffix, atomic, "-" for standard output).  Formats that are views of
+ * the analysis (names, metrics) have an export writer instead
+ * (render/export.h). */
 typedef int (*convert_read_fn)(const char *name, const void *data, size_t len, struct profile *out);
 typedef int (*convert_write_fn)(const struct profile *p, const char *path);
 
@@ -27,7 +33,8 @@ struct convert_format {
     const char *name;
     const char *suffixes;   /* space-separated names of files in it, for --to */
     convert_read_fn read;   /* NULL: cannot be read */
-    convert_write_fn write; /* NULL: cannot be written */
+    convert_write_fn write; /* NULL: cannot be written (or exported) */
+    export_fn export;       /* writes from the analysis, when write is NULL */
     const char *summary;
 };
 
@@ -48,13 +55,13 @@ static int write_native(const struct profile *p, const char *path)
 }
 
 static const struct convert_format formats[] = {
-    {"native", ".data .pbin", native_load_buffer, write_native,
+    {"native", ".data .pbin", native_load_buffer, write_native, NULL,
      "ptprof's own (a .pbin when the input has symbols)"},
-    {"gperftools", ".prof", gperftools_load_buffer, gperftools_write_path,
+    {"gperftools", ".prof", gperftools_load_buffer, gperftools_write_path, NULL,
      "gperftools' CPU profile (google-pprof, go tool pprof)"},
-    {"gmon", ".gmon", gmon_load_buffer, gmon_write_path,
+    {"gmon", ".gmon", gmon_load_buffer, gmon_write_path, NULL,
      "gprof's gmon.out (gprof BINARY FILE; the executable's histogram and arcs)"},
-    {"pperf", "", read_pperf, NULL, "the original sampler's raw format"},
+    {"pperf", "", read_pperf, NULL, NULL, "the original sampler's raw format"},
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
@@ -79,12 +86,20 @@ static void usage(FILE *out)
             "  -t, --to FORMAT      the output's format; by default from OUT's name (before a\n"
             "                       compression suffix) when it says, else native\n"
             "  -f, --from FORMAT    read IN as FORMAT instead of recognising it\n"
+            "  -m, --metric M       what formats with one value per stack count: samples,\n"
+            "                       cpu, wall or energy (each format has its default)\n"
+            "      --channel C      the energy channel (name or index; default: all power\n"
+            "                       and energy channels)\n"
+            "  -s, --search DIR     look for the profiled binaries in DIR first, for formats\n"
+            "                       that carry names (repeatable)\n"
+            "      --no-cache       do not read or write the symbol cache\n"
             "  -h, --help           show this help\n"
             "\n"
             "Formats (r: read, w: written; the names that choose them for --to):\n");
     for (size_t i = 0; i < NFORMATS; i++) {
         const struct convert_format *f = &formats[i];
-        const char *modes = !f->write ? "r" : f->read ? "r/w" : "w";
+        bool writes = f->write || f->export;
+        const char *modes = !writes ? "r" : f->read ? "r/w" : "w";
         fprintf(out, "  %-11s %-3s  %-12s %s\n", f->name, modes, f->suffixes, f->summary);
     }
 }
@@ -113,7 +128,7 @@ static const struct convert_format *format_by_name(const char *path)
         size_t n = (size_t)(base + len - dot);
         for (const char *s = formats[i].suffixes; *s;) {
             size_t w = strcspn(s, " ");
-            if (w == n && strncmp(s, dot, n) == 0 && formats[i].write) {
+            if (w == n && strncmp(s, dot, n) == 0 && (formats[i].write || formats[i].export)) {
                 found = &formats[i];
                 claims++;
             }
@@ -152,56 +167,104 @@ static int bad_usage(const char *fmt, const char *arg)
 
 int cmd_convert(int argc, char **argv)
 {
+    enum { OPT_CHANNEL = 256, OPT_NO_CACHE };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"to", required_argument, NULL, 't'},
         {"from", required_argument, NULL, 'f'},
+        {"metric", required_argument, NULL, 'm'},
+        {"channel", required_argument, NULL, OPT_CHANNEL},
+        {"search", required_argument, NULL, 's'},
+        {"no-cache", no_argument, NULL, OPT_NO_CACHE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *output = NULL;
     const struct convert_format *to = NULL, *from = NULL;
-    int opt;
+    struct export_options eo = {.metric = METRIC_SAMPLES};
+    key_spec_default(&eo.session.walk.keys);
+    eo.session.cache = true;
+    eo.session.progress = true;
+    const char **dirs = xcalloc((size_t)argc + 1, sizeof(*dirs));
+    int opt, rc = PT_EXIT_OK;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "o:t:f:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "o:t:f:m:s:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'o':
             output = optarg;
             break;
         case 't':
             to = find_format(optarg);
-            if (!to || !to->write)
-                return bad_usage("convert: cannot write format '%s' (see --help)", optarg);
+            if (!to || !(to->write || to->export)) {
+                rc = bad_usage("convert: cannot write format '%s' (see --help)", optarg);
+                goto out;
+            }
             break;
         case 'f':
             from = find_format(optarg);
-            if (!from || !from->read)
-                return bad_usage("convert: cannot read format '%s' (see --help)", optarg);
+            if (!from || !from->read) {
+                rc = bad_usage("convert: cannot read format '%s' (see --help)", optarg);
+                goto out;
+            }
+            break;
+        case 'm':
+            if (metric_parse(optarg, &eo.metric) != 0 || eo.metric == METRIC_POWER ||
+                eo.metric == METRIC_EXECUTIONS) {
+                rc = bad_usage("convert: unknown metric '%s' (samples, cpu, wall, energy)", optarg);
+                goto out;
+            }
+            eo.metric_given = true;
+            break;
+        case OPT_CHANNEL:
+            eo.session.walk.metrics.channel = optarg;
+            break;
+        case 's':
+            dirs[eo.session.nsearch_dirs++] = optarg;
+            break;
+        case OPT_NO_CACHE:
+            eo.session.cache = false;
             break;
         case 'h':
             usage(stdout);
-            return PT_EXIT_OK;
+            goto out;
         default:
-            return bad_usage("convert: option '%s' is not known or lacks its argument",
-                             argv[optind - 1]);
+            rc = bad_usage("convert: option '%s' is not known or lacks its argument",
+                           argv[optind - 1]);
+            goto out;
         }
     }
-    if (optind >= argc)
-        return bad_usage("convert: no input profile given%s", "");
-    if (optind + 1 < argc)
-        return bad_usage("convert: one input profile only ('%s' is extra)", argv[optind + 1]);
-    if (!output)
-        return bad_usage("convert: no output given (-o OUT)%s", "");
+    eo.session.search_dirs = dirs;
+    if (optind >= argc) {
+        rc = bad_usage("convert: no input profile given%s", "");
+        goto out;
+    }
+    if (optind + 1 < argc) {
+        rc = bad_usage("convert: one input profile only ('%s' is extra)", argv[optind + 1]);
+        goto out;
+    }
+    if (!output) {
+        rc = bad_usage("convert: no output given (-o OUT)%s", "");
+        goto out;
+    }
     if (!to)
         to = format_by_name(output);
+    if (eo.metric_given && !to->export) {
+        rc = bad_usage("convert: --metric applies to formats of one value per stack, not '%s'",
+                       to->name);
+        goto out;
+    }
 
     struct profile p;
     if (load_input(argv[optind], from, &p) != 0) {
         profile_free(&p);
-        return PT_EXIT_BAD_INPUT;
+        rc = PT_EXIT_BAD_INPUT;
+        goto out;
     }
-    int rc = to->write(&p, output);
+    int wrc = to->write ? to->write(&p, output) : to->export(argv[optind], &p, output, &eo);
     profile_free(&p);
-    return rc == 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
+    rc = wrc == 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
+out:
+    free(dirs);
+    return rc;
 }
