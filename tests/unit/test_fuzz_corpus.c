@@ -10,6 +10,8 @@
 #include "symbol/symbolizer.h"
 #include "util/slurp.h"
 
+#include "../lib/corpus.h"
+
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -20,54 +22,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CORPUS "tests/fuzz/corpus/pperf"
+#define PPERF_CORPUS "tests/fuzz/corpus/pperf"
 #define SLURP_CORPUS "tests/fuzz/corpus/slurp"
 #define NATIVE_CORPUS "tests/fuzz/corpus/native"
 #define GPERFTOOLS_CORPUS "tests/fuzz/corpus/gperftools"
 #define PBIN_CORPUS "tests/fuzz/corpus/pbin"
 #define GMON_CORPUS "tests/fuzz/corpus/gmon"
 
-/* $PTPROF_SRCDIR/CORPUS, or CORPUS (a path from the source tree's top)
- * relative to the working directory or one of its parents (the suite may run
- * from build/). */
-static char *find_corpus_dir(const char *corpus)
-{
-    const char *src = getenv("PTPROF_SRCDIR");
-    char *path = NULL;
-    struct stat st;
-    if (src && *src) {
-        cr_assert_geq(asprintf(&path, "%s/%s", src, corpus), 0);
-        return path;
-    }
-    const char *up[] = {"", "../", "../../", "../../../"};
-    for (size_t i = 0; i < sizeof(up) / sizeof(up[0]); i++) {
-        cr_assert_geq(asprintf(&path, "%s%s", up[i], corpus), 0);
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-            return path;
-        free(path);
-    }
-    cr_assert_fail("cannot find %s; run from the source tree or set PTPROF_SRCDIR", corpus);
-    return NULL;
-}
-
-static char *find_corpus(void)
-{
-    return find_corpus_dir(CORPUS);
-}
-
-static unsigned char *read_exact(const char *path, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    cr_assert_geq(fd, 0, "open %s", path);
-    struct stat st;
-    cr_assert_eq(fstat(fd, &st), 0);
-    *len = (size_t)st.st_size;
-    /* Exactly the file's size, so a sanitizer sees any read past its end. */
-    unsigned char *buf = malloc(*len ? *len : 1);
-    cr_assert_eq(read(fd, buf, *len), (ssize_t)*len, "read %s", path);
-    close(fd);
-    return buf;
-}
+/* Counts of what a replay saw, by the kind its file name promises. */
+struct tally {
+    size_t valid, damaged;
+    const char *copy; /* a scratch file for writers */
+};
 
 /* What an accepted file must add up to: the reader takes nothing on faith. */
 static size_t expected_length(const struct pperf_profile *p)
@@ -78,119 +44,77 @@ static size_t expected_length(const struct pperf_profile *p)
     return n;
 }
 
+static void replay_pperf(const struct corpus_file *f, void *ctx)
+{
+    struct tally *t = ctx;
+    struct pperf_profile p;
+    int rc = pperf_load_buffer(f->name, f->data, f->len, &p);
+    cr_expect(rc == 0 || !f->must_load, "%s does not load", f->path);
+    if (rc == 0) {
+        cr_expect_eq(expected_length(&p), f->len, "%s: counts do not add up", f->path);
+        for (uint32_t i = 0; i < p.nmaps; i++)
+            cr_expect_lt(strlen(p.maps[i].label), PPERF_LABEL_SIZE);
+        t->valid += f->must_load;
+    } else {
+        cr_expect_null(p.storage);
+    }
+    pperf_free(&p);
+}
+
 Test(fuzz_corpus, pperf_inputs_load_or_fail_cleanly)
 {
-    char *dir = find_corpus();
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d, "cannot open %s", dir);
-
-    /* Most inputs are damaged on purpose; their messages are noise here. */
-    fflush(stderr);
-    int saved = dup(2);
-    int null = open("/dev/null", O_WRONLY);
-    dup2(null, 2);
-    close(null);
-
-    size_t files = 0, valid = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        char *path = NULL;
-        cr_assert_geq(asprintf(&path, "%s/%s", dir, de->d_name), 0);
-        size_t len;
-        unsigned char *data = read_exact(path, &len);
-        struct pperf_profile p;
-        int rc = pperf_load_buffer(de->d_name, data, len, &p);
-        bool must_load = strncmp(de->d_name, "valid-", 6) == 0;
-        cr_expect(rc == 0 || !must_load, "%s does not load", path);
-        if (rc == 0) {
-            cr_expect_eq(expected_length(&p), len, "%s: counts do not add up", path);
-            for (uint32_t i = 0; i < p.nmaps; i++)
-                cr_expect_lt(strlen(p.maps[i].label), PPERF_LABEL_SIZE);
-            valid += must_load;
-        } else {
-            cr_expect_null(p.storage);
-        }
-        pperf_free(&p);
-        free(data);
-        free(path);
-        files++;
-    }
-    closedir(d);
-    dup2(saved, 2);
-    close(saved);
-    cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
-    cr_expect_gt(valid, 0, "no valid-* profile in %s", dir);
-    free(dir);
+    struct tally t = {0};
+    corpus_replay(PPERF_CORPUS, replay_pperf, &t);
+    cr_expect_gt(t.valid, 0, "no valid-* profile in %s", PPERF_CORPUS);
 }
 
 /* Both ways in (a file, and the buffer the fuzz target uses) must agree.
  * valid-* decode completely; trunc-* keep a decoded prefix and say where
  * the damage is; the rest may fail, but only cleanly. */
+#define SLURP_MAX_LEN (1 << 20)
+
+static void replay_slurp(const struct corpus_file *cf, void *ctx)
+{
+    struct tally *t = ctx;
+    const char *path = cf->path;
+    struct slurp f, b;
+    int rc = slurp_path(path, SLURP_MAX_LEN, &f);
+    int brc = slurp_buffer_decompress(cf->name, cf->data, cf->len, SLURP_MAX_LEN, &b);
+    cr_expect_eq(rc, brc, "%s: file and buffer disagree", path);
+    if (rc == 0 && brc == 0) {
+        cr_expect_eq(f.len, b.len, "%s", path);
+        cr_expect_eq(memcmp(f.data, b.data, f.len < b.len ? f.len : b.len), 0, "%s", path);
+        cr_expect_eq(f.truncated, b.truncated, "%s", path);
+        cr_expect_eq(f.compression, b.compression, "%s", path);
+        cr_expect_leq(f.len, SLURP_MAX_LEN);
+        cr_expect_eq(f.data[f.len], '\0');
+        cr_expect_eq(f.truncated, f.error != NULL, "%s", path);
+        if (f.error)
+            cr_expect_not_null(strstr(f.error, ": offset "), "%s: %s", path, f.error);
+    } else {
+        cr_expect_null(f.data);
+        cr_expect_null(b.data);
+    }
+    if (cf->must_load) {
+        cr_expect(rc == 0 && !f.truncated, "%s does not decode: %s", path,
+                  f.error ? f.error : "error");
+        t->valid += rc == 0 && !f.truncated;
+    } else if (strncmp(cf->name, "trunc-", 6) == 0) {
+        cr_expect(rc == 0 && f.truncated && f.len > 0,
+                  "%s is not a truncated prefix (rc %d, truncated %d, %zu bytes)", path, rc,
+                  f.truncated, f.len);
+        t->damaged += rc == 0 && f.truncated;
+    }
+    slurp_free(&f);
+    slurp_free(&b);
+}
+
 Test(fuzz_corpus, slurp_inputs_decode_or_fail_cleanly)
 {
-    char *dir = find_corpus_dir(SLURP_CORPUS);
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d, "cannot open %s", dir);
-
-    fflush(stderr);
-    int saved = dup(2);
-    int null = open("/dev/null", O_WRONLY);
-    dup2(null, 2);
-    close(null);
-
-    const size_t max_len = 1 << 20;
-    size_t files = 0, valid = 0, truncated = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        char *path = NULL;
-        cr_assert_geq(asprintf(&path, "%s/%s", dir, de->d_name), 0);
-        size_t len;
-        unsigned char *data = read_exact(path, &len);
-        struct slurp f, b;
-        int rc = slurp_path(path, max_len, &f);
-        int brc = slurp_buffer_decompress(de->d_name, data, len, max_len, &b);
-        cr_expect_eq(rc, brc, "%s: file and buffer disagree", path);
-        if (rc == 0 && brc == 0) {
-            cr_expect_eq(f.len, b.len, "%s", path);
-            cr_expect_eq(memcmp(f.data, b.data, f.len < b.len ? f.len : b.len), 0, "%s", path);
-            cr_expect_eq(f.truncated, b.truncated, "%s", path);
-            cr_expect_eq(f.compression, b.compression, "%s", path);
-            cr_expect_leq(f.len, max_len);
-            cr_expect_eq(f.data[f.len], '\0');
-            cr_expect_eq(f.truncated, f.error != NULL, "%s", path);
-            if (f.error)
-                cr_expect_not_null(strstr(f.error, ": offset "), "%s: %s", path, f.error);
-        } else {
-            cr_expect_null(f.data);
-            cr_expect_null(b.data);
-        }
-        if (strncmp(de->d_name, "valid-", 6) == 0) {
-            cr_expect(rc == 0 && !f.truncated, "%s does not decode: %s", path,
-                      f.error ? f.error : "error");
-            valid += rc == 0 && !f.truncated;
-        } else if (strncmp(de->d_name, "trunc-", 6) == 0) {
-            cr_expect(rc == 0 && f.truncated && f.len > 0,
-                      "%s is not a truncated prefix (rc %d, truncated %d, %zu bytes)", path, rc,
-                      f.truncated, f.len);
-            truncated += rc == 0 && f.truncated;
-        }
-        slurp_free(&f);
-        slurp_free(&b);
-        free(data);
-        free(path);
-        files++;
-    }
-    closedir(d);
-    dup2(saved, 2);
-    close(saved);
-    cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
-    cr_expect_gt(valid, 0, "no valid-* input in %s", dir);
-    cr_expect_gt(truncated, 0, "no trunc-* input in %s", dir);
-    free(dir);
+    struct tally t = {0};
+    corpus_replay(SLURP_CORPUS, replay_slurp, &t);
+    cr_expect_gt(t.valid, 0, "no valid-* input in %s", SLURP_CORPUS);
+    cr_expect_gt(t.damaged, 0, "no trunc-* input in %s", SLURP_CORPUS);
 }
 
 /* What the native reader promises about any profile it accepts. */
@@ -214,55 +138,33 @@ static void check_native_profile(const char *path, const struct profile *p, size
 }
 
 /* The loader and the record-level dump must agree on what cannot be read. */
-Test(fuzz_corpus, native_inputs_load_or_fail_cleanly)
+static void replay_native(const struct corpus_file *f, void *ctx)
 {
-    char *dir = find_corpus_dir(NATIVE_CORPUS);
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d, "cannot open %s", dir);
-
-    fflush(stderr);
-    int saved = dup(2);
-    int null = open("/dev/null", O_WRONLY);
-    dup2(null, 2);
-    close(null);
+    struct tally *t = ctx;
     FILE *sink = fopen("/dev/null", "w");
     cr_assert_not_null(sink);
-
-    size_t files = 0, valid = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        char *path = NULL;
-        cr_assert_geq(asprintf(&path, "%s/%s", dir, de->d_name), 0);
-        size_t len;
-        unsigned char *data = read_exact(path, &len);
-        struct profile p;
-        int rc = native_load_buffer(de->d_name, data, len, &p);
-        int drc = native_dump_buffer(de->d_name, data, len, sink);
-        cr_expect_eq(rc, drc, "%s: load and dump disagree", path);
-        bool must_load = strncmp(de->d_name, "valid-", 6) == 0;
-        cr_expect(rc == 0 || !must_load, "%s does not load", path);
-        if (rc == 0) {
-            check_native_profile(path, &p, len);
-            cr_expect(!must_load || !p.truncated, "%s is truncated", path);
-            valid += must_load;
-        } else {
-            cr_expect_eq(p.nsamples, 0);
-            cr_expect_null(p.format);
-        }
-        profile_free(&p);
-        free(data);
-        free(path);
-        files++;
-    }
-    closedir(d);
+    struct profile p;
+    int rc = native_load_buffer(f->name, f->data, f->len, &p);
+    int drc = native_dump_buffer(f->name, f->data, f->len, sink);
     fclose(sink);
-    dup2(saved, 2);
-    close(saved);
-    cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
-    cr_expect_gt(valid, 0, "no valid-* profile in %s", dir);
-    free(dir);
+    cr_expect_eq(rc, drc, "%s: load and dump disagree", f->path);
+    cr_expect(rc == 0 || !f->must_load, "%s does not load", f->path);
+    if (rc == 0) {
+        check_native_profile(f->path, &p, f->len);
+        cr_expect(!f->must_load || !p.truncated, "%s is truncated", f->path);
+        t->valid += f->must_load;
+    } else {
+        cr_expect_eq(p.nsamples, 0);
+        cr_expect_null(p.format);
+    }
+    profile_free(&p);
+}
+
+Test(fuzz_corpus, native_inputs_load_or_fail_cleanly)
+{
+    struct tally t = {0};
+    corpus_replay(NATIVE_CORPUS, replay_native, &t);
+    cr_expect_gt(t.valid, 0, "no valid-* profile in %s", NATIVE_CORPUS);
 }
 
 /* What the gperftools reader promises about any profile it accepts. */
@@ -297,61 +199,46 @@ static void check_gperftools_profile(const char *path, const struct profile *p)
  * 32-bit slots, build= lines); the rest must fail with "NAME: offset N:"
  * and leave nothing behind.  Both ways in: the buffer reader the fuzz
  * target uses, and profile_load() through content detection. */
+static void replay_gperftools(const struct corpus_file *f, void *ctx)
+{
+    struct tally *t = ctx;
+    char *msg = NULL;
+    size_t msg_len = 0;
+    FILE *mem = open_memstream(&msg, &msg_len);
+    FILE *saved = stderr;
+    stderr = mem;
+    struct profile p, viaload;
+    int rc = gperftools_load_buffer(f->name, f->data, f->len, &p);
+    int lrc = gperftools_detect(f->data, f->len, NULL) ? profile_load(f->path, &viaload) : -1;
+    if (lrc != 0)
+        profile_init(&viaload);
+    stderr = saved;
+    fclose(mem);
+
+    cr_expect(rc == 0 || !f->must_load, "%s does not load: %s", f->path, msg);
+    cr_expect_eq(rc, lrc, "%s: profile_load disagrees", f->path);
+    if (rc == 0) {
+        check_gperftools_profile(f->path, &p);
+        cr_expect_eq(viaload.nsamples, p.nsamples, "%s", f->path);
+        t->valid += f->must_load;
+    } else {
+        cr_expect_eq(p.nsamples, 0);
+        cr_expect_null(p.format);
+        char *prefix = NULL;
+        cr_assert_geq(asprintf(&prefix, "%s: offset ", f->name), 0);
+        cr_expect_not_null(strstr(msg, prefix), "%s: message: %s", f->path, msg);
+        free(prefix);
+    }
+    profile_free(&p);
+    profile_free(&viaload);
+    free(msg);
+}
+
 Test(fuzz_corpus, gperftools_inputs_load_or_fail_cleanly)
 {
-    char *dir = find_corpus_dir(GPERFTOOLS_CORPUS);
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d, "cannot open %s", dir);
-
-    size_t files = 0, valid = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        char *path = NULL;
-        cr_assert_geq(asprintf(&path, "%s/%s", dir, de->d_name), 0);
-        size_t len;
-        unsigned char *data = read_exact(path, &len);
-
-        char *msg = NULL;
-        size_t msg_len = 0;
-        FILE *mem = open_memstream(&msg, &msg_len);
-        FILE *saved = stderr;
-        stderr = mem;
-        struct profile p, viaload;
-        int rc = gperftools_load_buffer(de->d_name, data, len, &p);
-        int lrc = gperftools_detect(data, len, NULL) ? profile_load(path, &viaload) : -1;
-        if (lrc != 0)
-            profile_init(&viaload);
-        stderr = saved;
-        fclose(mem);
-
-        bool must_load = strncmp(de->d_name, "valid-", 6) == 0;
-        cr_expect(rc == 0 || !must_load, "%s does not load: %s", path, msg);
-        cr_expect_eq(rc, lrc, "%s: profile_load disagrees", path);
-        if (rc == 0) {
-            check_gperftools_profile(path, &p);
-            cr_expect_eq(viaload.nsamples, p.nsamples, "%s", path);
-            valid += must_load;
-        } else {
-            cr_expect_eq(p.nsamples, 0);
-            cr_expect_null(p.format);
-            char *prefix = NULL;
-            cr_assert_geq(asprintf(&prefix, "%s: offset ", de->d_name), 0);
-            cr_expect_not_null(strstr(msg, prefix), "%s: message: %s", path, msg);
-            free(prefix);
-        }
-        profile_free(&p);
-        profile_free(&viaload);
-        free(msg);
-        free(data);
-        free(path);
-        files++;
-    }
-    closedir(d);
-    cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
-    cr_expect_gt(valid, 0, "no valid-* profile in %s", dir);
-    free(dir);
+    struct tally t = {0};
+    corpus_replay(GPERFTOOLS_CORPUS, replay_gperftools, &t);
+    cr_expect_gt(t.valid, 0, "no valid-* profile in %s", GPERFTOOLS_CORPUS);
 }
 
 /* What a .pbin reader and writer promise about any profile the reader
@@ -395,68 +282,45 @@ static void check_pbin_profile(const char *path, const struct profile *p, size_t
 /* valid-* are .pbin files with symbol tables and must read whole; trunc-*
  * and bad-* are damaged in a LOCATION and must read as truncated; the rest
  * came from fuzzing. */
+static void replay_pbin(const struct corpus_file *f, void *ctx)
+{
+    struct tally *t = ctx;
+    FILE *sink = fopen("/dev/null", "w");
+    cr_assert_not_null(sink);
+    struct profile p;
+    int rc = native_load_buffer(f->name, f->data, f->len, &p);
+    int drc = native_dump_buffer(f->name, f->data, f->len, sink);
+    fclose(sink);
+    cr_expect_eq(rc, drc, "%s: load and dump disagree", f->path);
+    bool must_cut = strncmp(f->name, "trunc-", 6) == 0 || strncmp(f->name, "bad-", 4) == 0;
+    cr_expect(rc == 0 || !f->must_load, "%s does not load", f->path);
+    if (rc == 0) {
+        check_pbin_profile(f->path, &p, f->len, t->copy);
+        if (f->must_load) {
+            cr_expect(!p.truncated && p.nlocations > 0, "%s: truncated or no tables", f->path);
+            t->valid++;
+        }
+        if (must_cut) {
+            cr_expect(p.truncated, "%s is not truncated", f->path);
+            t->damaged++;
+        }
+    }
+    profile_free(&p);
+}
+
 Test(fuzz_corpus, pbin_inputs_load_or_fail_cleanly)
 {
-    char *dir = find_corpus_dir(PBIN_CORPUS);
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d, "cannot open %s", dir);
     char tmpl[] = "/tmp/ptprof-test-pbin-corpus-XXXXXX";
     cr_assert_not_null(mkdtemp(tmpl));
     char *copy = NULL;
     cr_assert_geq(asprintf(&copy, "%s/copy.pbin", tmpl), 0);
-
-    fflush(stderr);
-    int saved = dup(2);
-    int null = open("/dev/null", O_WRONLY);
-    dup2(null, 2);
-    close(null);
-    FILE *sink = fopen("/dev/null", "w");
-    cr_assert_not_null(sink);
-
-    size_t files = 0, valid = 0, damaged = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        char *path = NULL;
-        cr_assert_geq(asprintf(&path, "%s/%s", dir, de->d_name), 0);
-        size_t len;
-        unsigned char *data = read_exact(path, &len);
-        struct profile p;
-        int rc = native_load_buffer(de->d_name, data, len, &p);
-        int drc = native_dump_buffer(de->d_name, data, len, sink);
-        cr_expect_eq(rc, drc, "%s: load and dump disagree", path);
-        bool must_load = strncmp(de->d_name, "valid-", 6) == 0;
-        bool must_cut =
-            strncmp(de->d_name, "trunc-", 6) == 0 || strncmp(de->d_name, "bad-", 4) == 0;
-        cr_expect(rc == 0 || !must_load, "%s does not load", path);
-        if (rc == 0) {
-            check_pbin_profile(path, &p, len, copy);
-            if (must_load) {
-                cr_expect(!p.truncated && p.nlocations > 0, "%s: truncated or no tables", path);
-                valid++;
-            }
-            if (must_cut) {
-                cr_expect(p.truncated, "%s is not truncated", path);
-                damaged++;
-            }
-        }
-        profile_free(&p);
-        free(data);
-        free(path);
-        files++;
-    }
-    closedir(d);
-    fclose(sink);
-    dup2(saved, 2);
-    close(saved);
+    struct tally t = {.copy = copy};
+    corpus_replay(PBIN_CORPUS, replay_pbin, &t);
     unlink(copy);
     rmdir(tmpl);
-    cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
-    cr_expect_gt(valid, 0, "no valid-* profile in %s", dir);
-    cr_expect_gt(damaged, 0, "no trunc-* or bad-* profile in %s", dir);
+    cr_expect_gt(t.valid, 0, "no valid-* profile in %s", PBIN_CORPUS);
+    cr_expect_gt(t.damaged, 0, "no trunc-* or bad-* profile in %s", PBIN_CORPUS);
     free(copy);
-    free(dir);
 }
 
 /* What the gmon.out reader promises about any file it accepts. */
@@ -490,62 +354,48 @@ static void check_gmon_profile(const char *path, const struct profile *p, uint64
  * other layouts); bad-* and trunc-* must fail with one "NAME: offset N:"
  * message and leave nothing behind; fuzz-* may do either, cleanly.  The
  * limit is the fuzz target's. */
+#define GMON_FUZZ_MAX_SAMPLES 100000
+
+static void replay_gmon(const struct corpus_file *f, void *ctx)
+{
+    struct tally *t = ctx;
+    const struct gmon_read_options opts = {.max_samples = GMON_FUZZ_MAX_SAMPLES};
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *msg = tmpfile();
+    cr_assert_not_null(msg);
+    dup2(fileno(msg), 2);
+    struct profile p;
+    int rc = gmon_load_buffer_opts(f->name, f->data, f->len, &opts, &p);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char text[1024];
+    rewind(msg);
+    text[fread(text, 1, sizeof(text) - 1, msg)] = '\0';
+    fclose(msg);
+
+    bool must_fail = strncmp(f->name, "bad-", 4) == 0 || strncmp(f->name, "trunc-", 6) == 0;
+    cr_expect(rc == 0 || !f->must_load, "%s does not load: %s", f->path, text);
+    cr_expect(rc != 0 || !must_fail, "%s loads", f->path);
+    if (rc == 0) {
+        check_gmon_profile(f->path, &p, opts.max_samples);
+        t->valid += f->must_load;
+    } else {
+        char want[300];
+        snprintf(want, sizeof(want), "%s: offset ", f->name);
+        cr_expect_not_null(strstr(text, want), "%s: %s", f->path, text);
+        cr_expect_eq(p.nsamples, 0);
+        cr_expect_null(p.format);
+        t->damaged += must_fail;
+    }
+    profile_free(&p);
+}
+
 Test(fuzz_corpus, gmon_inputs_load_or_fail_cleanly)
 {
-    char *dir = find_corpus_dir(GMON_CORPUS);
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d, "cannot open %s", dir);
-    const struct gmon_read_options opts = {.max_samples = 100000};
-
-    size_t files = 0, valid = 0, refused = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        char *path = NULL;
-        cr_assert_geq(asprintf(&path, "%s/%s", dir, de->d_name), 0);
-        size_t len;
-        unsigned char *data = read_exact(path, &len);
-
-        fflush(stderr);
-        int saved = dup(2);
-        FILE *msg = tmpfile();
-        cr_assert_not_null(msg);
-        dup2(fileno(msg), 2);
-        struct profile p;
-        int rc = gmon_load_buffer_opts(de->d_name, data, len, &opts, &p);
-        fflush(stderr);
-        dup2(saved, 2);
-        close(saved);
-        char text[1024];
-        rewind(msg);
-        text[fread(text, 1, sizeof(text) - 1, msg)] = '\0';
-        fclose(msg);
-
-        bool must_load = strncmp(de->d_name, "valid-", 6) == 0;
-        bool must_fail =
-            strncmp(de->d_name, "bad-", 4) == 0 || strncmp(de->d_name, "trunc-", 6) == 0;
-        cr_expect(rc == 0 || !must_load, "%s does not load: %s", path, text);
-        cr_expect(rc != 0 || !must_fail, "%s loads", path);
-        if (rc == 0) {
-            check_gmon_profile(path, &p, opts.max_samples);
-            valid += must_load;
-        } else {
-            char want[300];
-            snprintf(want, sizeof(want), "%s: offset ", de->d_name);
-            cr_expect_not_null(strstr(text, want), "%s: %s", path, text);
-            cr_expect_eq(p.nsamples, 0);
-            cr_expect_null(p.format);
-            refused += must_fail;
-        }
-        profile_free(&p);
-        free(data);
-        free(path);
-        files++;
-    }
-    closedir(d);
-    cr_expect_gt(files, 0, "the corpus in %s is empty", dir);
-    cr_expect_gt(valid, 0, "no valid-* file in %s", dir);
-    cr_expect_gt(refused, 0, "no bad-* file in %s", dir);
-    free(dir);
+    struct tally t = {0};
+    corpus_replay(GMON_CORPUS, replay_gmon, &t);
+    cr_expect_gt(t.valid, 0, "no valid-* file in %s", GMON_CORPUS);
+    cr_expect_gt(t.damaged, 0, "no bad-* file in %s", GMON_CORPUS);
 }
