@@ -2,6 +2,7 @@
  * bzip2 and zstd command-line tools: what they write we read, what we write
  * they read, and damaged or oversized inputs behave as the contracts say;
  * and the original sampler's raw profiles load when compressed. */
+#include "../lib/tmpdir.h"
 #include "format/pperf.h"
 #include "util/compress.h"
 #include "util/slurp.h"
@@ -30,29 +31,6 @@ static const struct kind kinds[] = {
     {COMPRESSION_ZSTD, ".zst", "zstd -q -c", "zstd -q -dc", "zstd -q -c"},
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
-
-static char *make_tmpdir(void)
-{
-    char *dir = strdup("/tmp/ptprof-compress-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
-    return dir;
-}
-
-static char *path_in(const char *dir, const char *name)
-{
-    char *p = NULL;
-    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
-    return p;
-}
-
-static void remove_tree(char *dir)
-{
-    char *cmd = NULL;
-    cr_assert_geq(asprintf(&cmd, "rm -rf '%s'", dir), 0);
-    cr_expect_eq(system(cmd), 0);
-    free(cmd);
-    free(dir);
-}
 
 /* Profile-like text with random numbers: compressible, but not so much that
  * a few megabytes fit into one bzip2 block's worth of output. */
@@ -121,7 +99,7 @@ static char *capture_path;
 static void capture_stderr(const char *dir)
 {
     fflush(stderr);
-    capture_path = path_in(dir, "stderr.txt");
+    capture_path = tmpdir_path(dir, "stderr.txt");
     int fd = open(capture_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     cr_assert_geq(fd, 0);
     saved_stderr = dup(2);
@@ -187,15 +165,15 @@ Test(compress, input_compression_comes_from_magic_bytes)
  * decode to everything written so far, with our reader and with the tool. */
 Test(compress, fflush_makes_everything_written_so_far_decodable)
 {
-    char *dir = make_tmpdir();
+    char *dir = tmpdir_new("compress");
     const size_t total = 1500 * 1000;
     unsigned char *data = make_data(total, 7);
     /* Small records, a large one, and a flush inside a stdio buffer. */
     const size_t marks[] = {37, 5000, 300 * 1000, 1200 * 1000, total};
     for (size_t k = 0; k < NKINDS; k++) {
-        char *path = path_in(dir, "stream");
-        char *copy = path_in(dir, "copy");
-        char *decoded = path_in(dir, "decoded");
+        char *path = tmpdir_path(dir, "stream");
+        char *copy = tmpdir_path(dir, "copy");
+        char *decoded = tmpdir_path(dir, "decoded");
         FILE *raw = fopen(path, "wb");
         cr_assert_not_null(raw);
         FILE *z = compress_open(raw, kinds[k].c);
@@ -254,7 +232,8 @@ Test(compress, fflush_makes_everything_written_so_far_decodable)
         free(decoded);
     }
     free(data);
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 Test(compress, a_failed_write_is_reported_and_sticks)
@@ -287,14 +266,14 @@ Test(compress, none_is_the_raw_stream_itself)
 
 Test(slurp, reads_files_made_by_the_tools)
 {
-    char *dir = make_tmpdir();
+    char *dir = tmpdir_new("compress");
     const size_t sizes[] = {0, 1, 100 * 1000, 2500 * 1000};
-    char *plain = path_in(dir, "plain");
+    char *plain = tmpdir_path(dir, "plain");
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         unsigned char *data = make_data(sizes[i], (unsigned)i);
         write_file(plain, data, sizes[i]);
         for (size_t k = 0; k < NKINDS; k++) {
-            char *z = path_in(dir, kinds[k].suffix + 1);
+            char *z = tmpdir_path(dir, kinds[k].suffix + 1);
             cr_assert_eq(sh("%s < '%s' > '%s'", kinds[k].tool, plain, z), 0);
             struct slurp s;
             cr_assert_eq(slurp_path(z, sizes[i], &s), 0);
@@ -310,13 +289,14 @@ Test(slurp, reads_files_made_by_the_tools)
         free(data);
     }
     free(plain);
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 Test(slurp, reads_concatenated_members_streams_and_frames)
 {
-    char *dir = make_tmpdir();
-    char *a = path_in(dir, "a"), *b = path_in(dir, "b"), *z = path_in(dir, "z");
+    char *dir = tmpdir_new("compress");
+    char *a = tmpdir_path(dir, "a"), *b = tmpdir_path(dir, "b"), *z = tmpdir_path(dir, "z");
     unsigned char *da = make_data(70000, 1), *db = make_data(50000, 2);
     write_file(a, da, 70000);
     write_file(b, db, 50000);
@@ -337,17 +317,18 @@ Test(slurp, reads_concatenated_members_streams_and_frames)
     free(a);
     free(b);
     free(z);
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 Test(slurp, detects_by_content_not_by_name)
 {
-    char *dir = make_tmpdir();
+    char *dir = tmpdir_new("compress");
     unsigned char *data = make_data(30000, 5);
-    char *plain = path_in(dir, "plain");
-    char *gz_named_bz2 = path_in(dir, "really-gzip.bz2");
-    char *plain_named_gz = path_in(dir, "really-plain.gz");
-    char *zst_named_txt = path_in(dir, "really-zstd.txt");
+    char *plain = tmpdir_path(dir, "plain");
+    char *gz_named_bz2 = tmpdir_path(dir, "really-gzip.bz2");
+    char *plain_named_gz = tmpdir_path(dir, "really-plain.gz");
+    char *zst_named_txt = tmpdir_path(dir, "really-zstd.txt");
     write_file(plain, data, 30000);
     write_file(plain_named_gz, data, 30000);
     cr_assert_eq(sh("gzip -c < '%s' > '%s'", plain, gz_named_bz2), 0);
@@ -375,19 +356,20 @@ Test(slurp, detects_by_content_not_by_name)
     free(gz_named_bz2);
     free(plain_named_gz);
     free(zst_named_txt);
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 /* --- damage ---------------------------------------------------------------- */
 
 Test(slurp, a_cut_compressed_file_gives_the_decoded_prefix)
 {
-    char *dir = make_tmpdir();
+    char *dir = tmpdir_new("compress");
     const size_t total = 600 * 1000; /* several 100 kB bzip2 blocks */
     unsigned char *data = make_data(total, 11);
-    char *plain = path_in(dir, "plain");
-    char *z = path_in(dir, "z");
-    char *cut = path_in(dir, "cut");
+    char *plain = tmpdir_path(dir, "plain");
+    char *z = tmpdir_path(dir, "z");
+    char *cut = tmpdir_path(dir, "cut");
     write_file(plain, data, total);
     for (size_t k = 0; k < NKINDS; k++) {
         cr_assert_eq(sh("%s < '%s' > '%s'", kinds[k].small_tool, plain, z), 0);
@@ -416,15 +398,16 @@ Test(slurp, a_cut_compressed_file_gives_the_decoded_prefix)
     free(plain);
     free(z);
     free(cut);
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 Test(slurp, garbage_after_a_stream_keeps_the_data_and_says_where)
 {
-    char *dir = make_tmpdir();
+    char *dir = tmpdir_new("compress");
     unsigned char *data = make_data(40000, 13);
-    char *plain = path_in(dir, "plain");
-    char *z = path_in(dir, "z");
+    char *plain = tmpdir_path(dir, "plain");
+    char *z = tmpdir_path(dir, "z");
     write_file(plain, data, 40000);
     for (size_t k = 0; k < NKINDS; k++) {
         cr_assert_eq(sh("%s < '%s' > '%s'", kinds[k].tool, plain, z), 0);
@@ -448,12 +431,13 @@ Test(slurp, garbage_after_a_stream_keeps_the_data_and_says_where)
     free(data);
     free(plain);
     free(z);
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 Test(slurp, damage_before_any_data_is_an_error)
 {
-    char *dir = make_tmpdir();
+    char *dir = tmpdir_new("compress");
     const struct {
         const char *name;
         const char *bytes;
@@ -465,7 +449,7 @@ Test(slurp, damage_before_any_data_is_an_error)
         {"bad.zst", "\x28\xb5\x2f\xfdgarbage-garbage-garbage", 27},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        char *p = path_in(dir, cases[i].name);
+        char *p = tmpdir_path(dir, cases[i].name);
         write_file(p, cases[i].bytes, cases[i].len);
         capture_stderr(dir);
         struct slurp s;
@@ -478,22 +462,23 @@ Test(slurp, damage_before_any_data_is_an_error)
         free(msg);
         free(p);
     }
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 /* --- limits ---------------------------------------------------------------- */
 
 Test(slurp, never_grows_beyond_max_len)
 {
-    char *dir = make_tmpdir();
+    char *dir = tmpdir_new("compress");
     const size_t total = 200000;
     unsigned char *data = make_data(total, 17);
-    char *plain = path_in(dir, "plain");
+    char *plain = tmpdir_path(dir, "plain");
     write_file(plain, data, total);
     for (size_t k = 0; k <= NKINDS; k++) {
         char *p = plain;
         if (k < NKINDS) {
-            p = path_in(dir, kinds[k].suffix + 1);
+            p = tmpdir_path(dir, kinds[k].suffix + 1);
             cr_assert_eq(sh("%s < '%s' > '%s'", kinds[k].tool, plain, p), 0);
         }
         /* Exactly the limit fits. */
@@ -520,14 +505,15 @@ Test(slurp, never_grows_beyond_max_len)
     }
     free(data);
     free(plain);
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 /* A few hundred bytes of zstd that expand to 64 MiB must not be expanded. */
 Test(slurp, a_decompression_bomb_stops_at_the_limit)
 {
-    char *dir = make_tmpdir();
-    char *bomb = path_in(dir, "bomb.zst");
+    char *dir = tmpdir_new("compress");
+    char *bomb = tmpdir_path(dir, "bomb.zst");
     cr_assert_eq(sh("head -c 67108864 /dev/zero | zstd -q -19 -c > '%s'", bomb), 0);
     struct stat st;
     cr_assert_eq(stat(bomb, &st), 0);
@@ -540,17 +526,18 @@ Test(slurp, a_decompression_bomb_stops_at_the_limit)
     cr_expect_not_null(strstr(msg, "limit"), "%s", msg);
     free(msg);
     free(bomb);
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 /* --- stdin and errors ------------------------------------------------------ */
 
 Test(slurp, dash_is_standard_input_compressed_or_not)
 {
-    char *dir = make_tmpdir();
+    char *dir = tmpdir_new("compress");
     unsigned char *data = make_data(90000, 19);
-    char *plain = path_in(dir, "plain");
-    char *z = path_in(dir, "z");
+    char *plain = tmpdir_path(dir, "plain");
+    char *z = tmpdir_path(dir, "z");
     write_file(plain, data, 90000);
     cr_assert_eq(sh("bzip2 -c < '%s' > '%s'", plain, z), 0);
     const char *inputs[] = {plain, z};
@@ -566,13 +553,14 @@ Test(slurp, dash_is_standard_input_compressed_or_not)
     free(data);
     free(plain);
     free(z);
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 Test(slurp, a_missing_file_is_reported_by_name)
 {
-    char *dir = make_tmpdir();
-    char *p = path_in(dir, "does-not-exist.gz");
+    char *dir = tmpdir_new("compress");
+    char *p = tmpdir_path(dir, "does-not-exist.gz");
     capture_stderr(dir);
     struct slurp s;
     int rc = slurp_path(p, 1 << 20, &s);
@@ -583,7 +571,8 @@ Test(slurp, a_missing_file_is_reported_by_name)
     slurp_free(&s); /* harmless on a failed slurp */
     free(msg);
     free(p);
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 Test(slurp, an_empty_file_is_empty_not_an_error)
@@ -601,14 +590,14 @@ Test(slurp, an_empty_file_is_empty_not_an_error)
 
 Test(slurp, compressed_pperf_profiles_load)
 {
-    char *dir = make_tmpdir();
+    char *dir = tmpdir_new("compress");
     const struct pperf_thread th[2] = {{101, 0x401000, 5000}, {102, 0x402000, 7000}};
     const double pmu[2] = {1.5, 2.5};
     struct pperf_map map = {0x400000, 0x10000, "prog"};
     for (size_t k = 0; k < NKINDS; k++) {
         char *name = NULL;
         cr_assert_geq(asprintf(&name, "raw.pperf%s", kinds[k].suffix), 0);
-        char *p = path_in(dir, name);
+        char *p = tmpdir_path(dir, name);
         struct pperf_writer *w = pperf_writer_open(p, 0x50504552u, sizeof(pmu));
         cr_assert_not_null(w);
         for (uint64_t i = 0; i < 3000; i++)
@@ -644,5 +633,6 @@ Test(slurp, compressed_pperf_profiles_load)
         free(name);
         free(p);
     }
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }

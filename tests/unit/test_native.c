@@ -1,4 +1,5 @@
 /* test_native.c - format/native.h: ptprof's streaming profile format. */
+#include "../lib/tmpdir.h"
 #include "format/load.h"
 #include "format/native.h"
 #include "format/profile.h"
@@ -21,37 +22,6 @@
 #include <unistd.h>
 
 /* --- helpers ------------------------------------------------------------- */
-
-static char *make_tmpdir(void)
-{
-    char tmpl[] = "/tmp/ptprof-test-native-XXXXXX";
-    cr_assert_not_null(mkdtemp(tmpl), "mkdtemp: %s", strerror(errno));
-    return strdup(tmpl);
-}
-
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-static char *path_in(const char *dir, const char *name)
-{
-    char *p = NULL;
-    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
-    return p;
-}
 
 static unsigned char *read_fd_all(int fd, size_t *len)
 {
@@ -374,11 +344,11 @@ static int write_reference(const char *path, bool finish)
 
 static unsigned char *reference_bytes(bool finish, size_t *len)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "ref.prof");
+    char *dir = tmpdir_new("native");
+    char *path = tmpdir_path(dir, "ref.prof");
     cr_assert_eq(write_reference(path, finish), 0);
     unsigned char *b = read_file(path, len);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
     return b;
@@ -609,8 +579,8 @@ Test(native_roundtrip, writing_into_a_pipe_works)
 
 Test(native_roundtrip, records_larger_than_the_buffer_and_deep_stacks)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "big.prof");
+    char *dir = tmpdir_new("native");
+    char *path = tmpdir_path(dir, "big.prof");
     struct native_writer *w = native_writer_open(path);
     cr_assert_not_null(w);
     size_t isize = 700 * 1024; /* more than the writer's buffer */
@@ -652,7 +622,7 @@ Test(native_roundtrip, records_larger_than_the_buffer_and_deep_stacks)
     profile_free(&p);
     free(b);
     free(image);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }
@@ -661,8 +631,8 @@ Test(native_roundtrip, records_larger_than_the_buffer_and_deep_stacks)
  * to its last flush, and it flushes at least every 250 ms. */
 Test(native_roundtrip, a_killed_writer_leaves_a_readable_profile)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "killed.prof");
+    char *dir = tmpdir_new("native");
+    char *path = tmpdir_path(dir, "killed.prof");
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
     if (pid == 0) {
@@ -692,15 +662,15 @@ Test(native_roundtrip, a_killed_writer_leaves_a_readable_profile)
     cr_assert_not(p.has_totals);
     profile_free(&p);
     free(b);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }
 
 Test(native_roundtrip, abort_before_publish_leaves_nothing)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "never.prof");
+    char *dir = tmpdir_new("native");
+    char *path = tmpdir_path(dir, "never.prof");
     struct native_writer *w = native_writer_open(path);
     cr_assert_not_null(w);
     cr_assert_eq(native_write_meta(w, "command", "x"), 0);
@@ -713,7 +683,7 @@ Test(native_roundtrip, abort_before_publish_leaves_nothing)
         cr_assert(de->d_name[0] == '.' && (de->d_name[1] == '\0' || de->d_name[1] == '.'),
                   "left behind: %s", de->d_name);
     closedir(d);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }

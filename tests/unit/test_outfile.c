@@ -1,6 +1,7 @@
 /* test_outfile.c - util/outfile.h: all-or-nothing output files, compression
  * chosen by the name (checked with the real gzip/bzip2/zstd tools), early
  * publishing for the recorder, and "-" as standard output. */
+#include "../lib/tmpdir.h"
 #include "util/outfile.h"
 #include "util/slurp.h"
 
@@ -26,20 +27,6 @@ static const struct {
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
-static char *make_tmpdir(void)
-{
-    char *dir = strdup("/tmp/ptprof-outfile-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
-    return dir;
-}
-
-static char *path_in(const char *dir, const char *name)
-{
-    char *p = NULL;
-    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
-    return p;
-}
-
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
 {
@@ -51,12 +38,6 @@ static int sh(const char *fmt, ...)
     int rc = system(cmd);
     free(cmd);
     return rc;
-}
-
-static void remove_tree(char *dir)
-{
-    cr_expect_eq(sh("rm -rf '%s'", dir), 0);
-    free(dir);
 }
 
 static unsigned char *make_data(size_t n, unsigned seed)
@@ -125,8 +106,8 @@ static void put(struct outfile *o, const void *data, size_t len)
 
 Test(outfile, nothing_appears_at_the_path_until_commit)
 {
-    char *dir = make_tmpdir();
-    char *p = path_in(dir, "out.bin");
+    char *dir = tmpdir_new("outfile");
+    char *p = tmpdir_path(dir, "out.bin");
     struct outfile *o = outfile_open(p);
     cr_assert_not_null(o);
     cr_expect(outfile_seekable(o));
@@ -138,16 +119,17 @@ Test(outfile, nothing_appears_at_the_path_until_commit)
     cr_expect(file_is(p, "hello", 5));
     cr_expect_eq(entries(dir), 1, "a temporary was left behind");
     free(p);
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 Test(outfile, abort_leaves_an_existing_file_untouched)
 {
-    char *dir = make_tmpdir();
+    char *dir = tmpdir_new("outfile");
     for (size_t k = 0; k <= NKINDS; k++) {
         char *name = NULL;
         cr_assert_geq(asprintf(&name, "old%s", k < NKINDS ? kinds[k].suffix : ""), 0);
-        char *p = path_in(dir, name);
+        char *p = tmpdir_path(dir, name);
         cr_assert_eq(sh("printf 'old contents' > '%s'", p), 0);
         struct outfile *o = outfile_open(p);
         cr_assert_not_null(o);
@@ -161,7 +143,8 @@ Test(outfile, abort_leaves_an_existing_file_untouched)
         free(p);
     }
     cr_expect_eq(entries(dir), (int)NKINDS + 1, "a temporary was left behind");
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 Test(outfile, an_unwritable_directory_fails_at_open)
@@ -174,15 +157,15 @@ Test(outfile, an_unwritable_directory_fails_at_open)
 
 Test(outfile, compresses_by_suffix_and_the_tools_read_it)
 {
-    char *dir = make_tmpdir();
-    char *plain = path_in(dir, "decoded");
+    char *dir = tmpdir_new("outfile");
+    char *plain = tmpdir_path(dir, "decoded");
     const size_t sizes[] = {0, 1, 70000, 2000 * 1000};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         unsigned char *data = make_data(sizes[i], (unsigned)i + 3);
         for (size_t k = 0; k < NKINDS; k++) {
             char *name = NULL;
             cr_assert_geq(asprintf(&name, "profile%s", kinds[k].suffix), 0);
-            char *p = path_in(dir, name);
+            char *p = tmpdir_path(dir, name);
             struct outfile *o = outfile_open(p);
             cr_assert_not_null(o);
             cr_expect_not(outfile_seekable(o), "a compressed output claims to be seekable");
@@ -213,15 +196,16 @@ Test(outfile, compresses_by_suffix_and_the_tools_read_it)
     }
     cr_expect_eq(entries(dir), (int)NKINDS + 1, "a temporary was left behind");
     free(plain);
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 Test(outfile, other_names_are_not_compressed)
 {
-    char *dir = make_tmpdir();
+    char *dir = tmpdir_new("outfile");
     const char *names[] = {"raw.pperf", "x.gz.txt", "zst"};
     for (size_t i = 0; i < 3; i++) {
-        char *p = path_in(dir, names[i]);
+        char *p = tmpdir_path(dir, names[i]);
         struct outfile *o = outfile_open(p);
         cr_assert_not_null(o);
         cr_expect(outfile_seekable(o));
@@ -230,19 +214,20 @@ Test(outfile, other_names_are_not_compressed)
         cr_expect(file_is(p, "\x1f\x8b plain", 8), "%s was changed", names[i]);
         free(p);
     }
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 /* --- publishing early ------------------------------------------------------- */
 
 Test(outfile, publish_puts_the_growing_file_at_its_path)
 {
-    char *dir = make_tmpdir();
+    char *dir = tmpdir_new("outfile");
     unsigned char *data = make_data(300000, 9);
     for (size_t k = 0; k <= NKINDS; k++) {
         char *name = NULL;
         cr_assert_geq(asprintf(&name, "live%s", k < NKINDS ? kinds[k].suffix : ""), 0);
-        char *p = path_in(dir, name);
+        char *p = tmpdir_path(dir, name);
         cr_assert_eq(sh("printf 'previous run' > '%s'", p), 0);
         struct outfile *o = outfile_open(p);
         cr_assert_not_null(o);
@@ -277,17 +262,18 @@ Test(outfile, publish_puts_the_growing_file_at_its_path)
         free(p);
     }
     free(data);
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 Test(outfile, abort_after_publish_keeps_what_was_written)
 {
-    char *dir = make_tmpdir();
+    char *dir = tmpdir_new("outfile");
     unsigned char *data = make_data(50000, 4);
     for (size_t k = 0; k <= NKINDS; k++) {
         char *name = NULL;
         cr_assert_geq(asprintf(&name, "partial%s", k < NKINDS ? kinds[k].suffix : ""), 0);
-        char *p = path_in(dir, name);
+        char *p = tmpdir_path(dir, name);
         struct outfile *o = outfile_open(p);
         cr_assert_not_null(o);
         cr_assert_eq(outfile_publish(o), 0);
@@ -306,15 +292,16 @@ Test(outfile, abort_after_publish_keeps_what_was_written)
     }
     cr_expect_eq(entries(dir), (int)NKINDS + 1, "a temporary was left behind");
     free(data);
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }
 
 /* --- standard output ---------------------------------------------------------- */
 
 Test(outfile, dash_is_standard_output_and_never_compressed)
 {
-    char *dir = make_tmpdir();
-    char *p = path_in(dir, "stdout.txt");
+    char *dir = tmpdir_new("outfile");
+    char *p = tmpdir_path(dir, "stdout.txt");
     cr_assert_not_null(freopen(p, "w", stdout));
     struct outfile *o = outfile_open("-");
     cr_assert_not_null(o);
@@ -326,5 +313,6 @@ Test(outfile, dash_is_standard_output_and_never_compressed)
     cr_expect(file_is(p, "to stdout\n", 10));
     cr_expect_eq(entries(dir), 1, "writing to stdout created a file");
     free(p);
-    remove_tree(dir);
+    tmpdir_remove(dir);
+    free(dir);
 }

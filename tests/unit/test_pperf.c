@@ -1,4 +1,5 @@
 /* test_pperf.c - format/pperf.h: the original sampler's raw format. */
+#include "../lib/tmpdir.h"
 #include "format/pperf.h"
 
 #include <criterion/criterion.h>
@@ -16,13 +17,6 @@
 
 /* --- helpers ------------------------------------------------------------- */
 
-static char *make_tmpdir(void)
-{
-    char tmpl[] = "/tmp/ptprof-test-pperf-XXXXXX";
-    cr_assert_not_null(mkdtemp(tmpl), "mkdtemp: %s", strerror(errno));
-    return strdup(tmpl);
-}
-
 static size_t dir_entries(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -34,30 +28,6 @@ static size_t dir_entries(const char *dir)
             n++;
     closedir(d);
     return n;
-}
-
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-static char *path_in(const char *dir, const char *name)
-{
-    char *p = NULL;
-    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
-    return p;
 }
 
 static unsigned char *grow(unsigned char *buf, size_t size)
@@ -195,11 +165,11 @@ static int write_reference(const char *path, unsigned extra)
 
 static unsigned char *reference_bytes(size_t *len)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "ref.pperf");
+    char *dir = tmpdir_new("pperf");
+    char *path = tmpdir_path(dir, "ref.pperf");
     cr_assert_eq(write_reference(path, 0), 0);
     unsigned char *b = read_file(path, len);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
     return b;
@@ -272,8 +242,8 @@ Test(pperf_write, every_field_at_its_offset)
 
 Test(pperf_write, empty_profile_is_a_bare_header)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "empty.pperf");
+    char *dir = tmpdir_new("pperf");
+    char *path = tmpdir_path(dir, "empty.pperf");
     struct pperf_writer *w = pperf_writer_open(path, 0, 0);
     cr_assert_not_null(w);
     cr_assert_eq(pperf_writer_finish(w, 7, 1, NULL, 0), 0);
@@ -285,15 +255,15 @@ Test(pperf_write, empty_profile_is_a_bare_header)
     cr_assert_eq(le64(b + 20), 0u);
     cr_assert_eq(le32(b + 32), 0u);
     free(b);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }
 
 Test(pperf_write, long_labels_are_cut_to_255_bytes_and_terminated)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "long.pperf");
+    char *dir = tmpdir_new("pperf");
+    char *path = tmpdir_path(dir, "long.pperf");
     struct pperf_map m = {0x1000, 0x10, ""};
     memset(m.label, 'L', sizeof(m.label)); /* no terminator at all */
     struct pperf_writer *w = pperf_writer_open(path, 0, 0);
@@ -305,7 +275,7 @@ Test(pperf_write, long_labels_are_cut_to_255_bytes_and_terminated)
     cr_assert_eq(b[36 + 16 + 254], 'L');
     cr_assert_eq(b[36 + 16 + 255], 0);
     free(b);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }
@@ -357,8 +327,8 @@ static unsigned char *write_to_stdout(unsigned extra, bool abort_instead, size_t
 
 Test(pperf_write, stdout_gives_the_same_bytes_as_a_file)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "file.pperf");
+    char *dir = tmpdir_new("pperf");
+    char *path = tmpdir_path(dir, "file.pperf");
     /* Small, and larger than the writer's copy buffer and a pipe's. */
     const unsigned extras[] = {0, 5000};
     for (size_t k = 0; k < 2; k++) {
@@ -372,7 +342,7 @@ Test(pperf_write, stdout_gives_the_same_bytes_as_a_file)
         free(f);
         free(s);
     }
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }
@@ -387,8 +357,8 @@ Test(pperf_write, abort_on_stdout_writes_nothing)
 
 Test(pperf_write, abort_leaves_an_existing_file_untouched)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "keep.pperf");
+    char *dir = tmpdir_new("pperf");
+    char *path = tmpdir_path(dir, "keep.pperf");
     const char old[] = "previous profile contents";
     write_bytes(path, old, sizeof(old));
 
@@ -409,15 +379,15 @@ Test(pperf_write, abort_leaves_an_existing_file_untouched)
     cr_assert_eq(memcmp(b, old, len), 0);
     cr_assert_eq(dir_entries(dir), 1, "a temporary file was left behind");
     free(b);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }
 
 Test(pperf_write, finish_replaces_an_existing_file_and_leaves_no_temporary)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "replace.pperf");
+    char *dir = tmpdir_new("pperf");
+    char *path = tmpdir_path(dir, "replace.pperf");
     write_bytes(path, "old", 3);
     cr_assert_eq(write_reference(path, 0), 0);
     size_t len;
@@ -425,16 +395,16 @@ Test(pperf_write, finish_replaces_an_existing_file_and_leaves_no_temporary)
     cr_assert_eq(len, 744);
     cr_assert_eq(dir_entries(dir), 1);
     free(b);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }
 
 Test(pperf_write, unwritable_directory_fails_at_open)
 {
-    char *dir = make_tmpdir();
+    char *dir = tmpdir_new("pperf");
     cr_assert_eq(chmod(dir, 0555), 0);
-    char *path = path_in(dir, "out.pperf");
+    char *path = tmpdir_path(dir, "out.pperf");
     int err[2];
     cr_assert_eq(pipe(err), 0);
     pid_t pid = fork();
@@ -461,7 +431,7 @@ Test(pperf_write, unwritable_directory_fails_at_open)
     cr_assert_eq(WEXITSTATUS(status), 0, "open succeeded in a read-only directory");
     cr_assert_not_null(strstr(msg, path), "the message does not name the file: %s", msg);
     cr_assert_eq(dir_entries(dir), 0);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }
@@ -473,11 +443,11 @@ Test(pperf_write, missing_directory_fails_at_open)
 
 Test(pperf_write, refuses_a_pmu_size_no_reader_accepts)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "big.pperf");
+    char *dir = tmpdir_new("pperf");
+    char *path = tmpdir_path(dir, "big.pperf");
     cr_assert_null(pperf_writer_open(path, 0, PPERF_PMU_SIZE_MAX + 8));
     cr_assert_eq(dir_entries(dir), 0);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }
@@ -514,23 +484,23 @@ static void check_reference(const struct pperf_profile *p)
 
 Test(pperf_read, round_trip_through_a_file)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "rt.pperf");
+    char *dir = tmpdir_new("pperf");
+    char *path = tmpdir_path(dir, "rt.pperf");
     cr_assert_eq(write_reference(path, 0), 0);
     struct pperf_profile p;
     cr_assert_eq(pperf_load(path, &p), 0);
     check_reference(&p);
     pperf_free(&p);
     cr_assert_null(p.storage);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }
 
 Test(pperf_read, round_trip_of_many_samples)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "many.pperf");
+    char *dir = tmpdir_new("pperf");
+    char *path = tmpdir_path(dir, "many.pperf");
     cr_assert_eq(write_reference(path, 3000), 0);
     struct pperf_profile p;
     cr_assert_eq(pperf_load(path, &p), 0);
@@ -546,15 +516,15 @@ Test(pperf_read, round_trip_of_many_samples)
         cr_assert_eq(s->threads[1].cpu_ns, (uint64_t)i * 1000 + 1);
     }
     pperf_free(&p);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }
 
 Test(pperf_read, pmu_size_not_a_multiple_of_8_keeps_raw_bytes_only)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "odd.pperf");
+    char *dir = tmpdir_new("pperf");
+    char *path = tmpdir_path(dir, "odd.pperf");
     struct pperf_writer *w = pperf_writer_open(path, 0, 12);
     cr_assert_not_null(w);
     const unsigned char raw[2][12] = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
@@ -575,7 +545,7 @@ Test(pperf_read, pmu_size_not_a_multiple_of_8_keeps_raw_bytes_only)
     cr_assert_eq(p.samples[1].threads[2].tid, 0xfffffffeu);
     cr_assert_null(p.maps);
     pperf_free(&p);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }

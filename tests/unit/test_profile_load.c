@@ -1,5 +1,6 @@
 /* test_profile_load.c - format/load.h: any profile file into the model, the
  * original raw format's conversion, and `ptprof info` / `ptprof dump`. */
+#include "../lib/tmpdir.h"
 #include "format/load.h"
 #include "format/native.h"
 #include "format/pperf.h"
@@ -18,37 +19,6 @@
 #include <unistd.h>
 
 /* --- helpers ------------------------------------------------------------- */
-
-static char *make_tmpdir(void)
-{
-    char tmpl[] = "/tmp/ptprof-test-load-XXXXXX";
-    cr_assert_not_null(mkdtemp(tmpl), "mkdtemp: %s", strerror(errno));
-    return strdup(tmpl);
-}
-
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-static char *path_in(const char *dir, const char *name)
-{
-    char *p = NULL;
-    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
-    return p;
-}
 
 static unsigned char *read_file(const char *path, size_t *len)
 {
@@ -180,8 +150,8 @@ static void write_native(const char *path, bool finish)
 
 Test(profile_from_pperf, converts_everything_the_format_holds)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "ref.pperf");
+    char *dir = tmpdir_new("load");
+    char *path = tmpdir_path(dir, "ref.pperf");
     write_pperf(path, 3, 16);
     struct pperf_profile pp;
     cr_assert_eq(pperf_load(path, &pp), 0);
@@ -239,7 +209,7 @@ Test(profile_from_pperf, converts_everything_the_format_holds)
     cr_assert_eq(p.totals.samples, 3);
     cr_assert_eq(p.frequency, 0);
     profile_free(&p);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }
@@ -257,8 +227,8 @@ Test(profile_from_pperf, magic_and_pmu_size_decide_the_channels)
         {0, 0, 0, PMU_KIND_CUSTOM, ""},   {3, 12, 0, PMU_KIND_CUSTOM, ""}, /* not doubles */
         {77, 8, 1, PMU_KIND_CUSTOM, ""},
     };
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "c.pperf");
+    char *dir = tmpdir_new("load");
+    char *path = tmpdir_path(dir, "c.pperf");
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         write_pperf(path, cases[i].magic, cases[i].pmu_size);
         struct profile p;
@@ -276,15 +246,15 @@ Test(profile_from_pperf, magic_and_pmu_size_decide_the_channels)
             cr_assert_eq(p.samples[s].values == NULL, p.nchannels == 0);
         profile_free(&p);
     }
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }
 
 Test(profile_from_pperf, an_empty_profile_has_pid_zero)
 {
-    char *dir = make_tmpdir();
-    char *path = path_in(dir, "empty.pperf");
+    char *dir = tmpdir_new("load");
+    char *path = tmpdir_path(dir, "empty.pperf");
     struct pperf_writer *w = pperf_writer_open(path, 0, 0);
     cr_assert_not_null(w);
     cr_assert_eq(pperf_writer_finish(w, 0, 0, NULL, 0), 0);
@@ -297,7 +267,7 @@ Test(profile_from_pperf, an_empty_profile_has_pid_zero)
     cr_assert_eq(p.nthreads, 0);
     cr_assert_eq(p.nsamples, 0);
     profile_free(&p);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(path);
     free(dir);
 }
@@ -306,9 +276,9 @@ Test(profile_from_pperf, an_empty_profile_has_pid_zero)
 
 Test(profile_load, the_format_is_decided_by_content_not_name)
 {
-    char *dir = make_tmpdir();
-    char *native = path_in(dir, "native.raw");
-    char *pperf = path_in(dir, "pperf.data");
+    char *dir = tmpdir_new("load");
+    char *native = tmpdir_path(dir, "native.raw");
+    char *pperf = tmpdir_path(dir, "pperf.data");
     write_native(native, true);
     write_pperf(pperf, 3, 16);
 
@@ -329,7 +299,7 @@ Test(profile_load, the_format_is_decided_by_content_not_name)
     cr_assert_eq(p.nsamples, 3);
     profile_free(&p);
 
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(native);
     free(pperf);
     free(dir);
@@ -338,12 +308,12 @@ Test(profile_load, the_format_is_decided_by_content_not_name)
 Test(profile_load, compressed_files_load_whatever_their_name)
 {
     static const char *const suffixes[] = {".gz", ".bz2", ".zst"};
-    char *dir = make_tmpdir();
+    char *dir = tmpdir_new("load");
     for (size_t i = 0; i < 3; i++) {
         char name[32];
         snprintf(name, sizeof(name), "n%s", suffixes[i]);
-        char *written = path_in(dir, name);
-        char *renamed = path_in(dir, "profile.raw");
+        char *written = tmpdir_path(dir, name);
+        char *renamed = tmpdir_path(dir, "profile.raw");
         write_native(written, true);
         size_t len;
         unsigned char *b = read_file(written, &len);
@@ -367,7 +337,7 @@ Test(profile_load, compressed_files_load_whatever_their_name)
         profile_free(&p);
 
         snprintf(name, sizeof(name), "p%s", suffixes[i]);
-        char *pp = path_in(dir, name);
+        char *pp = tmpdir_path(dir, name);
         write_pperf(pp, 1, 16);
         cr_assert_eq(load_capture(pp, &p, &msg), 0, "%s: %s", name, msg);
         free(msg);
@@ -380,14 +350,14 @@ Test(profile_load, compressed_files_load_whatever_their_name)
         free(written);
         free(renamed);
     }
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(dir);
 }
 
 Test(profile_load, a_compressed_native_file_cut_short_loads_as_truncated)
 {
-    char *dir = make_tmpdir();
-    char *gz = path_in(dir, "cut.prof.gz");
+    char *dir = tmpdir_new("load");
+    char *gz = tmpdir_path(dir, "cut.prof.gz");
     write_native(gz, true);
     size_t len;
     unsigned char *b = read_file(gz, &len);
@@ -403,16 +373,16 @@ Test(profile_load, a_compressed_native_file_cut_short_loads_as_truncated)
     free(msg);
     profile_free(&p);
     free(b);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(gz);
     free(dir);
 }
 
 Test(profile_load, errors_name_the_file)
 {
-    char *dir = make_tmpdir();
-    char *missing = path_in(dir, "missing.prof");
-    char *junk = path_in(dir, "junk.prof");
+    char *dir = tmpdir_new("load");
+    char *missing = tmpdir_path(dir, "missing.prof");
+    char *junk = tmpdir_path(dir, "junk.prof");
     write_bytes(junk, "this is not a profile at all, not even close to one", 51);
     struct profile p;
     char *msg;
@@ -426,7 +396,7 @@ Test(profile_load, errors_name_the_file)
     cr_assert_not_null(strstr(msg, "offset"), "%s", msg);
     profile_free(&p);
     free(msg);
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(missing);
     free(junk);
     free(dir);
@@ -492,12 +462,12 @@ Test(ptprof_cli, info_describes_both_formats_and_flags_truncation)
     char *bin = ptprof_binary();
     if (!bin)
         cr_skip_test("no ptprof binary (set PTPROF_BUILD)");
-    char *dir = make_tmpdir();
-    char *complete = path_in(dir, "complete.prof.zst");
-    char *killed = path_in(dir, "killed.prof");
-    char *cut = path_in(dir, "cut.prof");
-    char *pperf = path_in(dir, "orig.data");
-    char *junk = path_in(dir, "junk");
+    char *dir = tmpdir_new("load");
+    char *complete = tmpdir_path(dir, "complete.prof.zst");
+    char *killed = tmpdir_path(dir, "killed.prof");
+    char *cut = tmpdir_path(dir, "cut.prof");
+    char *pperf = tmpdir_path(dir, "orig.data");
+    char *junk = tmpdir_path(dir, "junk");
     write_native(complete, true);
     write_native(killed, false);
     size_t len;
@@ -551,7 +521,7 @@ Test(ptprof_cli, info_describes_both_formats_and_flags_truncation)
     free(out);
     free(err);
 
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(complete);
     free(killed);
     free(cut);
@@ -566,9 +536,9 @@ Test(ptprof_cli, dump_prints_every_record)
     char *bin = ptprof_binary();
     if (!bin)
         cr_skip_test("no ptprof binary (set PTPROF_BUILD)");
-    char *dir = make_tmpdir();
-    char *native = path_in(dir, "n.prof.gz");
-    char *pperf = path_in(dir, "p.data");
+    char *dir = tmpdir_new("load");
+    char *native = tmpdir_path(dir, "n.prof.gz");
+    char *pperf = tmpdir_path(dir, "p.data");
     write_native(native, true);
     write_pperf(pperf, 3, 16);
 
@@ -607,7 +577,7 @@ Test(ptprof_cli, dump_prints_every_record)
     free(out);
     free(err);
 
-    remove_tree(dir);
+    tmpdir_remove(dir);
     free(native);
     free(pperf);
     free(dir);
