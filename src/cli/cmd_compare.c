@@ -5,6 +5,7 @@
  */
 #include "analyze/compare.h"
 #include "analyze/session.h"
+#include "cli/analysis_args.h"
 #include "cli/cli.h"
 #include "render/compare_render.h"
 #include "render/termwidth.h"
@@ -38,84 +39,49 @@ static void usage(FILE *out)
             "                        share of the baseline)\n"
             "  -a, --aggregate FN    one number per profile over the keys: sum, min, max,\n"
             "                        mean, wmean, rmse, wrmse\n"
-            "  -m, --metric M        cpu (default), wall, samples, energy, power, executions\n"
-            "      --wall            the same as --metric wall\n"
             "      --inclusive       compare total (inclusive) values instead of self\n"
             "      --share           compare each key's percentage of its profile's total\n"
-            "      --account-latency subtract the profiler's own time per sample from wall time\n"
-            "      --channel C       the energy channel to use (name or index)\n"
-            "  -k, --keys KEYS       comma list of pc, binary, file, procedure,\n"
-            "                        procedure_mangled, line, thread (binary,procedure)\n"
             "      --limit P         keep the keys holding the top P %% of the baseline\n"
             "      --threshold P     keep keys reaching P %% in some profile\n"
             "      --names A,B,...   names for the profiles, baseline first (default: file names)\n"
-            "      --format F        table (default), csv or json\n"
-            "  -s, --search DIR      look for the profiled binaries in DIR first (repeatable)\n"
-            "      --no-cache        do not read or write the symbol cache\n"
+            "      --format F        table (default), csv or json\n" ANALYSIS_HELP
             "  -h, --help            show this help\n");
 }
 
-static int parse_pct(const char *opt, const char *s, bool zero_ok, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !isfinite(v) || v < 0 || v > 100 || (!zero_ok && v == 0)) {
-        pt_err("compare: %s wants a percentage%s up to 100, not '%s'", opt,
-               zero_ok ? "" : " above 0", s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 struct compare_args {
-    struct session_options session;
+    struct analysis_args an;
     struct compare_options cmp;
     enum render_format format;
     const char *names;
-    const char **dirs;
-    size_t ndirs;
 };
 
 /* 0 ok, 1 usage error, -1 --help shown. */
 static int parse_args(int argc, char **argv, struct compare_args *a)
 {
-    enum {
-        OPT_WALL = 256,
-        OPT_INCLUSIVE,
-        OPT_SHARE,
-        OPT_LATENCY,
-        OPT_CHANNEL,
-        OPT_LIMIT,
-        OPT_THRESHOLD,
-        OPT_NAMES,
-        OPT_FORMAT,
-        OPT_NO_CACHE
-    };
+    enum { OPT_INCLUSIVE = 256, OPT_SHARE, OPT_LIMIT, OPT_THRESHOLD, OPT_NAMES, OPT_FORMAT };
     static const struct option longopts[] = {
+        ANALYSIS_LONG_OPTIONS,
         {"error", required_argument, NULL, 'e'},
         {"aggregate", required_argument, NULL, 'a'},
-        {"metric", required_argument, NULL, 'm'},
-        {"wall", no_argument, NULL, OPT_WALL},
         {"inclusive", no_argument, NULL, OPT_INCLUSIVE},
         {"share", no_argument, NULL, OPT_SHARE},
-        {"account-latency", no_argument, NULL, OPT_LATENCY},
-        {"channel", required_argument, NULL, OPT_CHANNEL},
-        {"keys", required_argument, NULL, 'k'},
         {"limit", required_argument, NULL, OPT_LIMIT},
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
         {"names", required_argument, NULL, OPT_NAMES},
         {"format", required_argument, NULL, OPT_FORMAT},
-        {"search", required_argument, NULL, 's'},
-        {"no-cache", no_argument, NULL, OPT_NO_CACHE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    char err[160];
     int opt;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":e:a:m:k:s:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":e:a:" ANALYSIS_SHORT_OPTIONS "h", longopts, NULL)) !=
+           -1) {
+        int taken = analysis_args_option(&a->an, opt, optarg);
+        if (taken < 0)
+            return 1;
+        if (taken)
+            continue;
         switch (opt) {
         case 'e':
             if (error_fn_parse(optarg, &a->cmp.error) != 0) {
@@ -131,41 +97,18 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
                 return 1;
             }
             break;
-        case 'm':
-            if (metric_parse(optarg, &a->cmp.metric) != 0) {
-                pt_err("compare: unknown metric '%s' (cpu, wall, samples, energy, power, "
-                       "executions)",
-                       optarg);
-                return 1;
-            }
-            break;
-        case OPT_WALL:
-            a->cmp.metric = METRIC_WALL;
-            break;
         case OPT_INCLUSIVE:
             a->cmp.inclusive = true;
             break;
         case OPT_SHARE:
             a->cmp.share = true;
             break;
-        case OPT_LATENCY:
-            a->session.walk.metrics.account_latency = true;
-            break;
-        case OPT_CHANNEL:
-            a->session.walk.metrics.channel = optarg;
-            break;
-        case 'k':
-            if (key_spec_parse(optarg, &a->session.walk.keys, err, sizeof(err)) != 0) {
-                pt_err("compare: -k: %s", err);
-                return 1;
-            }
-            break;
         case OPT_LIMIT:
-            if (parse_pct("--limit", optarg, false, &a->cmp.limit_pct) != 0)
+            if (analysis_parse_pct(&a->an, "--limit", optarg, false, &a->cmp.limit_pct) != 0)
                 return 1;
             break;
         case OPT_THRESHOLD:
-            if (parse_pct("--threshold", optarg, true, &a->cmp.threshold_pct) != 0)
+            if (analysis_parse_pct(&a->an, "--threshold", optarg, true, &a->cmp.threshold_pct) != 0)
                 return 1;
             break;
         case OPT_NAMES:
@@ -176,17 +119,6 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
                 pt_err("compare: unknown format '%s' (table, csv or json)", optarg);
                 return 1;
             }
-            break;
-        case 's': {
-            struct stat st;
-            if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))
-                pt_warn("compare: -s %s: not a directory", optarg);
-            a->dirs = xrealloc(a->dirs, (a->ndirs + 1) * sizeof(*a->dirs));
-            a->dirs[a->ndirs++] = optarg;
-            break;
-        }
-        case OPT_NO_CACHE:
-            a->session.cache = false;
             break;
         case 'h':
             usage(stdout);
@@ -204,8 +136,8 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
         fputs(USAGE_LINE, stderr);
         return 1;
     }
-    a->session.search_dirs = a->dirs;
-    a->session.nsearch_dirs = a->ndirs;
+    analysis_args_done(&a->an);
+    a->cmp.metric = a->an.metric;
     return 0;
 }
 
@@ -252,18 +184,13 @@ static char **profile_names(const char *list, char **files, size_t n)
 int cmd_compare(int argc, char **argv)
 {
     struct compare_args a = {
-        .session = {.cache = true, .progress = true},
-        .cmp = {.metric = METRIC_CPU,
-                .error = ERR_ERROR,
-                .aggregate = AGG_NONE,
-                .limit_pct = -1,
-                .threshold_pct = -1},
+        .cmp = {.error = ERR_ERROR, .aggregate = AGG_NONE, .limit_pct = -1, .threshold_pct = -1},
         .format = RENDER_TABLE,
     };
-    key_spec_default(&a.session.walk.keys);
+    analysis_args_init(&a.an, "compare");
     int rc = parse_args(argc, argv, &a);
     if (rc != 0) {
-        free(a.dirs);
+        analysis_args_free(&a.an);
         return rc < 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
     }
     char **files = argv + optind;
@@ -271,7 +198,7 @@ int cmd_compare(int argc, char **argv)
     char **names = profile_names(a.names, files, nfiles);
     if (!names) {
         pt_err("compare: --names wants %zu names, one per profile (baseline first)", nfiles);
-        free(a.dirs);
+        analysis_args_free(&a.an);
         return PT_EXIT_USAGE;
     }
 
@@ -280,7 +207,7 @@ int cmd_compare(int argc, char **argv)
     size_t done = 0;
     rc = PT_EXIT_OK;
     for (; done < nfiles; done++) {
-        if (session_report_file(files[done], &a.session, a.cmp.metric, &reports[done]) != 0) {
+        if (session_report_file(files[done], &a.an.session, a.cmp.metric, &reports[done]) != 0) {
             rc = PT_EXIT_BAD_INPUT;
             break;
         }
@@ -307,6 +234,6 @@ int cmd_compare(int argc, char **argv)
     free(names);
     free(reports);
     free(others);
-    free(a.dirs);
+    analysis_args_free(&a.an);
     return rc;
 }

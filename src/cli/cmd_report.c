@@ -8,6 +8,7 @@
 #include "analyze/multi.h"
 #include "analyze/select.h"
 #include "analyze/session.h"
+#include "cli/analysis_args.h"
 #include "cli/cli.h"
 #include "render/report_render.h"
 #include "render/termwidth.h"
@@ -38,21 +39,12 @@ static void usage(FILE *out)
             "Show where the time or energy of a profile went, per key. Several files of the\n"
             "same program are averaged (repeated runs). Any profile format, plain or compressed.\n"
             "\n"
-            "  -k, --keys KEYS       comma list of pc, binary, file, procedure,\n"
-            "                        procedure_mangled, line, thread (binary,procedure)\n"
-            "  -m, --metric M        cpu (default), wall, samples, energy, power, executions\n"
-            "      --wall            the same as --metric wall: every thread, on or off CPU\n"
-            "      --account-latency subtract the profiler's own time per sample from wall time\n"
-            "      --channel C       the energy channel to use (name or index; default: all\n"
-            "                        power and energy channels)\n"
             "      --callers FUNC    what called FUNC, as shares of FUNC's total\n"
             "      --callees FUNC    what FUNC called, and its own share ([self])\n"
             "      --tree            the call tree, outermost frames first\n"
             "      --limit P         keep the top rows until they hold P %% of the total\n"
             "      --threshold P     drop rows under P %% (self and total; tree default %g)\n"
-            "      --format F        table (default), csv or json\n"
-            "  -s, --search DIR      look for the profiled binaries in DIR first (repeatable)\n"
-            "      --no-cache        do not read or write the symbol cache\n"
+            "      --format F        table (default), csv or json\n" ANALYSIS_HELP
             "  -h, --help            show this help\n"
             "\n"
             "Rows have self (the key was the innermost frame) and total (the key was anywhere\n"
@@ -60,92 +52,40 @@ static void usage(FILE *out)
             TREE_THRESHOLD);
 }
 
-static int parse_pct(const char *opt, const char *s, bool zero_ok, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !isfinite(v) || v < 0 || v > 100 || (!zero_ok && v == 0)) {
-        pt_err("report: %s wants a percentage%s up to 100, not '%s'", opt,
-               zero_ok ? "" : " above 0", s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 struct report_args {
-    struct session_options session;
-    enum metric metric;
+    struct analysis_args an;
     enum render_format format;
     double limit, threshold;
     const char *focus_function;
     enum report_focus focus;
     bool tree;
-    const char **dirs;
-    size_t ndirs;
 };
 
 /* 0 ok, 1 usage error, -1 --help shown. */
 static int parse_args(int argc, char **argv, struct report_args *a)
 {
-    enum {
-        OPT_WALL = 256,
-        OPT_LATENCY,
-        OPT_CHANNEL,
-        OPT_CALLERS,
-        OPT_CALLEES,
-        OPT_TREE,
-        OPT_LIMIT,
-        OPT_THRESHOLD,
-        OPT_FORMAT,
-        OPT_NO_CACHE
-    };
+    enum { OPT_CALLERS = 256, OPT_CALLEES, OPT_TREE, OPT_LIMIT, OPT_THRESHOLD, OPT_FORMAT };
     static const struct option longopts[] = {
-        {"keys", required_argument, NULL, 'k'},
-        {"metric", required_argument, NULL, 'm'},
-        {"wall", no_argument, NULL, OPT_WALL},
-        {"account-latency", no_argument, NULL, OPT_LATENCY},
-        {"channel", required_argument, NULL, OPT_CHANNEL},
+        ANALYSIS_LONG_OPTIONS,
         {"callers", required_argument, NULL, OPT_CALLERS},
         {"callees", required_argument, NULL, OPT_CALLEES},
         {"tree", no_argument, NULL, OPT_TREE},
         {"limit", required_argument, NULL, OPT_LIMIT},
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
         {"format", required_argument, NULL, OPT_FORMAT},
-        {"search", required_argument, NULL, 's'},
-        {"no-cache", no_argument, NULL, OPT_NO_CACHE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    char err[160];
     int opt, views = 0;
     optind = 1;
     opterr = 0; /* our own messages, with our program name */
-    while ((opt = getopt_long(argc, argv, ":k:m:s:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":" ANALYSIS_SHORT_OPTIONS "h", longopts, NULL)) != -1) {
+        int taken = analysis_args_option(&a->an, opt, optarg);
+        if (taken < 0)
+            return 1;
+        if (taken)
+            continue;
         switch (opt) {
-        case 'k':
-            if (key_spec_parse(optarg, &a->session.walk.keys, err, sizeof(err)) != 0) {
-                pt_err("report: -k: %s", err);
-                return 1;
-            }
-            break;
-        case 'm':
-            if (metric_parse(optarg, &a->metric) != 0) {
-                pt_err("report: unknown metric '%s' (cpu, wall, samples, energy, power, "
-                       "executions)",
-                       optarg);
-                return 1;
-            }
-            break;
-        case OPT_WALL:
-            a->metric = METRIC_WALL;
-            break;
-        case OPT_LATENCY:
-            a->session.walk.metrics.account_latency = true;
-            break;
-        case OPT_CHANNEL:
-            a->session.walk.metrics.channel = optarg;
-            break;
         case OPT_CALLERS:
         case OPT_CALLEES:
             a->focus = opt == OPT_CALLERS ? FOCUS_CALLERS : FOCUS_CALLEES;
@@ -157,11 +97,11 @@ static int parse_args(int argc, char **argv, struct report_args *a)
             views++;
             break;
         case OPT_LIMIT:
-            if (parse_pct("--limit", optarg, false, &a->limit) != 0)
+            if (analysis_parse_pct(&a->an, "--limit", optarg, false, &a->limit) != 0)
                 return 1;
             break;
         case OPT_THRESHOLD:
-            if (parse_pct("--threshold", optarg, true, &a->threshold) != 0)
+            if (analysis_parse_pct(&a->an, "--threshold", optarg, true, &a->threshold) != 0)
                 return 1;
             break;
         case OPT_FORMAT:
@@ -169,17 +109,6 @@ static int parse_args(int argc, char **argv, struct report_args *a)
                 pt_err("report: unknown format '%s' (table, csv or json)", optarg);
                 return 1;
             }
-            break;
-        case 's': {
-            struct stat st;
-            if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))
-                pt_warn("report: -s %s: not a directory", optarg);
-            a->dirs = xrealloc(a->dirs, (a->ndirs + 1) * sizeof(*a->dirs));
-            a->dirs[a->ndirs++] = optarg;
-            break;
-        }
-        case OPT_NO_CACHE:
-            a->session.cache = false;
             break;
         case 'h':
             usage(stdout);
@@ -200,28 +129,27 @@ static int parse_args(int argc, char **argv, struct report_args *a)
         fputs(USAGE_LINE, stderr);
         return 1;
     }
-    a->session.search_dirs = a->dirs;
-    a->session.nsearch_dirs = a->ndirs;
+    analysis_args_done(&a->an);
     return 0;
 }
 
 static int run_tree(struct report_args *a, char **files, size_t nfiles, int width)
 {
     struct strtab *keys = strtab_new(), *names = strtab_new();
-    struct calltree *t = calltree_new(keys, &a->session.walk.keys);
+    struct calltree *t = calltree_new(keys, &a->an.session.walk.keys);
     struct walk_visitor v = calltree_visitor(t);
     int rc = PT_EXIT_OK;
     for (size_t i = 0; i < nfiles && rc == PT_EXIT_OK; i++) {
         struct walk_totals wt;
-        if (session_walk_file(files[i], &a->session, keys, names, &v, &wt) != 0)
+        if (session_walk_file(files[i], &a->an.session, keys, names, &v, &wt) != 0)
             rc = PT_EXIT_BAD_INPUT;
         else
             calltree_add_run(t, &wt);
     }
     if (rc == PT_EXIT_OK) {
-        calltree_finish(t, a->metric);
+        calltree_finish(t, a->an.metric);
         double threshold = a->threshold >= 0 ? a->threshold : TREE_THRESHOLD;
-        if (render_tree(stdout, t, a->metric, threshold, a->format, width) != 0) {
+        if (render_tree(stdout, t, a->an.metric, threshold, a->format, width) != 0) {
             pt_err("report: cannot write the report to standard output");
             rc = PT_EXIT_USAGE;
         }
@@ -236,15 +164,15 @@ static int run_tree(struct report_args *a, char **files, size_t nfiles, int widt
 static int file_report(struct report_args *a, const char *file, struct report *out)
 {
     if (a->focus == FOCUS_NONE)
-        return session_report_file(file, &a->session, a->metric, out);
+        return session_report_file(file, &a->an.session, a->an.metric, out);
     struct strtab *keys = strtab_new(), *names = strtab_new();
     struct callgraph *g =
-        callgraph_new(keys, names, &a->session.walk.keys, a->focus_function, a->focus);
+        callgraph_new(keys, names, &a->an.session.walk.keys, a->focus_function, a->focus);
     struct walk_visitor v = callgraph_visitor(g);
     struct walk_totals wt;
-    int rc = session_walk_file(file, &a->session, keys, names, &v, &wt);
+    int rc = session_walk_file(file, &a->an.session, keys, names, &v, &wt);
     if (rc == 0)
-        callgraph_report(g, &wt, a->metric, out);
+        callgraph_report(g, &wt, a->an.metric, out);
     callgraph_free(g);
     strtab_free(names);
     strtab_free(keys);
@@ -254,16 +182,14 @@ static int file_report(struct report_args *a, const char *file, struct report *o
 int cmd_report(int argc, char **argv)
 {
     struct report_args a = {
-        .session = {.cache = true, .progress = true},
-        .metric = METRIC_CPU,
         .format = RENDER_TABLE,
         .limit = -1,
         .threshold = -1,
     };
-    key_spec_default(&a.session.walk.keys);
+    analysis_args_init(&a.an, "report");
     int rc = parse_args(argc, argv, &a);
     if (rc != 0) {
-        free(a.dirs);
+        analysis_args_free(&a.an);
         return rc < 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
     }
     char **files = argv + optind;
@@ -271,7 +197,7 @@ int cmd_report(int argc, char **argv)
     int width = a.format == RENDER_TABLE ? term_width(STDOUT_FILENO) : 0;
     if (a.tree) {
         rc = run_tree(&a, files, nfiles, width);
-        free(a.dirs);
+        analysis_args_free(&a.an);
         return rc;
     }
 
@@ -290,7 +216,8 @@ int cmd_report(int argc, char **argv)
         struct report mean;
         report_mean(ptrs, nfiles, &mean);
         report_select(&mean, a.limit, a.threshold);
-        if ((a.metric == METRIC_ENERGY || a.metric == METRIC_POWER) && !mean.totals.has_energy)
+        if ((a.an.metric == METRIC_ENERGY || a.an.metric == METRIC_POWER) &&
+            !mean.totals.has_energy)
             pt_warn("report: no power or energy channel in the profile (record with -p)");
         if (a.focus != FOCUS_NONE && !mean.focus_found)
             pt_warn("report: no sample has %s on its stack", a.focus_function);
@@ -305,6 +232,6 @@ int cmd_report(int argc, char **argv)
         report_free(&reports[i]);
     free(reports);
     free(ptrs);
-    free(a.dirs);
+    analysis_args_free(&a.an);
     return rc;
 }

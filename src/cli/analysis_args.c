@@ -1,0 +1,93 @@
+/* analysis_args.c - see analysis_args.h */
+#include "cli/analysis_args.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void analysis_args_init(struct analysis_args *a, const char *command)
+{
+    memset(a, 0, sizeof(*a));
+    a->command = command;
+    key_spec_default(&a->session.walk.keys);
+    a->session.cache = true;
+    a->session.progress = true;
+    a->metric = METRIC_CPU;
+}
+
+int analysis_args_option(struct analysis_args *a, int opt, const char *arg)
+{
+    char err[160];
+    switch (opt) {
+    case 'k':
+        if (key_spec_parse(arg, &a->session.walk.keys, err, sizeof(err)) != 0) {
+            pt_err("%s: -k: %s", a->command, err);
+            return -1;
+        }
+        return 1;
+    case 'm':
+        if (metric_parse(arg, &a->metric) != 0) {
+            pt_err("%s: unknown metric '%s' (cpu, wall, samples, energy, power, executions)",
+                   a->command, arg);
+            return -1;
+        }
+        a->metric_given = true;
+        return 1;
+    case ANALYSIS_OPT_WALL:
+        a->metric = METRIC_WALL;
+        a->metric_given = true;
+        return 1;
+    case ANALYSIS_OPT_LATENCY:
+        a->session.walk.metrics.account_latency = true;
+        return 1;
+    case ANALYSIS_OPT_CHANNEL:
+        a->session.walk.metrics.channel = arg;
+        return 1;
+    case 's': {
+        /* Only a warning: the profile may not need that directory. */
+        struct stat st;
+        if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode))
+            pt_warn("%s: -s %s: not a directory", a->command, arg);
+        a->dirs = xrealloc(a->dirs, (a->ndirs + 1) * sizeof(*a->dirs));
+        a->dirs[a->ndirs++] = arg;
+        return 1;
+    }
+    case ANALYSIS_OPT_NO_CACHE:
+        a->session.cache = false;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+void analysis_args_done(struct analysis_args *a)
+{
+    a->session.search_dirs = a->dirs;
+    a->session.nsearch_dirs = a->ndirs;
+}
+
+void analysis_args_free(struct analysis_args *a)
+{
+    free(a->dirs);
+    a->dirs = NULL;
+    a->ndirs = 0;
+    a->session.search_dirs = NULL;
+    a->session.nsearch_dirs = 0;
+}
+
+int analysis_parse_pct(const struct analysis_args *a, const char *opt, const char *s, bool zero_ok,
+                       double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !isfinite(v) || v < 0 || v > 100 || (!zero_ok && v == 0)) {
+        pt_err("%s: %s wants a percentage%s up to 100, not '%s'", a->command, opt,
+               zero_ok ? "" : " above 0", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}

@@ -1,0 +1,74 @@
+/*
+ * analysis_args.h - the options every command that analyses profiles
+ * shares: which keys rows are made of (-k), which metric (-m, --wall),
+ * latency accounting, the energy channel, where binaries are (-s) and the
+ * symbol cache.  One parser, so the commands agree on their spelling,
+ * defaults and messages.
+ *
+ * Use: put ANALYSIS_SHORT_OPTIONS in the getopt string and
+ * ANALYSIS_LONG_OPTIONS in the long option table, hand every option to
+ * analysis_args_option() first (it returns 1 when it took it, 0 when the
+ * option is the command's own, -1 after a message for a bad value), then
+ * call analysis_args_done() once, which points SESSION at the search
+ * directories.  ANALYSIS_HELP is the matching --help text.
+ */
+#ifndef PTPROF_CLI_ANALYSIS_ARGS_H
+#define PTPROF_CLI_ANALYSIS_ARGS_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "analyze/report.h"
+#include "analyze/session.h"
+
+struct analysis_args {
+    const char *command; /* "report", ... in messages */
+    struct session_options session;
+    enum metric metric; /* METRIC_CPU unless told */
+    bool metric_given;
+    const char **dirs;
+    size_t ndirs;
+};
+
+enum analysis_option {
+    ANALYSIS_OPT_WALL = 0x1000, /* above every command's own option values */
+    ANALYSIS_OPT_LATENCY,
+    ANALYSIS_OPT_CHANNEL,
+    ANALYSIS_OPT_NO_CACHE,
+};
+
+#define ANALYSIS_SHORT_OPTIONS "k:m:s:"
+#define ANALYSIS_LONG_OPTIONS                                                                      \
+    {"keys", required_argument, NULL, 'k'}, {"metric", required_argument, NULL, 'm'},              \
+        {"wall", no_argument, NULL, ANALYSIS_OPT_WALL},                                            \
+        {"account-latency", no_argument, NULL, ANALYSIS_OPT_LATENCY},                              \
+        {"channel", required_argument, NULL, ANALYSIS_OPT_CHANNEL},                                \
+        {"search", required_argument, NULL, 's'},                                                  \
+    {                                                                                              \
+        "no-cache", no_argument, NULL, ANALYSIS_OPT_NO_CACHE                                       \
+    }
+
+#define ANALYSIS_HELP                                                                              \
+    "  -k, --keys KEYS       comma list of pc, binary, file, procedure,\n"                         \
+    "                        procedure_mangled, line, thread (binary,procedure)\n"                 \
+    "  -m, --metric M        cpu (default), wall, samples, energy, power, executions\n"            \
+    "      --wall            the same as --metric wall: every thread, on or off CPU\n"             \
+    "      --account-latency subtract the profiler's own time per sample from wall time\n"         \
+    "      --channel C       the energy channel to use (name or index; default: all\n"             \
+    "                        power and energy channels)\n"                                         \
+    "  -s, --search DIR      look for the profiled binaries in DIR first (repeatable)\n"           \
+    "      --no-cache        do not read or write the symbol cache\n"
+
+/* Defaults: keys binary,procedure, metric cpu, cache on, progress bar on. */
+void analysis_args_init(struct analysis_args *a, const char *command);
+int analysis_args_option(struct analysis_args *a, int opt, const char *arg);
+void analysis_args_done(struct analysis_args *a);
+void analysis_args_free(struct analysis_args *a);
+
+/* A percentage in [0, 100] (above 0 unless ZERO_OK) for option OPT, else
+ * -1 after a message naming the command. */
+int analysis_parse_pct(const struct analysis_args *a, const char *opt, const char *s, bool zero_ok,
+                       double *out);
+
+#endif
