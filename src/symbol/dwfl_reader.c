@@ -1,5 +1,6 @@
 /* dwfl_reader.c - see dwfl_reader.h */
 #include "symbol/dwfl_reader.h"
+#include "symbol/symbol_alias.h"
 #include "symbol/demangle.h"
 #include "symbol/addr_table.h"
 #include "symbol/elf_symtab.h"
@@ -23,12 +24,6 @@
 
 /* A function symbol: libdwfl's answer, sorted once for binary search
  * (dwfl_module_addrinfo() scans the whole table on every call). */
-struct fsym {
-    Dwarf_Addr addr, size; /* module addresses */
-    const char *name;      /* libelf's memory, valid while the Dwfl lives */
-    int rank;              /* lower is a better name for the address */
-};
-
 /* A code range of a concrete DW_TAG_subprogram. */
 struct fn_range {
     Dwarf_Addr low, high; /* CU-relative (DWARF) addresses */
@@ -50,7 +45,7 @@ struct dwfl_reader {
     struct elf_symtab segs; /* only the PT_LOAD headers, for elf_symtab_vaddr() */
     int has_dwarf;          /* -1: not looked for yet */
     bool syms_loaded;
-    struct fsym *syms;
+    struct symbol_alias *syms;
     size_t nsyms;
     struct addr_table cus; /* CU DIE offset -> index in cu_ix + 1 */
     struct cu_index *cu_ix;
@@ -225,40 +220,6 @@ static bool is_code_symbol(const GElf_Sym *sym)
     return type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_NOTYPE;
 }
 
-static int symbol_rank(const GElf_Sym *sym)
-{
-    int bind = GELF_ST_BIND(sym->st_info);
-    int rank = bind == STB_GLOBAL || bind == STB_GNU_UNIQUE ? 0 : bind == STB_WEAK ? 1 : 2;
-    /* A typed function beats an assembly label at the same address. */
-    return GELF_ST_TYPE(sym->st_info) == STT_NOTYPE ? rank + 3 : rank;
-}
-
-static size_t leading_underscores(const char *s)
-{
-    size_t n = 0;
-    while (s[n] == '_')
-        n++;
-    return n;
-}
-
-/* By address, then the best of aliases first: global over weak over
- * local, sized over unsized, "memcpy" over "__memcpy", then by name so
- * the choice is reproducible. */
-static int fsym_cmp(const void *pa, const void *pb)
-{
-    const struct fsym *a = pa, *b = pb;
-    if (a->addr != b->addr)
-        return a->addr < b->addr ? -1 : 1;
-    if (a->rank != b->rank)
-        return a->rank - b->rank;
-    if ((a->size == 0) != (b->size == 0))
-        return a->size == 0 ? 1 : -1;
-    size_t ua = leading_underscores(a->name), ub = leading_underscores(b->name);
-    if (ua != ub)
-        return ua < ub ? -1 : 1;
-    return strcmp(a->name, b->name);
-}
-
 /* libdwfl picks the table (.symtab, the separate debug file's, .dynsym,
  * plus the MiniDebugInfo one); we sort its function symbols once. */
 static void load_symbols(struct dwfl_reader *r)
@@ -282,10 +243,10 @@ static void load_symbols(struct dwfl_reader *r)
             (name[0] == '.' || name[0] == '$'))
             continue;
         r->syms = xgrow(r->syms, &cap, r->nsyms + 1, sizeof(*r->syms));
-        r->syms[r->nsyms++] = (struct fsym){
-            .addr = addr, .size = sym.st_size, .name = name, .rank = symbol_rank(&sym)};
+        r->syms[r->nsyms++] = (struct symbol_alias){
+            .addr = addr, .size = sym.st_size, .name = name, .rank = symbol_alias_rank(&sym)};
     }
-    qsort(r->syms, r->nsyms, sizeof(*r->syms), fsym_cmp);
+    qsort(r->syms, r->nsyms, sizeof(*r->syms), symbol_alias_cmp);
     /* One entry per address: the best name, with a size if any alias has. */
     size_t kept = 0;
     for (size_t i = 0; i < r->nsyms; i++) {
@@ -315,11 +276,11 @@ static const char *symbol_at(struct dwfl_reader *r, Dwarf_Addr addr)
         else
             hi = mid;
     }
-    const struct fsym *near = &r->syms[lo];
+    const struct symbol_alias *near = &r->syms[lo];
     if (near->size == 0 || addr - near->addr < near->size)
         return near->name;
     for (size_t back = 1; back <= ENCLOSING_WALK && back <= lo; back++) {
-        const struct fsym *f = &r->syms[lo - back];
+        const struct symbol_alias *f = &r->syms[lo - back];
         if (f->size != 0 && addr - f->addr < f->size)
             return f->name;
     }

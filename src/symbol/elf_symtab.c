@@ -1,5 +1,6 @@
 /* elf_symtab.c - see elf_symtab.h */
 #include "symbol/elf_symtab.h"
+#include "symbol/symbol_alias.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -14,61 +15,13 @@
 #include <unistd.h>
 
 /* A candidate before aliases are merged; NAME points into libelf's data. */
-struct candidate {
-    uint64_t addr;
-    uint64_t size;
-    const char *name;
-    int rank; /* lower is a better name for the address */
-};
-
 struct candidates {
-    struct candidate *items;
+    struct symbol_alias *items;
     size_t count, capacity;
 };
 
 /* How far lookup walks back for a symbol that encloses nested ones. */
 #define ENCLOSING_WALK_LIMIT 16
-
-static int binding_rank(unsigned char info)
-{
-    switch (GELF_ST_BIND(info)) {
-    case STB_GLOBAL:
-    case STB_GNU_UNIQUE:
-        return 0;
-    case STB_WEAK:
-        return 1;
-    default:
-        return 2;
-    }
-}
-
-static size_t leading_underscores(const char *s)
-{
-    size_t n = 0;
-    while (s[n] == '_')
-        n++;
-    return n;
-}
-
-/*
- * Order by address, then best name first: a global beats a weak or local
- * alias, a sized symbol beats an unsized one, "memcpy" beats "__memcpy",
- * and the name itself breaks the remaining ties so output is reproducible.
- */
-static int candidate_cmp(const void *pa, const void *pb)
-{
-    const struct candidate *a = pa, *b = pb;
-    if (a->addr != b->addr)
-        return a->addr < b->addr ? -1 : 1;
-    if (a->rank != b->rank)
-        return a->rank - b->rank;
-    if ((a->size == 0) != (b->size == 0))
-        return a->size == 0 ? 1 : -1;
-    size_t ua = leading_underscores(a->name), ub = leading_underscores(b->name);
-    if (ua != ub)
-        return ua < ub ? -1 : 1;
-    return strcmp(a->name, b->name);
-}
 
 static bool is_function(const GElf_Sym *sym)
 {
@@ -92,11 +45,11 @@ static void collect(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, struct candid
             if (!name || !*name)
                 continue;
             out->items = xgrow(out->items, &out->capacity, out->count + 1, sizeof(*out->items));
-            out->items[out->count++] = (struct candidate){
+            out->items[out->count++] = (struct symbol_alias){
                 .addr = sym.st_value,
                 .size = sym.st_size,
                 .name = name,
-                .rank = binding_rank(sym.st_info),
+                .rank = symbol_alias_rank(&sym),
             };
         }
     }
@@ -154,7 +107,7 @@ static int collect_segments(Elf *elf, struct elf_symtab *out)
  * into one block so the table does not depend on libelf's memory. */
 static void build_table(struct candidates *c, struct elf_symtab *out)
 {
-    qsort(c->items, c->count, sizeof(*c->items), candidate_cmp);
+    qsort(c->items, c->count, sizeof(*c->items), symbol_alias_cmp);
     size_t kept = 0, bytes = 0;
     for (size_t i = 0; i < c->count; i++) {
         if (kept > 0 && c->items[kept - 1].addr == c->items[i].addr) {
