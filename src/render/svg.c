@@ -1,0 +1,216 @@
+/* svg.c - see svg.h: escaping profile strings for SVG/HTML, shared pieces. */
+#include "render/svg.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REPLACEMENT 0xfffd
+
+/* Decode the code point at S (LEN > 0 bytes left) into *CP; returns the
+ * bytes it used.  An invalid sequence uses one byte and gives U+FFFD with
+ * *VALID false, so a damaged byte never swallows the good ones after it. */
+static size_t utf8_next(const unsigned char *s, size_t len, uint32_t *cp, bool *valid)
+{
+    unsigned char c = s[0];
+    size_t n;
+    uint32_t v;
+    *valid = false;
+    *cp = REPLACEMENT;
+    if (c < 0x80) {
+        *cp = c;
+        *valid = true;
+        return 1;
+    }
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        v = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        v = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        v = c & 0x07;
+    } else {
+        return 1;
+    }
+    if (n > len)
+        return 1;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 1;
+        v = v << 6 | (s[i] & 0x3f);
+    }
+    if ((n == 3 && v < 0x800) || (n == 4 && v < 0x10000) || v > 0x10ffff ||
+        (v >= 0xd800 && v <= 0xdfff))
+        return 1;
+    *cp = v;
+    *valid = true;
+    return n;
+}
+
+/* Control characters (other than tab, LF, CR) and what XML 1.0 forbids. */
+static bool unwanted(uint32_t cp)
+{
+    if (cp == '\t' || cp == '\n' || cp == '\r')
+        return false;
+    return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0xfffe || cp == 0xffff;
+}
+
+static void put_replacement(FILE *out)
+{
+    fputs("\xef\xbf\xbd", out);
+}
+
+/* One code point of svg_text(); RAW/N are its original bytes. */
+static void put_xml(FILE *out, uint32_t cp, bool valid, const unsigned char *raw, size_t n)
+{
+    if (!valid || unwanted(cp)) {
+        put_replacement(out);
+        return;
+    }
+    switch (cp) {
+    case '&':
+        fputs("&amp;", out);
+        break;
+    case '<':
+        fputs("&lt;", out);
+        break;
+    case '>':
+        fputs("&gt;", out);
+        break;
+    case '"':
+        fputs("&quot;", out);
+        break;
+    case '\'':
+        fputs("&#39;", out);
+        break;
+    case '\t':
+        fputs("&#9;", out);
+        break;
+    case '\n':
+        fputs("&#10;", out);
+        break;
+    case '\r':
+        fputs("&#13;", out);
+        break;
+    default:
+        fwrite(raw, 1, n, out);
+    }
+}
+
+void svg_text_n(FILE *out, const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0;
+    while (i < len) {
+        uint32_t cp;
+        bool valid;
+        size_t n = utf8_next(s + i, len - i, &cp, &valid);
+        put_xml(out, cp, valid, s + i, n);
+        i += n;
+    }
+}
+
+void svg_text(FILE *out, const char *s)
+{
+    svg_text_n(out, s, strlen(s));
+}
+
+size_t svg_utf8_chars(const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t len = strlen(str), i = 0, chars = 0;
+    while (i < len) {
+        uint32_t cp;
+        bool valid;
+        i += utf8_next(s + i, len - i, &cp, &valid);
+        chars++;
+    }
+    return chars;
+}
+
+size_t svg_text_max(FILE *out, const char *str, size_t max_chars)
+{
+    size_t total = svg_utf8_chars(str);
+    if (total <= max_chars) {
+        svg_text(out, str);
+        return total;
+    }
+    if (max_chars < 3)
+        return 0;
+    const unsigned char *s = (const unsigned char *)str;
+    size_t len = strlen(str), i = 0, keep = max_chars - 3;
+    for (size_t k = 0; k < keep; k++) {
+        uint32_t cp;
+        bool valid;
+        size_t n = utf8_next(s + i, len - i, &cp, &valid);
+        put_xml(out, cp, valid, s + i, n);
+        i += n;
+    }
+    fputs("...", out);
+    return keep;
+}
+
+void svg_js_string(FILE *out, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t len = strlen(str), i = 0;
+    fputc('"', out);
+    while (i < len) {
+        uint32_t cp;
+        bool valid;
+        size_t n = utf8_next(s + i, len - i, &cp, &valid);
+        if (!valid)
+            fputs("\\ufffd", out);
+        else if (cp == '"')
+            fputs("\\\"", out);
+        else if (cp == '\\')
+            fputs("\\\\", out);
+        else if (cp == '\n')
+            fputs("\\n", out);
+        else if (cp == '\t')
+            fputs("\\t", out);
+        else if (cp < 0x20 || unwanted(cp) || cp == '<' || cp == '>' || cp == '&' || cp == '\'' ||
+                 cp == 0x2028 || cp == 0x2029)
+            fprintf(out, "\\u%04x", (unsigned)cp);
+        else
+            fwrite(s + i, 1, n, out);
+        i += n;
+    }
+    fputc('"', out);
+}
+
+void svg_script(FILE *out, const char *code)
+{
+    if (strstr(code, "]]>"))
+        abort(); /* our own script would end the CDATA section: a bug, not input */
+    fputs("<script type=\"text/ecmascript\"><![CDATA[\n", out);
+    fputs(code, out);
+    fputs("\n]]></script>\n", out);
+}
+
+void svg_open(FILE *out, double w, double h, const char *extra_attrs)
+{
+    fprintf(out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+            "xmlns:xlink=\"http://www.w3.org/1999/xlink\" version=\"1.1\" "
+            "width=\"%.6g\" height=\"%.6g\" viewBox=\"0 0 %.6g %.6g\"%s%s>\n",
+            w, h, w, h, extra_attrs ? " " : "", extra_attrs ? extra_attrs : "");
+}
+
+void svg_close(FILE *out)
+{
+    fputs("</svg>\n", out);
+}
+
+uint32_t svg_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        h ^= *p;
+        h *= 16777619u;
+    }
+    return h;
+}
