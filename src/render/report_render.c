@@ -246,45 +246,49 @@ static int render_json(FILE *out, const struct report *r, const char *const *fil
 
 /* --- table ----------------------------------------------------------------- */
 
-void render_totals(FILE *out, const struct report_totals *t, int width)
+size_t report_totals_items(const struct report_totals *t, char items[][REPORT_TOTALS_ITEM_LEN])
 {
-    char items[9][160];
-    const char *ptrs[9];
     size_t n = 0;
     char count[32];
     format_count(count, sizeof(count), t->samples);
-    snprintf(items[n++], sizeof(items[0]), "samples %s", count);
+    snprintf(items[n++], REPORT_TOTALS_ITEM_LEN, "samples %s", count);
     format_count(count, sizeof(count), t->thread_samples);
-    snprintf(items[n++], sizeof(items[0]), "thread samples %s", count);
-    snprintf(items[n++], sizeof(items[0]), "duration %.3f s", t->duration_s);
+    snprintf(items[n++], REPORT_TOTALS_ITEM_LEN, "thread samples %s", count);
+    snprintf(items[n++], REPORT_TOTALS_ITEM_LEN, "duration %.3f s", t->duration_s);
     if (t->duration_s > 0) {
-        int k = snprintf(items[n], sizeof(items[0]), "frequency %.1f Hz",
+        int k = snprintf(items[n], REPORT_TOTALS_ITEM_LEN, "frequency %.1f Hz",
                          t->recorded_samples / t->duration_s);
         if (t->requested_hz > 0 && k > 0)
-            snprintf(items[n] + k, sizeof(items[0]) - (size_t)k, " (requested %g)",
+            snprintf(items[n] + k, REPORT_TOTALS_ITEM_LEN - (size_t)k, " (requested %g)",
                      t->requested_hz);
         n++;
     }
     if (t->has_latency) {
-        int k = snprintf(items[n], sizeof(items[0]), "latency %.1f ms", t->latency_s * 1e3);
+        int k = snprintf(items[n], REPORT_TOTALS_ITEM_LEN, "latency %.1f ms", t->latency_s * 1e3);
         if (t->recorded_samples > 0 && k > 0)
-            snprintf(items[n] + k, sizeof(items[0]) - (size_t)k, " (%.1f us/sample)",
+            snprintf(items[n] + k, REPORT_TOTALS_ITEM_LEN - (size_t)k, " (%.1f us/sample)",
                      t->latency_s * 1e6 / t->recorded_samples);
         n++;
     }
-    snprintf(items[n++], sizeof(items[0]), "cpu %.3f s", t->cpu_s);
+    snprintf(items[n++], REPORT_TOTALS_ITEM_LEN, "cpu %.3f s", t->cpu_s);
     if (t->has_energy)
-        snprintf(items[n++], sizeof(items[0]), "energy %.3f J (%.2f W)", t->energy_j,
+        snprintf(items[n++], REPORT_TOTALS_ITEM_LEN, "energy %.3f J (%.2f W)", t->energy_j,
                  report_mean_power(t));
     if (t->runs > 1)
-        snprintf(items[n++], sizeof(items[0]), "mean of %.0f runs", t->runs);
+        snprintf(items[n++], REPORT_TOTALS_ITEM_LEN, "mean of %.0f runs", t->runs);
+    return n;
+}
+
+void render_totals(FILE *out, const struct report_totals *t, int width)
+{
+    char items[REPORT_TOTALS_ITEMS_MAX][REPORT_TOTALS_ITEM_LEN];
+    const char *ptrs[REPORT_TOTALS_ITEMS_MAX];
+    size_t n = report_totals_items(t, items);
     for (size_t i = 0; i < n; i++)
         ptrs[i] = items[i];
     print_wrapped(out, ptrs, n, width);
     if (t->truncated)
-        fputs("note: a profile is incomplete (cut short or damaged); figures cover what was "
-              "read\n",
-              out);
+        fputs(REPORT_TRUNCATED_NOTE "\n", out);
 }
 
 static bool any_inclusive(const struct report *r)

@@ -41,6 +41,13 @@ const char *metric_title(enum metric m);
 void format_metric(char *buf, size_t len, enum metric m, double v);
 /* The totals line items of R into the table's header, wrapped to WIDTH. */
 void render_totals(FILE *out, const struct report_totals *t, int width);
+/* Those items ("samples 1234", "duration 2.000 s"...) as text: returns
+ * how many of ITEMS it filled (at most REPORT_TOTALS_ITEMS_MAX). */
+#define REPORT_TOTALS_ITEMS_MAX 9
+#define REPORT_TOTALS_ITEM_LEN 160
+size_t report_totals_items(const struct report_totals *t, char items[][REPORT_TOTALS_ITEM_LEN]);
+#define REPORT_TRUNCATED_NOTE                                                                      \
+    "note: a profile is incomplete (cut short or damaged); figures cover what was read"
 
 int render_report(FILE *out, const struct report *r, enum render_format format, int width,
                   const char *const *files, size_t nfiles);
