@@ -487,6 +487,11 @@ void test_rmtree(const char *dir)
         nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+char *test_path(const char *dir, const char *name)
+{
+    return str_printf("%s/%s", dir, name);
+}
+
 char *test_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

@@ -87,6 +87,8 @@ char *build_workload(const char *name);
 /* A fresh directory under $TMPDIR (default /tmp), and its removal. */
 char *test_mkdtemp(void);
 void test_rmtree(const char *dir);
+/* DIR/NAME, allocated. */
+char *test_path(const char *dir, const char *name);
 /* A whole file, NUL-terminated; NULL if it cannot be read. */
 char *test_read_file(const char *path, size_t *len);
 bool test_file_exists(const char *path);

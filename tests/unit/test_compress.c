@@ -2,7 +2,7 @@
  * bzip2 and zstd command-line tools: what they write we read, what we write
  * they read, and damaged or oversized inputs behave as the contracts say;
  * and the original sampler's raw profiles load when compressed. */
-#include "../lib/tmpdir.h"
+#include "../lib/spawn.h"
 #include "format/pperf.h"
 #include "util/compress.h"
 #include "util/slurp.h"
@@ -99,7 +99,7 @@ static char *capture_path;
 static void capture_stderr(const char *dir)
 {
     fflush(stderr);
-    capture_path = tmpdir_path(dir, "stderr.txt");
+    capture_path = test_path(dir, "stderr.txt");
     int fd = open(capture_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     cr_assert_geq(fd, 0);
     saved_stderr = dup(2);
@@ -165,15 +165,15 @@ Test(compress, input_compression_comes_from_magic_bytes)
  * decode to everything written so far, with our reader and with the tool. */
 Test(compress, fflush_makes_everything_written_so_far_decodable)
 {
-    char *dir = tmpdir_new("compress");
+    char *dir = test_mkdtemp();
     const size_t total = 1500 * 1000;
     unsigned char *data = make_data(total, 7);
     /* Small records, a large one, and a flush inside a stdio buffer. */
     const size_t marks[] = {37, 5000, 300 * 1000, 1200 * 1000, total};
     for (size_t k = 0; k < NKINDS; k++) {
-        char *path = tmpdir_path(dir, "stream");
-        char *copy = tmpdir_path(dir, "copy");
-        char *decoded = tmpdir_path(dir, "decoded");
+        char *path = test_path(dir, "stream");
+        char *copy = test_path(dir, "copy");
+        char *decoded = test_path(dir, "decoded");
         FILE *raw = fopen(path, "wb");
         cr_assert_not_null(raw);
         FILE *z = compress_open(raw, kinds[k].c);
@@ -232,7 +232,7 @@ Test(compress, fflush_makes_everything_written_so_far_decodable)
         free(decoded);
     }
     free(data);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
@@ -266,14 +266,14 @@ Test(compress, none_is_the_raw_stream_itself)
 
 Test(slurp, reads_files_made_by_the_tools)
 {
-    char *dir = tmpdir_new("compress");
+    char *dir = test_mkdtemp();
     const size_t sizes[] = {0, 1, 100 * 1000, 2500 * 1000};
-    char *plain = tmpdir_path(dir, "plain");
+    char *plain = test_path(dir, "plain");
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         unsigned char *data = make_data(sizes[i], (unsigned)i);
         write_file(plain, data, sizes[i]);
         for (size_t k = 0; k < NKINDS; k++) {
-            char *z = tmpdir_path(dir, kinds[k].suffix + 1);
+            char *z = test_path(dir, kinds[k].suffix + 1);
             cr_assert_eq(sh("%s < '%s' > '%s'", kinds[k].tool, plain, z), 0);
             struct slurp s;
             cr_assert_eq(slurp_path(z, sizes[i], &s), 0);
@@ -289,14 +289,14 @@ Test(slurp, reads_files_made_by_the_tools)
         free(data);
     }
     free(plain);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
 Test(slurp, reads_concatenated_members_streams_and_frames)
 {
-    char *dir = tmpdir_new("compress");
-    char *a = tmpdir_path(dir, "a"), *b = tmpdir_path(dir, "b"), *z = tmpdir_path(dir, "z");
+    char *dir = test_mkdtemp();
+    char *a = test_path(dir, "a"), *b = test_path(dir, "b"), *z = test_path(dir, "z");
     unsigned char *da = make_data(70000, 1), *db = make_data(50000, 2);
     write_file(a, da, 70000);
     write_file(b, db, 50000);
@@ -317,18 +317,18 @@ Test(slurp, reads_concatenated_members_streams_and_frames)
     free(a);
     free(b);
     free(z);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
 Test(slurp, detects_by_content_not_by_name)
 {
-    char *dir = tmpdir_new("compress");
+    char *dir = test_mkdtemp();
     unsigned char *data = make_data(30000, 5);
-    char *plain = tmpdir_path(dir, "plain");
-    char *gz_named_bz2 = tmpdir_path(dir, "really-gzip.bz2");
-    char *plain_named_gz = tmpdir_path(dir, "really-plain.gz");
-    char *zst_named_txt = tmpdir_path(dir, "really-zstd.txt");
+    char *plain = test_path(dir, "plain");
+    char *gz_named_bz2 = test_path(dir, "really-gzip.bz2");
+    char *plain_named_gz = test_path(dir, "really-plain.gz");
+    char *zst_named_txt = test_path(dir, "really-zstd.txt");
     write_file(plain, data, 30000);
     write_file(plain_named_gz, data, 30000);
     cr_assert_eq(sh("gzip -c < '%s' > '%s'", plain, gz_named_bz2), 0);
@@ -356,7 +356,7 @@ Test(slurp, detects_by_content_not_by_name)
     free(gz_named_bz2);
     free(plain_named_gz);
     free(zst_named_txt);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
@@ -364,12 +364,12 @@ Test(slurp, detects_by_content_not_by_name)
 
 Test(slurp, a_cut_compressed_file_gives_the_decoded_prefix)
 {
-    char *dir = tmpdir_new("compress");
+    char *dir = test_mkdtemp();
     const size_t total = 600 * 1000; /* several 100 kB bzip2 blocks */
     unsigned char *data = make_data(total, 11);
-    char *plain = tmpdir_path(dir, "plain");
-    char *z = tmpdir_path(dir, "z");
-    char *cut = tmpdir_path(dir, "cut");
+    char *plain = test_path(dir, "plain");
+    char *z = test_path(dir, "z");
+    char *cut = test_path(dir, "cut");
     write_file(plain, data, total);
     for (size_t k = 0; k < NKINDS; k++) {
         cr_assert_eq(sh("%s < '%s' > '%s'", kinds[k].small_tool, plain, z), 0);
@@ -398,16 +398,16 @@ Test(slurp, a_cut_compressed_file_gives_the_decoded_prefix)
     free(plain);
     free(z);
     free(cut);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
 Test(slurp, garbage_after_a_stream_keeps_the_data_and_says_where)
 {
-    char *dir = tmpdir_new("compress");
+    char *dir = test_mkdtemp();
     unsigned char *data = make_data(40000, 13);
-    char *plain = tmpdir_path(dir, "plain");
-    char *z = tmpdir_path(dir, "z");
+    char *plain = test_path(dir, "plain");
+    char *z = test_path(dir, "z");
     write_file(plain, data, 40000);
     for (size_t k = 0; k < NKINDS; k++) {
         cr_assert_eq(sh("%s < '%s' > '%s'", kinds[k].tool, plain, z), 0);
@@ -431,13 +431,13 @@ Test(slurp, garbage_after_a_stream_keeps_the_data_and_says_where)
     free(data);
     free(plain);
     free(z);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
 Test(slurp, damage_before_any_data_is_an_error)
 {
-    char *dir = tmpdir_new("compress");
+    char *dir = test_mkdtemp();
     const struct {
         const char *name;
         const char *bytes;
@@ -449,7 +449,7 @@ Test(slurp, damage_before_any_data_is_an_error)
         {"bad.zst", "\x28\xb5\x2f\xfdgarbage-garbage-garbage", 27},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        char *p = tmpdir_path(dir, cases[i].name);
+        char *p = test_path(dir, cases[i].name);
         write_file(p, cases[i].bytes, cases[i].len);
         capture_stderr(dir);
         struct slurp s;
@@ -462,7 +462,7 @@ Test(slurp, damage_before_any_data_is_an_error)
         free(msg);
         free(p);
     }
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
@@ -470,15 +470,15 @@ Test(slurp, damage_before_any_data_is_an_error)
 
 Test(slurp, never_grows_beyond_max_len)
 {
-    char *dir = tmpdir_new("compress");
+    char *dir = test_mkdtemp();
     const size_t total = 200000;
     unsigned char *data = make_data(total, 17);
-    char *plain = tmpdir_path(dir, "plain");
+    char *plain = test_path(dir, "plain");
     write_file(plain, data, total);
     for (size_t k = 0; k <= NKINDS; k++) {
         char *p = plain;
         if (k < NKINDS) {
-            p = tmpdir_path(dir, kinds[k].suffix + 1);
+            p = test_path(dir, kinds[k].suffix + 1);
             cr_assert_eq(sh("%s < '%s' > '%s'", kinds[k].tool, plain, p), 0);
         }
         /* Exactly the limit fits. */
@@ -505,15 +505,15 @@ Test(slurp, never_grows_beyond_max_len)
     }
     free(data);
     free(plain);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
 /* A few hundred bytes of zstd that expand to 64 MiB must not be expanded. */
 Test(slurp, a_decompression_bomb_stops_at_the_limit)
 {
-    char *dir = tmpdir_new("compress");
-    char *bomb = tmpdir_path(dir, "bomb.zst");
+    char *dir = test_mkdtemp();
+    char *bomb = test_path(dir, "bomb.zst");
     cr_assert_eq(sh("head -c 67108864 /dev/zero | zstd -q -19 -c > '%s'", bomb), 0);
     struct stat st;
     cr_assert_eq(stat(bomb, &st), 0);
@@ -526,7 +526,7 @@ Test(slurp, a_decompression_bomb_stops_at_the_limit)
     cr_expect_not_null(strstr(msg, "limit"), "%s", msg);
     free(msg);
     free(bomb);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
@@ -534,10 +534,10 @@ Test(slurp, a_decompression_bomb_stops_at_the_limit)
 
 Test(slurp, dash_is_standard_input_compressed_or_not)
 {
-    char *dir = tmpdir_new("compress");
+    char *dir = test_mkdtemp();
     unsigned char *data = make_data(90000, 19);
-    char *plain = tmpdir_path(dir, "plain");
-    char *z = tmpdir_path(dir, "z");
+    char *plain = test_path(dir, "plain");
+    char *z = test_path(dir, "z");
     write_file(plain, data, 90000);
     cr_assert_eq(sh("bzip2 -c < '%s' > '%s'", plain, z), 0);
     const char *inputs[] = {plain, z};
@@ -553,14 +553,14 @@ Test(slurp, dash_is_standard_input_compressed_or_not)
     free(data);
     free(plain);
     free(z);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
 Test(slurp, a_missing_file_is_reported_by_name)
 {
-    char *dir = tmpdir_new("compress");
-    char *p = tmpdir_path(dir, "does-not-exist.gz");
+    char *dir = test_mkdtemp();
+    char *p = test_path(dir, "does-not-exist.gz");
     capture_stderr(dir);
     struct slurp s;
     int rc = slurp_path(p, 1 << 20, &s);
@@ -571,7 +571,7 @@ Test(slurp, a_missing_file_is_reported_by_name)
     slurp_free(&s); /* harmless on a failed slurp */
     free(msg);
     free(p);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
@@ -590,14 +590,14 @@ Test(slurp, an_empty_file_is_empty_not_an_error)
 
 Test(slurp, compressed_pperf_profiles_load)
 {
-    char *dir = tmpdir_new("compress");
+    char *dir = test_mkdtemp();
     const struct pperf_thread th[2] = {{101, 0x401000, 5000}, {102, 0x402000, 7000}};
     const double pmu[2] = {1.5, 2.5};
     struct pperf_map map = {0x400000, 0x10000, "prog"};
     for (size_t k = 0; k < NKINDS; k++) {
         char *name = NULL;
         cr_assert_geq(asprintf(&name, "raw.pperf%s", kinds[k].suffix), 0);
-        char *p = tmpdir_path(dir, name);
+        char *p = test_path(dir, name);
         struct pperf_writer *w = pperf_writer_open(p, 0x50504552u, sizeof(pmu));
         cr_assert_not_null(w);
         for (uint64_t i = 0; i < 3000; i++)
@@ -633,6 +633,6 @@ Test(slurp, compressed_pperf_profiles_load)
         free(name);
         free(p);
     }
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }

@@ -1,6 +1,5 @@
 /* test_gmon.c - format/gmon.h: gprof's gmon.out, against gprof itself on
  * files that gcc -pg builds of the workloads write. */
-#include "../lib/tmpdir.h"
 #include "format/gmon.h"
 #include "format/load.h"
 #include "symbol/elf_symtab.h"
@@ -82,7 +81,7 @@ static char *gmon_of_workload(const char *dir, const char *src, const char *flag
     char *rel = NULL;
     cr_assert_geq(asprintf(&rel, "tests/workloads/%s.c", src), 0);
     char *source = source_file(rel);
-    char *bin = tmpdir_path(dir, src);
+    char *bin = test_path(dir, src);
     const char *cc[] = {gcc,   "-std=gnu11", "-g", "-pg",  "-pthread", flag1,
                         flag2, "-o",         bin,  source, "-lm",      NULL};
     struct spawn_result res;
@@ -91,7 +90,7 @@ static char *gmon_of_workload(const char *dir, const char *src, const char *flag
     const char *run[] = {bin, arg1, arg2, NULL};
     run_ok(run, dir, &res);
     spawn_result_free(&res);
-    char *gmon = tmpdir_path(dir, "gmon.out");
+    char *gmon = test_path(dir, "gmon.out");
     cr_assert(test_file_exists(gmon), "%s wrote no gmon.out", bin);
     free(gmon);
     free(gcc);
@@ -416,7 +415,7 @@ Test(gmon, gcc_pg_pie_matches_gprof, .timeout = 120)
 {
     char *dir = test_mkdtemp();
     char *bin = gmon_of_workload(dir, "callers", "-O2", "-fno-omit-frame-pointer", "1.5", NULL);
-    char *gmon = tmpdir_path(dir, "gmon.out");
+    char *gmon = test_path(dir, "gmon.out");
     check_both_ways(bin, gmon);
 
     /* It is a PIE: the histogram starts at address 0, not where it ran. */
@@ -448,7 +447,7 @@ Test(gmon, gcc_pg_non_pie_matches_gprof, .timeout = 120)
 {
     char *dir = test_mkdtemp();
     char *bin = gmon_of_workload(dir, "shares", "-O0", "-no-pie", "1", "1");
-    char *gmon = tmpdir_path(dir, "gmon.out");
+    char *gmon = test_path(dir, "gmon.out");
     check_both_ways(bin, gmon);
     struct profile p;
     cr_assert_eq(profile_load(gmon, &p), 0);
@@ -490,7 +489,7 @@ static void real_gmon(struct real *r)
 {
     r->dir = test_mkdtemp();
     r->bin = gmon_of_workload(r->dir, "callers", "-O2", "-fno-omit-frame-pointer", "0.5", NULL);
-    r->gmon = tmpdir_path(r->dir, "gmon.out");
+    r->gmon = test_path(r->dir, "gmon.out");
     r->data = read_all(r->gmon, &r->len);
 }
 
@@ -514,7 +513,7 @@ Test(gmon, repeated_records_are_unioned_as_gprof_does, .timeout = 120)
     unsigned char *twice = malloc(len);
     memcpy(twice, r.data, r.len);
     memcpy(twice + r.len, r.data + GMON_HEADER_SIZE, body);
-    char *path = tmpdir_path(r.dir, "twice.out");
+    char *path = test_path(r.dir, "twice.out");
     write_all(path, twice, len);
 
     struct profile once, both;
@@ -556,7 +555,7 @@ Test(gmon, basic_block_records_are_read_and_kept_out, .timeout = 120)
     unsigned char *with = malloc(len);
     memcpy(with, r.data, r.len);
     memcpy(with + r.len, bb, sizeof(bb));
-    char *path = tmpdir_path(r.dir, "bb.out");
+    char *path = test_path(r.dir, "bb.out");
     write_all(path, with, len);
 
     struct gmon_file g;
@@ -923,7 +922,7 @@ Test(gmon, written_back_gprof_prints_the_same, .timeout = 120)
     real_gmon(&r);
     struct profile p;
     cr_assert_eq(profile_load(r.gmon, &p), 0);
-    char *out = tmpdir_path(r.dir, "again.gmon");
+    char *out = test_path(r.dir, "again.gmon");
     struct gmon_write_options o = {.binary = r.bin};
     cr_assert_eq(gmon_write(&p, out, &o), 0);
     profile_free(&p);
@@ -972,7 +971,7 @@ Test(gmon, counts_beyond_16_bits_continue_in_more_records, .timeout = 120)
         p.samples[i] =
             (struct prof_sample){.time_ns = (i + 1) * 10000000, .nthreads = 1, .threads = th};
     }
-    char *out = tmpdir_path(r.dir, "big.gmon");
+    char *out = test_path(r.dir, "big.gmon");
     struct gmon_write_options o = {.binary = r.bin};
     cr_assert_eq(gmon_write(&p, out, &o), 0);
     profile_free(&p);
@@ -1002,7 +1001,7 @@ Test(gmon, recorded_profile_reads_in_gprof_with_its_shares, .timeout = 180)
     if (access(ptprof, X_OK) != 0 || access(callers, X_OK) != 0)
         cr_skip_test("%s or %s is not built", ptprof, callers);
     char *dir = test_mkdtemp();
-    char *rec = tmpdir_path(dir, "rec.data");
+    char *rec = test_path(dir, "rec.data");
     const char *argv[] = {ptprof, "record", "-f", "1000", "-o", rec, "--", callers, "2", NULL};
     struct spawn_result res;
     run_ok(argv, NULL, &res);
@@ -1010,7 +1009,7 @@ Test(gmon, recorded_profile_reads_in_gprof_with_its_shares, .timeout = 180)
 
     struct profile p;
     cr_assert_eq(profile_load(rec, &p), 0);
-    char *out = tmpdir_path(dir, "rec.gmon");
+    char *out = test_path(dir, "rec.gmon");
     cr_assert_eq(gmon_write(&p, out, NULL), 0, "the executable is found from the maps");
 
     /* The report's CPU time per function of the executable (column 3 of

@@ -1,5 +1,5 @@
 /* test_native.c - format/native.h: ptprof's streaming profile format. */
-#include "../lib/tmpdir.h"
+#include "../lib/spawn.h"
 #include "format/load.h"
 #include "format/native.h"
 #include "format/profile.h"
@@ -344,11 +344,11 @@ static int write_reference(const char *path, bool finish)
 
 static unsigned char *reference_bytes(bool finish, size_t *len)
 {
-    char *dir = tmpdir_new("native");
-    char *path = tmpdir_path(dir, "ref.prof");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "ref.prof");
     cr_assert_eq(write_reference(path, finish), 0);
     unsigned char *b = read_file(path, len);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
     return b;
@@ -579,8 +579,8 @@ Test(native_roundtrip, writing_into_a_pipe_works)
 
 Test(native_roundtrip, records_larger_than_the_buffer_and_deep_stacks)
 {
-    char *dir = tmpdir_new("native");
-    char *path = tmpdir_path(dir, "big.prof");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "big.prof");
     struct native_writer *w = native_writer_open(path);
     cr_assert_not_null(w);
     size_t isize = 700 * 1024; /* more than the writer's buffer */
@@ -622,7 +622,7 @@ Test(native_roundtrip, records_larger_than_the_buffer_and_deep_stacks)
     profile_free(&p);
     free(b);
     free(image);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }
@@ -631,8 +631,8 @@ Test(native_roundtrip, records_larger_than_the_buffer_and_deep_stacks)
  * to its last flush, and it flushes at least every 250 ms. */
 Test(native_roundtrip, a_killed_writer_leaves_a_readable_profile)
 {
-    char *dir = tmpdir_new("native");
-    char *path = tmpdir_path(dir, "killed.prof");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "killed.prof");
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
     if (pid == 0) {
@@ -662,15 +662,15 @@ Test(native_roundtrip, a_killed_writer_leaves_a_readable_profile)
     cr_assert_not(p.has_totals);
     profile_free(&p);
     free(b);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }
 
 Test(native_roundtrip, abort_before_publish_leaves_nothing)
 {
-    char *dir = tmpdir_new("native");
-    char *path = tmpdir_path(dir, "never.prof");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "never.prof");
     struct native_writer *w = native_writer_open(path);
     cr_assert_not_null(w);
     cr_assert_eq(native_write_meta(w, "command", "x"), 0);
@@ -683,7 +683,7 @@ Test(native_roundtrip, abort_before_publish_leaves_nothing)
         cr_assert(de->d_name[0] == '.' && (de->d_name[1] == '\0' || de->d_name[1] == '.'),
                   "left behind: %s", de->d_name);
     closedir(d);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }

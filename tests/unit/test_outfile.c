@@ -1,7 +1,7 @@
 /* test_outfile.c - util/outfile.h: all-or-nothing output files, compression
  * chosen by the name (checked with the real gzip/bzip2/zstd tools), early
  * publishing for the recorder, and "-" as standard output. */
-#include "../lib/tmpdir.h"
+#include "../lib/spawn.h"
 #include "util/outfile.h"
 #include "util/slurp.h"
 
@@ -106,8 +106,8 @@ static void put(struct outfile *o, const void *data, size_t len)
 
 Test(outfile, nothing_appears_at_the_path_until_commit)
 {
-    char *dir = tmpdir_new("outfile");
-    char *p = tmpdir_path(dir, "out.bin");
+    char *dir = test_mkdtemp();
+    char *p = test_path(dir, "out.bin");
     struct outfile *o = outfile_open(p);
     cr_assert_not_null(o);
     cr_expect(outfile_seekable(o));
@@ -119,17 +119,17 @@ Test(outfile, nothing_appears_at_the_path_until_commit)
     cr_expect(file_is(p, "hello", 5));
     cr_expect_eq(entries(dir), 1, "a temporary was left behind");
     free(p);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
 Test(outfile, abort_leaves_an_existing_file_untouched)
 {
-    char *dir = tmpdir_new("outfile");
+    char *dir = test_mkdtemp();
     for (size_t k = 0; k <= NKINDS; k++) {
         char *name = NULL;
         cr_assert_geq(asprintf(&name, "old%s", k < NKINDS ? kinds[k].suffix : ""), 0);
-        char *p = tmpdir_path(dir, name);
+        char *p = test_path(dir, name);
         cr_assert_eq(sh("printf 'old contents' > '%s'", p), 0);
         struct outfile *o = outfile_open(p);
         cr_assert_not_null(o);
@@ -143,7 +143,7 @@ Test(outfile, abort_leaves_an_existing_file_untouched)
         free(p);
     }
     cr_expect_eq(entries(dir), (int)NKINDS + 1, "a temporary was left behind");
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
@@ -157,15 +157,15 @@ Test(outfile, an_unwritable_directory_fails_at_open)
 
 Test(outfile, compresses_by_suffix_and_the_tools_read_it)
 {
-    char *dir = tmpdir_new("outfile");
-    char *plain = tmpdir_path(dir, "decoded");
+    char *dir = test_mkdtemp();
+    char *plain = test_path(dir, "decoded");
     const size_t sizes[] = {0, 1, 70000, 2000 * 1000};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         unsigned char *data = make_data(sizes[i], (unsigned)i + 3);
         for (size_t k = 0; k < NKINDS; k++) {
             char *name = NULL;
             cr_assert_geq(asprintf(&name, "profile%s", kinds[k].suffix), 0);
-            char *p = tmpdir_path(dir, name);
+            char *p = test_path(dir, name);
             struct outfile *o = outfile_open(p);
             cr_assert_not_null(o);
             cr_expect_not(outfile_seekable(o), "a compressed output claims to be seekable");
@@ -196,16 +196,16 @@ Test(outfile, compresses_by_suffix_and_the_tools_read_it)
     }
     cr_expect_eq(entries(dir), (int)NKINDS + 1, "a temporary was left behind");
     free(plain);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
 Test(outfile, other_names_are_not_compressed)
 {
-    char *dir = tmpdir_new("outfile");
+    char *dir = test_mkdtemp();
     const char *names[] = {"raw.pperf", "x.gz.txt", "zst"};
     for (size_t i = 0; i < 3; i++) {
-        char *p = tmpdir_path(dir, names[i]);
+        char *p = test_path(dir, names[i]);
         struct outfile *o = outfile_open(p);
         cr_assert_not_null(o);
         cr_expect(outfile_seekable(o));
@@ -214,7 +214,7 @@ Test(outfile, other_names_are_not_compressed)
         cr_expect(file_is(p, "\x1f\x8b plain", 8), "%s was changed", names[i]);
         free(p);
     }
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
@@ -222,12 +222,12 @@ Test(outfile, other_names_are_not_compressed)
 
 Test(outfile, publish_puts_the_growing_file_at_its_path)
 {
-    char *dir = tmpdir_new("outfile");
+    char *dir = test_mkdtemp();
     unsigned char *data = make_data(300000, 9);
     for (size_t k = 0; k <= NKINDS; k++) {
         char *name = NULL;
         cr_assert_geq(asprintf(&name, "live%s", k < NKINDS ? kinds[k].suffix : ""), 0);
-        char *p = tmpdir_path(dir, name);
+        char *p = test_path(dir, name);
         cr_assert_eq(sh("printf 'previous run' > '%s'", p), 0);
         struct outfile *o = outfile_open(p);
         cr_assert_not_null(o);
@@ -262,18 +262,18 @@ Test(outfile, publish_puts_the_growing_file_at_its_path)
         free(p);
     }
     free(data);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
 Test(outfile, abort_after_publish_keeps_what_was_written)
 {
-    char *dir = tmpdir_new("outfile");
+    char *dir = test_mkdtemp();
     unsigned char *data = make_data(50000, 4);
     for (size_t k = 0; k <= NKINDS; k++) {
         char *name = NULL;
         cr_assert_geq(asprintf(&name, "partial%s", k < NKINDS ? kinds[k].suffix : ""), 0);
-        char *p = tmpdir_path(dir, name);
+        char *p = test_path(dir, name);
         struct outfile *o = outfile_open(p);
         cr_assert_not_null(o);
         cr_assert_eq(outfile_publish(o), 0);
@@ -292,7 +292,7 @@ Test(outfile, abort_after_publish_keeps_what_was_written)
     }
     cr_expect_eq(entries(dir), (int)NKINDS + 1, "a temporary was left behind");
     free(data);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
@@ -300,8 +300,8 @@ Test(outfile, abort_after_publish_keeps_what_was_written)
 
 Test(outfile, dash_is_standard_output_and_never_compressed)
 {
-    char *dir = tmpdir_new("outfile");
-    char *p = tmpdir_path(dir, "stdout.txt");
+    char *dir = test_mkdtemp();
+    char *p = test_path(dir, "stdout.txt");
     cr_assert_not_null(freopen(p, "w", stdout));
     struct outfile *o = outfile_open("-");
     cr_assert_not_null(o);
@@ -313,6 +313,6 @@ Test(outfile, dash_is_standard_output_and_never_compressed)
     cr_expect(file_is(p, "to stdout\n", 10));
     cr_expect_eq(entries(dir), 1, "writing to stdout created a file");
     free(p);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }

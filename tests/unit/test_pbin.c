@@ -1,7 +1,6 @@
 /* test_pbin.c - format/pbin.h and the LOCATION records of format/native.h:
  * any profile written back in the native format, .pbin symbol tables, and
  * a reader that survives hostile ones. */
-#include "../lib/tmpdir.h"
 #include "../lib/spawn.h"
 #include "format/load.h"
 #include "format/native.h"
@@ -29,7 +28,7 @@
 static void remove_dir(const char *dir, const char *const *names)
 {
     for (size_t i = 0; names[i]; i++) {
-        char *p = tmpdir_path(dir, names[i]);
+        char *p = test_path(dir, names[i]);
         unlink(p);
         free(p);
     }
@@ -462,12 +461,12 @@ static void write_and_load(const struct profile *p, const char *path, struct pro
 
 Test(pbin_write, every_part_of_a_profile_reads_back_the_same)
 {
-    char *dir = tmpdir_new("pbin");
+    char *dir = test_mkdtemp();
     const char *names[] = {"p.pbin", "p.pbin.gz", "p.pbin.zst", NULL};
     struct profile p;
     build_profile(&p);
     for (size_t i = 0; names[i]; i++) {
-        char *path = tmpdir_path(dir, names[i]);
+        char *path = test_path(dir, names[i]);
         struct profile back;
         write_and_load(&p, path, &back);
         expect_same_profile(&p, &back);
@@ -483,8 +482,8 @@ Test(pbin_write, every_part_of_a_profile_reads_back_the_same)
 
 Test(pbin_write, a_profile_whose_recorder_never_finished_stays_so)
 {
-    char *dir = tmpdir_new("pbin");
-    char *path = tmpdir_path(dir, "killed.pbin");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "killed.pbin");
     struct profile p, back;
     build_profile(&p);
     p.has_totals = false;
@@ -502,8 +501,8 @@ Test(pbin_write, a_profile_whose_recorder_never_finished_stays_so)
 
 Test(pbin_write, a_written_profile_is_written_the_same_again)
 {
-    char *dir = tmpdir_new("pbin");
-    char *a = tmpdir_path(dir, "a.pbin"), *b = tmpdir_path(dir, "b.pbin");
+    char *dir = test_mkdtemp();
+    char *a = test_path(dir, "a.pbin"), *b = test_path(dir, "b.pbin");
     struct profile p, back;
     build_profile(&p);
     write_and_load(&p, a, &back);
@@ -526,8 +525,8 @@ Test(pbin_write, a_written_profile_is_written_the_same_again)
 /* The original raw format becomes a native file with the same content. */
 Test(pbin_write, a_profile_in_the_original_format_becomes_native)
 {
-    char *dir = tmpdir_new("pbin");
-    char *raw = tmpdir_path(dir, "run.data"), *out = tmpdir_path(dir, "run.pbin");
+    char *dir = test_mkdtemp();
+    char *raw = test_path(dir, "run.data"), *out = test_path(dir, "run.pbin");
     struct pperf_writer *w = pperf_writer_open(raw, 3, 8);
     cr_assert_not_null(w);
     for (uint32_t i = 0; i < 20; i++) {
@@ -561,8 +560,8 @@ Test(pbin_write, a_profile_in_the_original_format_becomes_native)
  * the native reader accepts whole. */
 Test(pbin_write, pids_without_a_process_get_one)
 {
-    char *dir = tmpdir_new("pbin");
-    char *path = tmpdir_path(dir, "orphans.pbin");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "orphans.pbin");
     struct profile p, back;
     build_profile(&p);
     p.maps[7].pid = 77;
@@ -612,8 +611,8 @@ static struct native_writer *open_plain(const char *path)
 
 Test(pbin_location, an_absurd_inline_chain_keeps_its_innermost_frames_and_its_function)
 {
-    char *dir = tmpdir_new("pbin");
-    char *path = tmpdir_path(dir, "deep.pbin");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "deep.pbin");
     enum { N = 300 };
     struct prof_sym_frame *frames = calloc(N, sizeof(*frames));
     char name[32];
@@ -656,8 +655,8 @@ Test(pbin_location, an_absurd_inline_chain_keeps_its_innermost_frames_and_its_fu
  * cut to an equal share rather than losing the location. */
 Test(pbin_location, strings_too_large_for_one_record_are_cut_to_fit)
 {
-    char *dir = tmpdir_new("pbin");
-    char *path = tmpdir_path(dir, "big.pbin");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "big.pbin");
     size_t big_len = 100 * 1024;
     char *big = malloc(big_len + 1);
     memset(big, 'x', big_len);
@@ -694,7 +693,7 @@ static unsigned char *three_locations(size_t *len, size_t offsets[3])
 {
     char dir_tmpl[] = "/tmp/ptprof-test-pbin-XXXXXX";
     cr_assert_not_null(mkdtemp(dir_tmpl));
-    char *path = tmpdir_path(dir_tmpl, "l.pbin");
+    char *path = test_path(dir_tmpl, "l.pbin");
     struct native_writer *w = open_plain(path);
     struct prof_sym_frame fr[2] = {frame("in", "", "a.c", 1, true),
                                    frame("out", "_Z3outv", "a.c", 2, false)};
@@ -992,8 +991,8 @@ Test(pbin_e2e, a_pbin_names_every_frame_after_the_binary_is_gone, .timeout = 120
     if (access(ptprof, X_OK) != 0 || access(workload, X_OK) != 0)
         cr_skip_test("no %s or %s (make tests; PTPROF_BUILD)", ptprof, workload);
     char *dir = test_mkdtemp();
-    char *exe = tmpdir_path(dir, "callers"), *raw = tmpdir_path(dir, "run.prof");
-    char *pbin = tmpdir_path(dir, "run.pbin"), *cache = tmpdir_path(dir, "cache");
+    char *exe = test_path(dir, "callers"), *raw = test_path(dir, "run.prof");
+    char *pbin = test_path(dir, "run.pbin"), *cache = test_path(dir, "cache");
     copy_file(workload, exe);
 
     const char *rec[] = {ptprof, "record", "-f", "300", "-o", raw, "--", exe, "1", NULL};
@@ -1043,7 +1042,7 @@ Test(pbin_e2e, a_pbin_names_every_frame_after_the_binary_is_gone, .timeout = 120
 
     const char *info[] = {ptprof, "info", pbin, NULL};
     run_ok(info, cache);
-    char *dumped = tmpdir_path(dir, "dump.txt");
+    char *dumped = test_path(dir, "dump.txt");
     const char *dump[] = {ptprof, "dump", pbin, NULL};
     struct spawn_opts o = {.argv = dump};
     struct spawn_result res;
@@ -1076,9 +1075,9 @@ Test(pbin_e2e, a_profile_in_the_original_format_becomes_a_pbin, .timeout = 120)
     if (access(ptprof, X_OK) != 0 || access(workload, X_OK) != 0)
         cr_skip_test("no %s or %s (make tests; PTPROF_BUILD)", ptprof, workload);
     char *dir = test_mkdtemp();
-    char *bindir = tmpdir_path(dir, "bin"), *exe = tmpdir_path(dir, "bin/callers");
-    char *raw = tmpdir_path(dir, "run.data"), *pbin = tmpdir_path(dir, "run.pbin.gz");
-    char *cache = tmpdir_path(dir, "cache");
+    char *bindir = test_path(dir, "bin"), *exe = test_path(dir, "bin/callers");
+    char *raw = test_path(dir, "run.data"), *pbin = test_path(dir, "run.pbin.gz");
+    char *cache = test_path(dir, "cache");
     cr_assert_eq(mkdir(bindir, 0755), 0);
     copy_file(workload, exe);
 

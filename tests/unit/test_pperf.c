@@ -1,5 +1,5 @@
 /* test_pperf.c - format/pperf.h: the original sampler's raw format. */
-#include "../lib/tmpdir.h"
+#include "../lib/spawn.h"
 #include "format/pperf.h"
 
 #include <criterion/criterion.h>
@@ -165,11 +165,11 @@ static int write_reference(const char *path, unsigned extra)
 
 static unsigned char *reference_bytes(size_t *len)
 {
-    char *dir = tmpdir_new("pperf");
-    char *path = tmpdir_path(dir, "ref.pperf");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "ref.pperf");
     cr_assert_eq(write_reference(path, 0), 0);
     unsigned char *b = read_file(path, len);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
     return b;
@@ -242,8 +242,8 @@ Test(pperf_write, every_field_at_its_offset)
 
 Test(pperf_write, empty_profile_is_a_bare_header)
 {
-    char *dir = tmpdir_new("pperf");
-    char *path = tmpdir_path(dir, "empty.pperf");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "empty.pperf");
     struct pperf_writer *w = pperf_writer_open(path, 0, 0);
     cr_assert_not_null(w);
     cr_assert_eq(pperf_writer_finish(w, 7, 1, NULL, 0), 0);
@@ -255,15 +255,15 @@ Test(pperf_write, empty_profile_is_a_bare_header)
     cr_assert_eq(le64(b + 20), 0u);
     cr_assert_eq(le32(b + 32), 0u);
     free(b);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }
 
 Test(pperf_write, long_labels_are_cut_to_255_bytes_and_terminated)
 {
-    char *dir = tmpdir_new("pperf");
-    char *path = tmpdir_path(dir, "long.pperf");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "long.pperf");
     struct pperf_map m = {0x1000, 0x10, ""};
     memset(m.label, 'L', sizeof(m.label)); /* no terminator at all */
     struct pperf_writer *w = pperf_writer_open(path, 0, 0);
@@ -275,7 +275,7 @@ Test(pperf_write, long_labels_are_cut_to_255_bytes_and_terminated)
     cr_assert_eq(b[36 + 16 + 254], 'L');
     cr_assert_eq(b[36 + 16 + 255], 0);
     free(b);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }
@@ -327,8 +327,8 @@ static unsigned char *write_to_stdout(unsigned extra, bool abort_instead, size_t
 
 Test(pperf_write, stdout_gives_the_same_bytes_as_a_file)
 {
-    char *dir = tmpdir_new("pperf");
-    char *path = tmpdir_path(dir, "file.pperf");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "file.pperf");
     /* Small, and larger than the writer's copy buffer and a pipe's. */
     const unsigned extras[] = {0, 5000};
     for (size_t k = 0; k < 2; k++) {
@@ -342,7 +342,7 @@ Test(pperf_write, stdout_gives_the_same_bytes_as_a_file)
         free(f);
         free(s);
     }
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }
@@ -357,8 +357,8 @@ Test(pperf_write, abort_on_stdout_writes_nothing)
 
 Test(pperf_write, abort_leaves_an_existing_file_untouched)
 {
-    char *dir = tmpdir_new("pperf");
-    char *path = tmpdir_path(dir, "keep.pperf");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "keep.pperf");
     const char old[] = "previous profile contents";
     write_bytes(path, old, sizeof(old));
 
@@ -379,15 +379,15 @@ Test(pperf_write, abort_leaves_an_existing_file_untouched)
     cr_assert_eq(memcmp(b, old, len), 0);
     cr_assert_eq(dir_entries(dir), 1, "a temporary file was left behind");
     free(b);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }
 
 Test(pperf_write, finish_replaces_an_existing_file_and_leaves_no_temporary)
 {
-    char *dir = tmpdir_new("pperf");
-    char *path = tmpdir_path(dir, "replace.pperf");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "replace.pperf");
     write_bytes(path, "old", 3);
     cr_assert_eq(write_reference(path, 0), 0);
     size_t len;
@@ -395,16 +395,16 @@ Test(pperf_write, finish_replaces_an_existing_file_and_leaves_no_temporary)
     cr_assert_eq(len, 744);
     cr_assert_eq(dir_entries(dir), 1);
     free(b);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }
 
 Test(pperf_write, unwritable_directory_fails_at_open)
 {
-    char *dir = tmpdir_new("pperf");
+    char *dir = test_mkdtemp();
     cr_assert_eq(chmod(dir, 0555), 0);
-    char *path = tmpdir_path(dir, "out.pperf");
+    char *path = test_path(dir, "out.pperf");
     int err[2];
     cr_assert_eq(pipe(err), 0);
     pid_t pid = fork();
@@ -431,7 +431,7 @@ Test(pperf_write, unwritable_directory_fails_at_open)
     cr_assert_eq(WEXITSTATUS(status), 0, "open succeeded in a read-only directory");
     cr_assert_not_null(strstr(msg, path), "the message does not name the file: %s", msg);
     cr_assert_eq(dir_entries(dir), 0);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }
@@ -443,11 +443,11 @@ Test(pperf_write, missing_directory_fails_at_open)
 
 Test(pperf_write, refuses_a_pmu_size_no_reader_accepts)
 {
-    char *dir = tmpdir_new("pperf");
-    char *path = tmpdir_path(dir, "big.pperf");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "big.pperf");
     cr_assert_null(pperf_writer_open(path, 0, PPERF_PMU_SIZE_MAX + 8));
     cr_assert_eq(dir_entries(dir), 0);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }
@@ -484,23 +484,23 @@ static void check_reference(const struct pperf_profile *p)
 
 Test(pperf_read, round_trip_through_a_file)
 {
-    char *dir = tmpdir_new("pperf");
-    char *path = tmpdir_path(dir, "rt.pperf");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "rt.pperf");
     cr_assert_eq(write_reference(path, 0), 0);
     struct pperf_profile p;
     cr_assert_eq(pperf_load(path, &p), 0);
     check_reference(&p);
     pperf_free(&p);
     cr_assert_null(p.storage);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }
 
 Test(pperf_read, round_trip_of_many_samples)
 {
-    char *dir = tmpdir_new("pperf");
-    char *path = tmpdir_path(dir, "many.pperf");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "many.pperf");
     cr_assert_eq(write_reference(path, 3000), 0);
     struct pperf_profile p;
     cr_assert_eq(pperf_load(path, &p), 0);
@@ -516,15 +516,15 @@ Test(pperf_read, round_trip_of_many_samples)
         cr_assert_eq(s->threads[1].cpu_ns, (uint64_t)i * 1000 + 1);
     }
     pperf_free(&p);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }
 
 Test(pperf_read, pmu_size_not_a_multiple_of_8_keeps_raw_bytes_only)
 {
-    char *dir = tmpdir_new("pperf");
-    char *path = tmpdir_path(dir, "odd.pperf");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "odd.pperf");
     struct pperf_writer *w = pperf_writer_open(path, 0, 12);
     cr_assert_not_null(w);
     const unsigned char raw[2][12] = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
@@ -545,7 +545,7 @@ Test(pperf_read, pmu_size_not_a_multiple_of_8_keeps_raw_bytes_only)
     cr_assert_eq(p.samples[1].threads[2].tid, 0xfffffffeu);
     cr_assert_null(p.maps);
     pperf_free(&p);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }

@@ -1,6 +1,6 @@
 /* test_profile_load.c - format/load.h: any profile file into the model, the
  * original raw format's conversion, and `ptprof info` / `ptprof dump`. */
-#include "../lib/tmpdir.h"
+#include "../lib/spawn.h"
 #include "format/load.h"
 #include "format/native.h"
 #include "format/pperf.h"
@@ -150,8 +150,8 @@ static void write_native(const char *path, bool finish)
 
 Test(profile_from_pperf, converts_everything_the_format_holds)
 {
-    char *dir = tmpdir_new("load");
-    char *path = tmpdir_path(dir, "ref.pperf");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "ref.pperf");
     write_pperf(path, 3, 16);
     struct pperf_profile pp;
     cr_assert_eq(pperf_load(path, &pp), 0);
@@ -209,7 +209,7 @@ Test(profile_from_pperf, converts_everything_the_format_holds)
     cr_assert_eq(p.totals.samples, 3);
     cr_assert_eq(p.frequency, 0);
     profile_free(&p);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }
@@ -227,8 +227,8 @@ Test(profile_from_pperf, magic_and_pmu_size_decide_the_channels)
         {0, 0, 0, PMU_KIND_CUSTOM, ""},   {3, 12, 0, PMU_KIND_CUSTOM, ""}, /* not doubles */
         {77, 8, 1, PMU_KIND_CUSTOM, ""},
     };
-    char *dir = tmpdir_new("load");
-    char *path = tmpdir_path(dir, "c.pperf");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "c.pperf");
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         write_pperf(path, cases[i].magic, cases[i].pmu_size);
         struct profile p;
@@ -246,15 +246,15 @@ Test(profile_from_pperf, magic_and_pmu_size_decide_the_channels)
             cr_assert_eq(p.samples[s].values == NULL, p.nchannels == 0);
         profile_free(&p);
     }
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }
 
 Test(profile_from_pperf, an_empty_profile_has_pid_zero)
 {
-    char *dir = tmpdir_new("load");
-    char *path = tmpdir_path(dir, "empty.pperf");
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "empty.pperf");
     struct pperf_writer *w = pperf_writer_open(path, 0, 0);
     cr_assert_not_null(w);
     cr_assert_eq(pperf_writer_finish(w, 0, 0, NULL, 0), 0);
@@ -267,7 +267,7 @@ Test(profile_from_pperf, an_empty_profile_has_pid_zero)
     cr_assert_eq(p.nthreads, 0);
     cr_assert_eq(p.nsamples, 0);
     profile_free(&p);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(path);
     free(dir);
 }
@@ -276,9 +276,9 @@ Test(profile_from_pperf, an_empty_profile_has_pid_zero)
 
 Test(profile_load, the_format_is_decided_by_content_not_name)
 {
-    char *dir = tmpdir_new("load");
-    char *native = tmpdir_path(dir, "native.raw");
-    char *pperf = tmpdir_path(dir, "pperf.data");
+    char *dir = test_mkdtemp();
+    char *native = test_path(dir, "native.raw");
+    char *pperf = test_path(dir, "pperf.data");
     write_native(native, true);
     write_pperf(pperf, 3, 16);
 
@@ -299,7 +299,7 @@ Test(profile_load, the_format_is_decided_by_content_not_name)
     cr_assert_eq(p.nsamples, 3);
     profile_free(&p);
 
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(native);
     free(pperf);
     free(dir);
@@ -308,12 +308,12 @@ Test(profile_load, the_format_is_decided_by_content_not_name)
 Test(profile_load, compressed_files_load_whatever_their_name)
 {
     static const char *const suffixes[] = {".gz", ".bz2", ".zst"};
-    char *dir = tmpdir_new("load");
+    char *dir = test_mkdtemp();
     for (size_t i = 0; i < 3; i++) {
         char name[32];
         snprintf(name, sizeof(name), "n%s", suffixes[i]);
-        char *written = tmpdir_path(dir, name);
-        char *renamed = tmpdir_path(dir, "profile.raw");
+        char *written = test_path(dir, name);
+        char *renamed = test_path(dir, "profile.raw");
         write_native(written, true);
         size_t len;
         unsigned char *b = read_file(written, &len);
@@ -337,7 +337,7 @@ Test(profile_load, compressed_files_load_whatever_their_name)
         profile_free(&p);
 
         snprintf(name, sizeof(name), "p%s", suffixes[i]);
-        char *pp = tmpdir_path(dir, name);
+        char *pp = test_path(dir, name);
         write_pperf(pp, 1, 16);
         cr_assert_eq(load_capture(pp, &p, &msg), 0, "%s: %s", name, msg);
         free(msg);
@@ -350,14 +350,14 @@ Test(profile_load, compressed_files_load_whatever_their_name)
         free(written);
         free(renamed);
     }
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
 }
 
 Test(profile_load, a_compressed_native_file_cut_short_loads_as_truncated)
 {
-    char *dir = tmpdir_new("load");
-    char *gz = tmpdir_path(dir, "cut.prof.gz");
+    char *dir = test_mkdtemp();
+    char *gz = test_path(dir, "cut.prof.gz");
     write_native(gz, true);
     size_t len;
     unsigned char *b = read_file(gz, &len);
@@ -373,16 +373,16 @@ Test(profile_load, a_compressed_native_file_cut_short_loads_as_truncated)
     free(msg);
     profile_free(&p);
     free(b);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(gz);
     free(dir);
 }
 
 Test(profile_load, errors_name_the_file)
 {
-    char *dir = tmpdir_new("load");
-    char *missing = tmpdir_path(dir, "missing.prof");
-    char *junk = tmpdir_path(dir, "junk.prof");
+    char *dir = test_mkdtemp();
+    char *missing = test_path(dir, "missing.prof");
+    char *junk = test_path(dir, "junk.prof");
     write_bytes(junk, "this is not a profile at all, not even close to one", 51);
     struct profile p;
     char *msg;
@@ -396,7 +396,7 @@ Test(profile_load, errors_name_the_file)
     cr_assert_not_null(strstr(msg, "offset"), "%s", msg);
     profile_free(&p);
     free(msg);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(missing);
     free(junk);
     free(dir);
@@ -462,12 +462,12 @@ Test(ptprof_cli, info_describes_both_formats_and_flags_truncation)
     char *bin = ptprof_binary();
     if (!bin)
         cr_skip_test("no ptprof binary (set PTPROF_BUILD)");
-    char *dir = tmpdir_new("load");
-    char *complete = tmpdir_path(dir, "complete.prof.zst");
-    char *killed = tmpdir_path(dir, "killed.prof");
-    char *cut = tmpdir_path(dir, "cut.prof");
-    char *pperf = tmpdir_path(dir, "orig.data");
-    char *junk = tmpdir_path(dir, "junk");
+    char *dir = test_mkdtemp();
+    char *complete = test_path(dir, "complete.prof.zst");
+    char *killed = test_path(dir, "killed.prof");
+    char *cut = test_path(dir, "cut.prof");
+    char *pperf = test_path(dir, "orig.data");
+    char *junk = test_path(dir, "junk");
     write_native(complete, true);
     write_native(killed, false);
     size_t len;
@@ -521,7 +521,7 @@ Test(ptprof_cli, info_describes_both_formats_and_flags_truncation)
     free(out);
     free(err);
 
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(complete);
     free(killed);
     free(cut);
@@ -536,9 +536,9 @@ Test(ptprof_cli, dump_prints_every_record)
     char *bin = ptprof_binary();
     if (!bin)
         cr_skip_test("no ptprof binary (set PTPROF_BUILD)");
-    char *dir = tmpdir_new("load");
-    char *native = tmpdir_path(dir, "n.prof.gz");
-    char *pperf = tmpdir_path(dir, "p.data");
+    char *dir = test_mkdtemp();
+    char *native = test_path(dir, "n.prof.gz");
+    char *pperf = test_path(dir, "p.data");
     write_native(native, true);
     write_pperf(pperf, 3, 16);
 
@@ -577,7 +577,7 @@ Test(ptprof_cli, dump_prints_every_record)
     free(out);
     free(err);
 
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(native);
     free(pperf);
     free(dir);
