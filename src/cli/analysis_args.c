@@ -91,3 +91,43 @@ int analysis_parse_pct(const struct analysis_args *a, const char *opt, const cha
     *out = v;
     return 0;
 }
+
+/* Names from --names (one per file), else the files' base names, else
+ * the paths when two base names are the same. */
+char **analysis_profile_names(const char *list, char **files, size_t n)
+{
+    char **names = xcalloc(n, sizeof(*names));
+    if (list) {
+        size_t count = 0;
+        for (const char *p = list;; p += strcspn(p, ",") + 1) {
+            size_t len = strcspn(p, ",");
+            if (count < n)
+                names[count] = xasprintf("%.*s", (int)len, p);
+            count++;
+            if (p[len] == '\0')
+                break;
+        }
+        if (count == n)
+            return names;
+        for (size_t k = 0; k < n; k++)
+            free(names[k]);
+        free(names);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *slash = strrchr(files[i], '/');
+        names[i] = xstrdup(slash && slash[1] ? slash + 1 : files[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = i + 1; j < n; j++) {
+            if (strcmp(names[i], names[j]) == 0) {
+                for (size_t k = 0; k < n; k++) {
+                    free(names[k]);
+                    names[k] = xstrdup(files[k]);
+                }
+                return names;
+            }
+        }
+    }
+    return names;
+}

@@ -71,4 +71,9 @@ void analysis_args_free(struct analysis_args *a);
 int analysis_parse_pct(const struct analysis_args *a, const char *opt, const char *s, bool zero_ok,
                        double *out);
 
+/* Names for the profiles FILES: the comma list LIST (one per file, NULL
+ * when it has another count), else their base names, else the paths when
+ * two base names are the same.  Allocated, each and the array. */
+char **analysis_profile_names(const char *list, char **files, size_t n);
+
 #endif

@@ -141,46 +141,6 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
     return 0;
 }
 
-/* Names from --names (one per file), else the files' base names, else
- * the paths when two base names are the same. */
-static char **profile_names(const char *list, char **files, size_t n)
-{
-    char **names = xcalloc(n, sizeof(*names));
-    if (list) {
-        size_t count = 0;
-        for (const char *p = list;; p += strcspn(p, ",") + 1) {
-            size_t len = strcspn(p, ",");
-            if (count < n)
-                names[count] = xasprintf("%.*s", (int)len, p);
-            count++;
-            if (p[len] == '\0')
-                break;
-        }
-        if (count == n)
-            return names;
-        for (size_t k = 0; k < n; k++)
-            free(names[k]);
-        free(names);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const char *slash = strrchr(files[i], '/');
-        names[i] = xstrdup(slash && slash[1] ? slash + 1 : files[i]);
-    }
-    for (size_t i = 0; i < n; i++) {
-        for (size_t j = i + 1; j < n; j++) {
-            if (strcmp(names[i], names[j]) == 0) {
-                for (size_t k = 0; k < n; k++) {
-                    free(names[k]);
-                    names[k] = xstrdup(files[k]);
-                }
-                return names;
-            }
-        }
-    }
-    return names;
-}
-
 int cmd_compare(int argc, char **argv)
 {
     struct compare_args a = {
@@ -195,7 +155,7 @@ int cmd_compare(int argc, char **argv)
     }
     char **files = argv + optind;
     size_t nfiles = (size_t)(argc - optind);
-    char **names = profile_names(a.names, files, nfiles);
+    char **names = analysis_profile_names(a.names, files, nfiles);
     if (!names) {
         pt_err("compare: --names wants %zu names, one per profile (baseline first)", nfiles);
         analysis_args_free(&a.an);

@@ -10,6 +10,7 @@
 #include "analyze/session.h"
 #include "cli/analysis_args.h"
 #include "cli/cli.h"
+#include "cli/report_html.h"
 #include "render/report_render.h"
 #include "render/termwidth.h"
 #include "render/tree_render.h"
@@ -26,30 +27,35 @@
 
 #define USAGE_LINE                                                                                 \
     "usage: ptprof report FILE... [-k KEYS] [--metric M] [--callers F | --callees F | --tree]\n"   \
-    "                     [--limit P] [--threshold P] [--format table|csv|json] [-s DIR]...\n"
+    "                     [--limit P] [--threshold P] [--format table|csv|json] [--html OUT]\n"    \
+    "                     [-s DIR]...\n"
 
 /* The tree is unreadable with every node; it shows those over 0.5 % unless told. */
 #define TREE_THRESHOLD 0.5
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            USAGE_LINE
-            "\n"
-            "Show where the time or energy of a profile went, per key. Several files of the\n"
-            "same program are averaged (repeated runs). Any profile format, plain or compressed.\n"
-            "\n"
-            "      --callers FUNC    what called FUNC, as shares of FUNC's total\n"
-            "      --callees FUNC    what FUNC called, and its own share ([self])\n"
-            "      --tree            the call tree, outermost frames first\n"
-            "      --limit P         keep the top rows until they hold P %% of the total\n"
-            "      --threshold P     drop rows under P %% (self and total; tree default %g)\n"
-            "      --format F        table (default), csv or json\n" ANALYSIS_HELP
-            "  -h, --help            show this help\n"
-            "\n"
-            "Rows have self (the key was the innermost frame) and total (the key was anywhere\n"
-            "on the stack) values. The CSV and JSON columns are described in docs/report.md.\n",
-            TREE_THRESHOLD);
+    fprintf(
+        out,
+        USAGE_LINE
+        "\n"
+        "Show where the time or energy of a profile went, per key. Several files of the\n"
+        "same program are averaged (repeated runs). Any profile format, plain or compressed.\n"
+        "\n"
+        "      --callers FUNC    what called FUNC, as shares of FUNC's total\n"
+        "      --callees FUNC    what FUNC called, and its own share ([self])\n"
+        "      --tree            the call tree, outermost frames first\n"
+        "      --limit P         keep the top rows until they hold P %% of the total\n"
+        "      --threshold P     drop rows under P %% (self and total; tree default %g)\n"
+        "      --format F        table (default), csv or json\n"
+        "      --html OUT        write a self-contained HTML page instead: the totals, the\n"
+        "                        sortable table, the flame graph and the timeline, and\n"
+        "                        with several files their comparison with the first\n" ANALYSIS_HELP
+        "  -h, --help            show this help\n"
+        "\n"
+        "Rows have self (the key was the innermost frame) and total (the key was anywhere\n"
+        "on the stack) values. The CSV and JSON columns are described in docs/report.md.\n",
+        TREE_THRESHOLD);
 }
 
 struct report_args {
@@ -59,12 +65,21 @@ struct report_args {
     const char *focus_function;
     enum report_focus focus;
     bool tree;
+    const char *html; /* --html OUT */
 };
 
 /* 0 ok, 1 usage error, -1 --help shown. */
 static int parse_args(int argc, char **argv, struct report_args *a)
 {
-    enum { OPT_CALLERS = 256, OPT_CALLEES, OPT_TREE, OPT_LIMIT, OPT_THRESHOLD, OPT_FORMAT };
+    enum {
+        OPT_CALLERS = 256,
+        OPT_CALLEES,
+        OPT_TREE,
+        OPT_LIMIT,
+        OPT_THRESHOLD,
+        OPT_FORMAT,
+        OPT_HTML
+    };
     static const struct option longopts[] = {
         ANALYSIS_LONG_OPTIONS,
         {"callers", required_argument, NULL, OPT_CALLERS},
@@ -73,6 +88,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
         {"limit", required_argument, NULL, OPT_LIMIT},
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
         {"format", required_argument, NULL, OPT_FORMAT},
+        {"html", required_argument, NULL, OPT_HTML},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -104,6 +120,9 @@ static int parse_args(int argc, char **argv, struct report_args *a)
             if (analysis_parse_pct(&a->an, "--threshold", optarg, true, &a->threshold) != 0)
                 return 1;
             break;
+        case OPT_HTML:
+            a->html = optarg;
+            break;
         case OPT_FORMAT:
             if (render_format_parse(optarg, &a->format) != 0) {
                 pt_err("report: unknown format '%s' (table, csv or json)", optarg);
@@ -122,6 +141,10 @@ static int parse_args(int argc, char **argv, struct report_args *a)
     }
     if (views > 1) {
         pt_err("report: --callers, --callees and --tree are different views; choose one");
+        return 1;
+    }
+    if (a->html && a->tree) {
+        pt_err("report: --html shows the flat report and the flame graph, not --tree");
         return 1;
     }
     if (optind >= argc) {
@@ -221,8 +244,10 @@ int cmd_report(int argc, char **argv)
             pt_warn("report: no power or energy channel in the profile (record with -p)");
         if (a.focus != FOCUS_NONE && !mean.focus_found)
             pt_warn("report: no sample has %s on its stack", a.focus_function);
-        if (render_report(stdout, &mean, a.format, width, (const char *const *)files, nfiles) !=
-            0) {
+        if (a.html) {
+            rc = report_html(&a.an, files, nfiles, &mean, reports, a.html);
+        } else if (render_report(stdout, &mean, a.format, width, (const char *const *)files,
+                                 nfiles) != 0) {
             pt_err("report: cannot write the report to standard output");
             rc = PT_EXIT_USAGE;
         }

@@ -44,6 +44,9 @@ static const char script[] =
     "th.setAttribute('aria-sort',desc?'descending':'ascending');\n"
     "rows.forEach(function(r){body.appendChild(r);});});});}\n"
     "Array.prototype.forEach.call(document.querySelectorAll('table.sortable'),setup);\n"
+    /* #sort=N links to the top table sorted by its column N. */
+    "var m=/^#sort=(\\d+)$/.exec(location.hash);var top=document.querySelector('#top table');\n"
+    "if(m&&top&&top.tHead.rows[0].cells[+m[1]])top.tHead.rows[0].cells[+m[1]].click();\n"
     "})();\n";
 
 static void base64(FILE *out, const unsigned char *p, size_t n)
@@ -121,7 +124,7 @@ static void header(FILE *out, const struct html_report *r)
           "<meta charset=\"utf-8\"/>\n<title>ptprof: ",
           out);
     svg_text(out, r->title);
-    fprintf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", css);
+    fprintf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>ptprof report: ", css);
     svg_text(out, r->title);
     fputs("</h1>\n<p class=\"files\">", out);
     for (size_t i = 0; i < r->nfiles; i++) {
