@@ -17,6 +17,7 @@
  */
 #include "format/load.h"
 #include "format/native.h"
+#include "format/native_records.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -27,33 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum rec_type {
-    REC_META = 1,
-    REC_CHANNEL = 2,
-    REC_PROCESS = 3,
-    REC_EXEC = 4,
-    REC_EXIT = 5,
-    REC_THREAD = 6,
-    REC_THREAD_EXIT = 7,
-    REC_MAP = 8,
-    REC_UNMAP = 9,
-    REC_IMAGE = 10,
-    REC_STACK = 11,
-    REC_SAMPLE = 12,
-    REC_END = 13,
-    REC_LOCATION = 64,
-};
-
-#define FILE_HEADER_SIZE 16u
-#define REC_HEADER_SIZE 8u
-#define REC_CRITICAL 1u
-#define PAYLOAD_MAX (64u << 20)
-#define STRING_MAX (1u << 20)
-#define STACK_DEPTH_MAX 4096u
-#define THREAD_SIZE 36u
-/* The smallest frame of a LOCATION: five empty strings, line, inlined. */
-#define FRAME_MIN_SIZE (5u * 4u + 4u + 1u)
-#define LOCATION_RETURN_ADDRESS 1u
 /* Stacks that name a parent expand in memory; a hostile file of tiny
  * records must not turn into gigabytes, so the expansion is capped. */
 #define FRAME_BUDGET_FIXED (64u << 20)
@@ -282,7 +256,7 @@ static const char *decode_location(struct rec *r, struct cursor *c)
         return c->bad;
     if (r->location.nframes > NATIVE_LOCATION_FRAMES_MAX)
         return "more frames than the limit of 256";
-    if (r->location.nframes > c->left / FRAME_MIN_SIZE)
+    if (r->location.nframes > c->left / FRAME_FIXED)
         return "its frame count exceeds what the record holds";
     r->location.frames = c->p;
     for (uint32_t i = 0; i < r->location.nframes && !c->bad; i++) {

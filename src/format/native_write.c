@@ -10,6 +10,7 @@
  * a CLOCK_MONOTONIC read per sample (a vDSO call, no system call).
  */
 #include "format/native.h"
+#include "format/native_records.h"
 #include "util/log.h"
 #include "util/outfile.h"
 #include "util/timeutil.h"
@@ -21,34 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-    REC_META = 1,
-    REC_CHANNEL = 2,
-    REC_PROCESS = 3,
-    REC_EXEC = 4,
-    REC_EXIT = 5,
-    REC_THREAD = 6,
-    REC_THREAD_EXIT = 7,
-    REC_MAP = 8,
-    REC_UNMAP = 9,
-    REC_IMAGE = 10,
-    REC_STACK = 11,
-    REC_SAMPLE = 12,
-    REC_END = 13,
-    REC_LOCATION = 64,
-};
-
 #define BUF_SIZE (256u * 1024u)
 #define FLUSH_NS (250u * 1000u * 1000u)
-#define PAYLOAD_MAX (64u << 20)
-#define STRING_MAX (1u << 20)
-#define STACK_DEPTH_MAX 4096u
-#define THREAD_SIZE 36u
-/* A LOCATION's fixed fields, and per frame its five string lengths, line
- * and inlined byte. */
-#define LOCATION_FIXED (4u + 8u + 1u + 8u + 4u)
-#define FRAME_FIXED (5u * 4u + 4u + 1u)
-#define FRAME_STRINGS 5u
 
 /* Where a known stack's frames live in the pool; its id is index + 1. */
 struct stack_entry {
@@ -169,7 +144,7 @@ static int flush_all(struct native_writer *w)
  * at all (the caller then formats it elsewhere). */
 static unsigned char *reserve(struct native_writer *w, size_t payload)
 {
-    size_t need = 8 + payload;
+    size_t need = REC_HEADER_SIZE + payload;
     if (need > BUF_SIZE)
         return NULL;
     if (BUF_SIZE - w->len < need && drain(w) != 0)
@@ -612,7 +587,7 @@ int native_write_location(struct native_writer *w, const struct prof_location *l
         return -1;
     p = put_u32(p, loc->pid);
     p = put_u64(p, loc->pc);
-    p = put_u8(p, loc->return_address ? 1 : 0);
+    p = put_u8(p, loc->return_address ? LOCATION_RETURN_ADDRESS : 0);
     p = put_u64(p, loc->offset);
     p = put_u32(p, n);
     for (uint32_t i = 0; i < n; i++) {
