@@ -73,6 +73,8 @@ struct recorder {
     uint32_t *frame_depth;
     struct prof_thread_sample *batch;
     size_t batch_cap;
+    bool *maps_refreshed; /* per process, this sample */
+    size_t maps_refreshed_cap;
     uint64_t next_maps_refresh;
 
     /* sampling schedule */
@@ -120,6 +122,7 @@ static void free_scratch(struct recorder *r)
     free(r->frames);
     free(r->frame_depth);
     free(r->batch);
+    free(r->maps_refreshed);
 }
 
 /* --- sampling ------------------------------------------------------------- */
@@ -244,7 +247,10 @@ static void build_sample(struct recorder *r, uint64_t wall)
     struct process_table *pt = &r->tracer.procs;
     uint64_t pcs[STACK_MAX_DEPTH];
     r->batch = xgrow(r->batch, &r->batch_cap, tt->count, sizeof(*r->batch));
-    bool *refreshed = xcalloc(pt->count ? pt->count : 1, sizeof(bool));
+    /* Kept between samples: a sample is not worth a calloc. */
+    bool *refreshed = r->maps_refreshed =
+        xgrow(r->maps_refreshed, &r->maps_refreshed_cap, pt->count ? pt->count : 1, sizeof(bool));
+    memset(refreshed, 0, pt->count * sizeof(bool));
     uint32_t n = 0;
     /* CPU times first, right after the resume: unwinding takes time, and
      * CPU time read after it would include running done since the PC. */
@@ -298,7 +304,6 @@ static void build_sample(struct recorder *r, uint64_t wall)
             .flags = flags,
         };
     }
-    free(refreshed);
     if (n == 0)
         return; /* every thread is on its way out */
     if (output_sample(r->out, wall, r->pmu_values, r->batch, n) != 0) {
