@@ -105,6 +105,8 @@ static void on_sample(void *ctx, const struct walk_event *e)
         t->nodes[0].total[q] += e->q[q];
     for (uint32_t i = p->nframes; i-- > 0;) {
         node = child(t, node, p->frames[i].key);
+        if (p->frames[i].inlined)
+            t->nodes[node].inlined = true;
         for (int q = 0; q < Q_EXECUTIONS; q++)
             t->nodes[node].total[q] += e->q[q];
     }

@@ -27,6 +27,7 @@ struct calltree_node {
     double self[Q_COUNT];
     double total[Q_COUNT];
     double idle_s;
+    bool inlined;
 };
 
 struct calltree {

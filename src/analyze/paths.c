@@ -186,7 +186,7 @@ static void cache_grow(struct path_builder *b)
     b->nslots = n;
 }
 
-static void add_frame(struct path_builder *b, size_t *n, const struct key_frame *kf)
+static void add_frame(struct path_builder *b, size_t *n, const struct key_frame *kf, bool inlined)
 {
     size_t len = key_compose(&b->spec, kf, &b->buf, &b->buf_cap);
     b->frames = xgrow(b->frames, &b->frames_cap, *n + 1, sizeof(*b->frames));
@@ -195,6 +195,7 @@ static void add_frame(struct path_builder *b, size_t *n, const struct key_frame 
     f->function = strtab_intern_str(b->names, kf->function);
     f->mangled =
         kf->mangled && kf->mangled[0] ? strtab_intern_str(b->names, kf->mangled) : f->function;
+    f->inlined = inlined;
 }
 
 static void add_location(struct path_builder *b, size_t *n, uint32_t pid, uint64_t time,
@@ -211,7 +212,7 @@ static void add_location(struct path_builder *b, size_t *n, uint32_t pid, uint64
                                .function = KEY_UNKNOWN,
                                .mangled = "",
                                .thread = thread};
-        add_frame(b, n, &kf);
+        add_frame(b, n, &kf, false);
         return;
     }
     for (uint32_t i = 0; i < loc->nframes; i++) {
@@ -223,7 +224,7 @@ static void add_location(struct path_builder *b, size_t *n, uint32_t pid, uint64
                                .mangled = f->mangled ? f->mangled : "",
                                .line = f->line,
                                .thread = thread};
-        add_frame(b, n, &kf);
+        add_frame(b, n, &kf, f->inlined);
     }
 }
 
@@ -250,7 +251,7 @@ static struct path *build(struct path_builder *b, uint64_t time, const struct pr
                                .function = fn,
                                .mangled = "",
                                .thread = thread};
-        add_frame(b, &n, &kf);
+        add_frame(b, &n, &kf, false);
     }
     const uint64_t *pcs = &t->pc;
     uint32_t depth = 1;

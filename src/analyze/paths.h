@@ -13,7 +13,9 @@
  *  A resolver that returns NULL or no frames gives one frame
  *  "[unknown]" in binary "[unknown]".
  *  Each frame carries the interned id of its key (keys.h, under SPEC, in
- *  KEYS) and of its function's demangled and mangled names (in NAMES).
+ *  KEYS) and of its function's demangled and mangled names (in NAMES),
+ *  and whether the resolver marked it inlined (sym_frame.inlined: the
+ *  frame was compiled into the frame after it; synthetic frames are not).
  *  UNIQUE lists the distinct key ids of the path in ascending order, so a
  *  recursive function counts once.
  *
@@ -44,6 +46,7 @@ struct path_frame {
     uint32_t key;
     uint32_t function;
     uint32_t mangled;
+    bool inlined; /* the resolver marked it inlined into the frame after it */
 };
 
 struct path {

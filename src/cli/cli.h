@@ -16,6 +16,7 @@ int cmd_record(int argc, char **argv);
 int cmd_sampler(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_flamegraph(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_postprocess(int argc, char **argv);
 int cmd_convert(int argc, char **argv);

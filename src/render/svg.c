@@ -62,10 +62,12 @@ static void put_replacement(FILE *out)
     fputs("\xef\xbf\xbd", out);
 }
 
-/* One code point of svg_text(); RAW/N are its original bytes. */
-static void put_xml(FILE *out, uint32_t cp, bool valid, const unsigned char *raw, size_t n)
+/* One code point of svg_text(); RAW/N are its original bytes.  LINE: one
+ * line of text, where tab, LF and CR are unwanted too. */
+static void put_xml(FILE *out, uint32_t cp, bool valid, const unsigned char *raw, size_t n,
+                    bool line)
 {
-    if (!valid || unwanted(cp)) {
+    if (!valid || unwanted(cp) || (line && cp < 0x20)) {
         put_replacement(out);
         return;
     }
@@ -99,7 +101,7 @@ static void put_xml(FILE *out, uint32_t cp, bool valid, const unsigned char *raw
     }
 }
 
-void svg_text_n(FILE *out, const char *str, size_t len)
+static void text_n(FILE *out, const char *str, size_t len, bool line)
 {
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0;
@@ -107,14 +109,24 @@ void svg_text_n(FILE *out, const char *str, size_t len)
         uint32_t cp;
         bool valid;
         size_t n = utf8_next(s + i, len - i, &cp, &valid);
-        put_xml(out, cp, valid, s + i, n);
+        put_xml(out, cp, valid, s + i, n, line);
         i += n;
     }
 }
 
+void svg_text_n(FILE *out, const char *s, size_t len)
+{
+    text_n(out, s, len, false);
+}
+
 void svg_text(FILE *out, const char *s)
 {
-    svg_text_n(out, s, strlen(s));
+    text_n(out, s, strlen(s), false);
+}
+
+void svg_text_line(FILE *out, const char *s)
+{
+    text_n(out, s, strlen(s), true);
 }
 
 size_t svg_utf8_chars(const char *str)
@@ -134,7 +146,7 @@ size_t svg_text_max(FILE *out, const char *str, size_t max_chars)
 {
     size_t total = svg_utf8_chars(str);
     if (total <= max_chars) {
-        svg_text(out, str);
+        svg_text_line(out, str);
         return total;
     }
     if (max_chars < 3)
@@ -145,7 +157,7 @@ size_t svg_text_max(FILE *out, const char *str, size_t max_chars)
         uint32_t cp;
         bool valid;
         size_t n = utf8_next(s + i, len - i, &cp, &valid);
-        put_xml(out, cp, valid, s + i, n);
+        put_xml(out, cp, valid, s + i, n, true);
         i += n;
     }
     fputs("...", out);

@@ -22,10 +22,13 @@
  *    U+FFFE and U+FFFF become U+FFFD, one per offending byte or code point.
  *    The output is always valid UTF-8.  svg_text_n() does the same for LEN
  *    bytes (a NUL among them is a control character).
- *  - svg_text_max() writes at most MAX_CHARS characters of S (code points
- *    after the replacement above), ending in "..." when it had to cut, and
- *    returns the number of characters of S it wrote.  MAX_CHARS below 3
- *    writes nothing and returns 0 unless S fits whole.
+ *  - svg_text_line() is svg_text() for one-line text (labels, names a
+ *    script splits on newlines): tab, LF and CR become U+FFFD as well.
+ *  - svg_text_max() writes at most MAX_CHARS characters of S as one line
+ *    (code points after the replacements of svg_text_line()), ending in
+ *    "..." when it had to cut, and returns the number of characters of S
+ *    it wrote.  MAX_CHARS below 3 writes nothing and returns 0 unless S
+ *    fits whole.
  *  - svg_utf8_chars() is the number of characters svg_text() would write
  *    for S (entities counting as one).
  *  - svg_js_string() writes S as a double-quoted string literal that is
@@ -56,6 +59,7 @@
 
 void svg_text(FILE *out, const char *s);
 void svg_text_n(FILE *out, const char *s, size_t len);
+void svg_text_line(FILE *out, const char *s);
 size_t svg_text_max(FILE *out, const char *s, size_t max_chars);
 size_t svg_utf8_chars(const char *s);
 

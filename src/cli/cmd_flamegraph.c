@@ -1,0 +1,262 @@
+/*
+ * cmd_flamegraph.c - "ptprof flamegraph": a profile's call stacks as an
+ * interactive SVG flame graph, or how they changed against a baseline
+ * (docs/flamegraph.md).
+ */
+#include "analyze/calltree.h"
+#include "analyze/flame.h"
+#include "analyze/session.h"
+#include "cli/analysis_args.h"
+#include "cli/cli.h"
+#include "render/flamegraph_svg.h"
+#include "util/log.h"
+#include "util/outfile.h"
+#include "util/xalloc.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* As perf writes flamegraph.html: a file, since megabytes of SVG are of no
+ * use on a terminal; "-o -" writes to standard output. */
+#define DEFAULT_OUTPUT "flamegraph.svg"
+
+#define USAGE_LINE                                                                                 \
+    "usage: ptprof flamegraph FILE... [-o OUT.svg] [--diff BASELINE] [--metric M] [--icicle]\n"    \
+    "                         [-k KEYS] [--title T] [-s DIR]... [--no-cache]\n"
+
+static void usage(FILE *out)
+{
+    fputs(USAGE_LINE
+          "\n"
+          "Draw the call stacks of a profile as an interactive SVG flame graph: each frame\n"
+          "as wide as its share of the metric, callers below callees. Click a frame to\n"
+          "zoom, Search (or Ctrl-F) to highlight functions and see their share; hover for\n"
+          "samples, time and percentage. Several files of the same program are averaged.\n"
+          "Any profile format, plain or compressed.\n"
+          "\n"
+          "  -o, --output OUT      the SVG to write (default " DEFAULT_OUTPUT "; - is standard\n"
+          "                        output; .gz, .bz2, .zst compress)\n"
+          "      --diff BASELINE   colour each frame by how its share of the whole changed\n"
+          "                        from BASELINE: red grew, blue shrank\n"
+          "      --icicle          draw top-down: the outermost frame at the top\n"
+          "      --title T         the heading (default: Flame Graph)\n"
+          "      --width PX        the image width in pixels (default 1200)\n"
+          "      --min-width PX    leave out frames narrower than PX pixels (default 0.1)\n"
+          "  -m, --metric M        cpu (default), wall, samples or energy\n" ANALYSIS_HELP
+          "  -h, --help            show this help\n",
+          out);
+}
+
+struct flame_args {
+    struct analysis_args an;
+    const char *output;
+    const char *baseline;
+    const char *title;
+    bool icicle;
+    double width, min_px;
+};
+
+static int parse_px(const char *opt, const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !isfinite(v) || v < lo || v > hi) {
+        pt_err("flamegraph: %s wants a number of pixels from %g to %g, not '%s'", opt, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* 0 ok, 1 usage error, -1 --help shown. */
+static int parse_args(int argc, char **argv, struct flame_args *a)
+{
+    enum { OPT_DIFF = 256, OPT_ICICLE, OPT_TITLE, OPT_WIDTH, OPT_MIN_WIDTH };
+    static const struct option longopts[] = {
+        ANALYSIS_LONG_OPTIONS,
+        {"output", required_argument, NULL, 'o'},
+        {"diff", required_argument, NULL, OPT_DIFF},
+        {"icicle", no_argument, NULL, OPT_ICICLE},
+        {"title", required_argument, NULL, OPT_TITLE},
+        {"width", required_argument, NULL, OPT_WIDTH},
+        {"min-width", required_argument, NULL, OPT_MIN_WIDTH},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    optind = 1;
+    opterr = 0; /* our own messages, with our program name */
+    while ((opt = getopt_long(argc, argv, ":" ANALYSIS_SHORT_OPTIONS "o:h", longopts, NULL)) !=
+           -1) {
+        int taken = analysis_args_option(&a->an, opt, optarg);
+        if (taken < 0)
+            return 1;
+        if (taken)
+            continue;
+        switch (opt) {
+        case 'o':
+            a->output = optarg;
+            break;
+        case OPT_DIFF:
+            a->baseline = optarg;
+            break;
+        case OPT_ICICLE:
+            a->icicle = true;
+            break;
+        case OPT_TITLE:
+            a->title = optarg;
+            break;
+        case OPT_WIDTH:
+            if (parse_px("--width", optarg, 100, 100000, &a->width) != 0)
+                return 1;
+            break;
+        case OPT_MIN_WIDTH:
+            if (parse_px("--min-width", optarg, 0.01, 1000, &a->min_px) != 0)
+                return 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default: /* ':' missing value, '?' unknown option */
+            pt_err("flamegraph: option '%s' %s", argv[optind - 1],
+                   opt == ':' ? "needs a value" : "is not known");
+            fputs(USAGE_LINE, stderr);
+            return 1;
+        }
+    }
+    if (!flame_metric_ok(a->an.metric)) {
+        pt_err("flamegraph: the %s metric does not add up along a stack (cpu, wall, samples or "
+               "energy)",
+               metric_name(a->an.metric));
+        return 1;
+    }
+    if (optind >= argc) {
+        pt_err("flamegraph: no profile given");
+        fputs(USAGE_LINE, stderr);
+        return 1;
+    }
+    analysis_args_done(&a->an);
+    return 0;
+}
+
+/* FILES walked into one tree (their mean), finished for metric M. */
+static struct calltree *load_tree(struct flame_args *a, char **files, size_t nfiles,
+                                  struct strtab *keys, struct strtab *names)
+{
+    struct calltree *t = calltree_new(keys, &a->an.session.walk.keys);
+    struct walk_visitor v = calltree_visitor(t);
+    for (size_t i = 0; i < nfiles; i++) {
+        struct walk_totals wt;
+        if (session_walk_file(files[i], &a->an.session, keys, names, &v, &wt) != 0) {
+            calltree_free(t);
+            return NULL;
+        }
+        calltree_add_run(t, &wt);
+    }
+    calltree_finish(t, a->an.metric);
+    return t;
+}
+
+static const char *metric_words(enum metric m)
+{
+    switch (m) {
+    case METRIC_WALL:
+        return "wall time";
+    case METRIC_SAMPLES:
+        return "samples";
+    case METRIC_ENERGY:
+        return "energy";
+    default:
+        return "CPU time";
+    }
+}
+
+static char *subtitle(const struct flame_args *a, char **files, size_t nfiles,
+                      const struct calltree *t)
+{
+    char what[128];
+    switch (a->an.metric) {
+    case METRIC_ENERGY:
+        snprintf(what, sizeof(what), "energy, %.4g J", t->nodes[0].total[Q_ENERGY]);
+        break;
+    case METRIC_SAMPLES:
+        snprintf(what, sizeof(what), "%.0f thread samples", t->nodes[0].total[Q_SAMPLES]);
+        break;
+    default:
+        snprintf(what, sizeof(what), "%s, %.4g s in %.0f thread samples",
+                 metric_words(a->an.metric),
+                 t->nodes[0].total[a->an.metric == METRIC_WALL ? Q_WALL : Q_CPU],
+                 t->nodes[0].total[Q_SAMPLES]);
+    }
+    char runs[64] = "";
+    if (nfiles > 1)
+        snprintf(runs, sizeof(runs), " (mean of %zu runs)", nfiles);
+    if (a->baseline)
+        return xasprintf("%s%s \xe2\x80\x94 %s against %s", what, runs, files[0], a->baseline);
+    return xasprintf("%s%s \xe2\x80\x94 %s", what, runs, files[0]);
+}
+
+static int write_graph(struct flame_args *a, char **files, size_t nfiles, const struct calltree *t,
+                       const struct calltree *base)
+{
+    const char *path = a->output ? a->output : DEFAULT_OUTPUT;
+    struct outfile *of = outfile_open(path);
+    if (!of)
+        return PT_EXIT_USAGE;
+    char *sub = subtitle(a, files, nfiles, t);
+    struct flamegraph_options o = {
+        .metric = a->an.metric,
+        .icicle = a->icicle,
+        .title = a->title,
+        .subtitle = sub,
+        .width = a->width,
+        .min_px = a->min_px,
+    };
+    int rc = flamegraph_svg(outfile_stream(of), t, base, &o);
+    free(sub);
+    if (rc != 0) {
+        outfile_abort(of);
+        return PT_EXIT_BAD_INPUT;
+    }
+    if (outfile_commit(of) != 0)
+        return PT_EXIT_USAGE;
+    return PT_EXIT_OK;
+}
+
+int cmd_flamegraph(int argc, char **argv)
+{
+    struct flame_args a = {0};
+    analysis_args_init(&a.an, "flamegraph");
+    int rc = parse_args(argc, argv, &a);
+    if (rc != 0) {
+        analysis_args_free(&a.an);
+        return rc < 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
+    }
+    char **files = argv + optind;
+    size_t nfiles = (size_t)(argc - optind);
+    struct strtab *keys = strtab_new(), *names = strtab_new();
+    struct calltree *t = load_tree(&a, files, nfiles, keys, names), *base = NULL;
+    rc = PT_EXIT_BAD_INPUT;
+    if (t && a.baseline) {
+        char *b[] = {(char *)a.baseline};
+        base = load_tree(&a, b, 1, keys, names);
+    }
+    if (t && (!a.baseline || base)) {
+        if (a.an.metric == METRIC_ENERGY && !t->totals.has_energy)
+            pt_err("flamegraph: no power or energy channel in the profile (record with -p)");
+        else if (base && !(base->nodes[0].total[metric_quantity(a.an.metric)] > 0))
+            pt_err("flamegraph: %s: no %s to compare with", a.baseline,
+                   metric_words(a.an.metric));
+        else
+            rc = write_graph(&a, files, nfiles, t, base);
+    }
+    calltree_free(base);
+    calltree_free(t);
+    strtab_free(names);
+    strtab_free(keys);
+    analysis_args_free(&a.an);
+    return rc;
+}
