@@ -19,7 +19,7 @@ static double node_value(const struct calltree *t, uint32_t n, enum quantity q)
 struct edge_index {
     struct {
         uint32_t parent, key, node;
-    } *slots;
+    } * slots;
     size_t cap;
 };
 

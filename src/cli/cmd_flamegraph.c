@@ -248,8 +248,7 @@ int cmd_flamegraph(int argc, char **argv)
         if (a.an.metric == METRIC_ENERGY && !t->totals.has_energy)
             pt_err("flamegraph: no power or energy channel in the profile (record with -p)");
         else if (base && !(base->nodes[0].total[metric_quantity(a.an.metric)] > 0))
-            pt_err("flamegraph: %s: no %s to compare with", a.baseline,
-                   metric_words(a.an.metric));
+            pt_err("flamegraph: %s: no %s to compare with", a.baseline, metric_words(a.an.metric));
         else
             rc = write_graph(&a, files, nfiles, t, base);
     }

@@ -52,7 +52,8 @@ static const char script[] =
     " for(i=1;i<fr.length;i++){var f=fr[i],hit=re?re.test(f.name):f.name.indexOf(s)>=0;\n"
     "  f.g.classList.toggle(\"m\",hit);\n"
     "  if(hit&&i>=end){tot+=f.w;end=f.e;}}\n"
-    " mt.textContent=\"Matched: \"+(100*tot/FW).toFixed(2)+\"%\";sb.textContent=\"Reset Search\";}\n"
+    " mt.textContent=\"Matched: \"+(100*tot/FW).toFixed(2)+\"%\";sb.textContent=\"Reset "
+    "Search\";}\n"
     "function unsearch(){for(var i=0;i<fr.length;i++)fr[i].g.classList.remove(\"m\");\n"
     " term=null;mt.textContent=\"\";sb.textContent=\"Search\";}\n"
     "function ask(){var s=window.prompt(\"Search (regular expression)\",term||\"\");"
@@ -251,12 +252,12 @@ static void diff_colour(double delta, double max_delta, char *out, size_t len)
     if (t > 1)
         t = 1;
     unsigned fade = (unsigned)lround(240 - 200 * t);
-    if (delta > 0)
-        snprintf(out, len, "#ff%02x%02x", fade, fade);
-    else if (delta < 0)
-        snprintf(out, len, "#%02x%02xff", fade, fade);
-    else
+    if (fabs(delta) < 1e-9) /* rounding of shares that are equal */
         snprintf(out, len, "#f0f0f0");
+    else if (delta > 0)
+        snprintf(out, len, "#ff%02x%02x", fade, fade);
+    else
+        snprintf(out, len, "#%02x%02xff", fade, fade);
 }
 
 static void put_diff(FILE *out, const struct flame_frame *fr)
@@ -313,8 +314,8 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
     fputs(style, out);
     fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"%s\"/>\n",
             baseline ? "#fafafa" : "#f6f4ea");
-    const char *title = o->title ? o->title
-                        : baseline ? "Differential Flame Graph"
+    const char *title = o->title    ? o->title
+                        : baseline  ? "Differential Flame Graph"
                         : o->icicle ? "Icicle Graph"
                                     : "Flame Graph";
     fputs("<text id=\"tl\" x=\"", out);
@@ -329,7 +330,8 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
     if (baseline)
         fprintf(out, "%sred: a larger share than in the baseline, blue: a smaller one",
                 o->subtitle ? " \xe2\x80\x94 " : "");
-    fputs("</text>\n<text id=\"un\" x=\"10\" y=\"22\">Reset Zoom</text>\n<text id=\"sb\" x=\"", out);
+    fputs("</text>\n<text id=\"un\" x=\"10\" y=\"22\">Reset Zoom</text>\n<text id=\"sb\" x=\"",
+          out);
     put_coord(out, width - PAD);
     fputs("\" y=\"22\">Search</text>\n<text id=\"dt\" x=\"10\" y=\"", out);
     put_coord(out, height - 10);
@@ -348,8 +350,8 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
         const char *label, *extra;
         names_get(&nm, n->key, &label, &extra);
         double x = PAD + fr->start * scale, w = fr->width * scale;
-        double y = o->icicle ? TOP + fr->depth * FRAME_H
-                             : height - BOTTOM - (fr->depth + 1) * FRAME_H;
+        double y =
+            o->icicle ? TOP + fr->depth * FRAME_H : height - BOTTOM - (fr->depth + 1) * FRAME_H;
         fputs(n->inlined ? "<g class=\"i\"><title>" : "<g><title>", out);
         svg_text_line(out, label);
         fputc('\n', out);

@@ -160,3 +160,16 @@ Test(svg, hash_is_stable)
     cr_expect_eq(svg_hash("main"), svg_hash("main"));
     cr_expect_neq(svg_hash("main"), svg_hash("mainx"));
 }
+
+Test(svg, text_line_keeps_names_on_one_line)
+{
+    char *t = capture(svg_text_line, "a\nb\tc\rd<");
+    cr_expect_str_eq(t, "a\xef\xbf\xbd"
+                        "b\xef\xbf\xbd"
+                        "c\xef\xbf\xbd"
+                        "d&lt;");
+    free(t);
+    t = capture(max5, "x\ny");
+    cr_expect_str_eq(t, "x\xef\xbf\xbdy");
+    free(t);
+}
