@@ -100,7 +100,7 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
                 totals->has_stacks = true;
             const struct path *path =
                 path_builder_get(pb, s->time_ns, t, st->label, tm[j].slot + 1);
-            struct walk_event e = {path, st->prev, tm[j].q, tm[j].slot};
+            struct walk_event e = {path, st->prev, tm[j].q, tm[j].slot, i, s->time_ns, st->label};
             v->sample(v->ctx, &e);
             st->prev = path;
             totals->thread_samples += 1;

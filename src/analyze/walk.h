@@ -7,14 +7,15 @@
  * its path, the path of the same thread at its previous appearance (NULL
  * at the first: a thread's first sample counts as entering whatever it
  * runs), its quantities (Q_EXECUTIONS 0: visitors count entries from the
- * two paths) and its thread slot.  After the threads of a sample it gets
- * the energy of that interval no thread used, with the idle time, when
- * the profile has energy.  Threads are labelled "NAME#N" for the thread
- * key (keys.h), N being slot + 1 and NAME the thread's last recorded name.
- * TOTALS describe the run (recorder's figures when it finished, else what
- * the samples show).  Returns 0, or -1 with a message in *ERROR
- * (allocated) when OPTS ask for what the profile cannot give (a missing
- * channel).
+ * two paths), its thread slot, the index and time of its sample, and the
+ * thread's label (valid until walk_profile() returns).  After the threads
+ * of a sample it gets the energy of that interval no thread used, with the
+ * idle time, when the profile has energy.  Threads are labelled "NAME#N"
+ * for the thread key (keys.h), N being slot + 1 and NAME the thread's last
+ * recorded name.  TOTALS describe the run (recorder's figures when it
+ * finished, else what the samples show).  Returns 0, or -1 with a message
+ * in *ERROR (allocated) when OPTS ask for what the profile cannot give (a
+ * missing channel).
  */
 #ifndef PTPROF_ANALYZE_WALK_H
 #define PTPROF_ANALYZE_WALK_H
@@ -32,6 +33,9 @@ struct walk_event {
     const struct path *prev;
     const double *q; /* Q_COUNT quantities */
     uint32_t slot;
+    size_t sample;      /* index into the profile's samples */
+    uint64_t time_ns;   /* that sample's time */
+    const char *thread; /* "NAME#N" */
 };
 
 struct walk_visitor {
