@@ -14,7 +14,7 @@
 
 /* One column of a lane once the samples have passed it. */
 struct cell {
-    uint32_t key; /* strtab id of the winner, NO_KEY: not sampled there */
+    uint32_t key;  /* strtab id of the winner, NO_KEY: not sampled there */
     int32_t phase; /* index of the short phase given this column, else -1 */
     float dom;     /* seconds the winner holds in the column */
     float covered; /* seconds the thread was sampled in the column */
@@ -63,7 +63,7 @@ struct timeline_builder {
     struct timeline_options o;
     char *key_names;
     uint64_t origin_ns;
-    double *t;   /* each sample's time, seconds from the origin, never going back */
+    double *t;    /* each sample's time, seconds from the origin, never going back */
     double end_s; /* the last sample */
     double t0, t1, col_s;
     size_t view_samples;
@@ -110,6 +110,17 @@ static bool clip(const struct timeline_builder *b, double *a, double *e)
     if (*e > b->t1)
         *e = b->t1;
     return *a < *e;
+}
+
+/* Does sample I's interval meet the view?  [*S, *E] is the part in it
+ * (S == E for a sample of no duration, counted at its time). */
+static bool sample_in_view(const struct timeline_builder *b, size_t i, double *s, double *e)
+{
+    *s = interval_start(b, i);
+    *e = b->t[i];
+    if (*s >= *e)
+        return *e >= b->t0 && *e <= b->t1;
+    return clip(b, s, e);
 }
 
 static size_t column_of(const struct timeline_builder *b, double t)
@@ -256,6 +267,7 @@ static void add_series(struct timeline_builder *b, const char *name, enum pmu_ki
     s->quantity = xstrdup(quantity_of(kind));
     s->unit = kind == PMU_KIND_ENERGY ? rate_unit(unit) : xstrdup(unit);
     s->derived = derived || kind == PMU_KIND_ENERGY;
+    s->source_kind = kind;
     series_finish(b, a, s);
 }
 
@@ -334,9 +346,8 @@ static void choose_lanes(struct timeline_builder *b)
         tm = xgrow(tm, &tm_cap, s->nthreads + 1, sizeof(*tm));
         double u, idle;
         metrics_sample(m, i, tm, &u, &idle);
-        double a = interval_start(b, i), e = b->t[i], full = e - a;
-        bool in = clip(b, &a, &e) || (full <= 0 && e >= b->t0 && e <= b->t1);
-        if (!in)
+        double a, e, full = b->t[i] - interval_start(b, i);
+        if (!sample_in_view(b, i, &a, &e))
             continue;
         double frac = full > 0 ? (e - a) / full : 1;
         for (uint32_t j = 0; j < s->nthreads; j++) {
@@ -352,7 +363,7 @@ static void choose_lanes(struct timeline_builder *b)
                 }
             }
             cpu[slot] += tm[j].q[Q_CPU] * frac;
-            wall[slot] += full > 0 ? e - a : 0;
+            wall[slot] += e - a;
             seen[slot] = true;
         }
     }
@@ -478,15 +489,14 @@ static void on_sample(void *ctx, const struct walk_event *ev)
         return;
     struct lane_state *l = &b->lanes[ev->slot];
     uint32_t key = ev->path->frames[0].key;
-    double s = interval_start(b, ev->sample), e = b->t[ev->sample], full = e - s;
-    bool in_view = clip(b, &s, &e);
-    if (!in_view && !(full <= 0 && e >= b->t0 && e <= b->t1))
+    double s, e, full = b->t[ev->sample] - interval_start(b, ev->sample);
+    if (!sample_in_view(b, ev->sample, &s, &e))
         return;
     if (!l->seen) {
         l->seen = true;
         l->label = xstrdup(ev->thread ? ev->thread : "");
     }
-    double span = in_view ? e - s : 0;
+    double span = e - s;
     double cpu = ev->q[Q_CPU] * (full > 0 ? span / full : 1);
     struct key_total *kt = total_of(b, key);
     kt->seen = true;
@@ -504,7 +514,7 @@ static void on_sample(void *ctx, const struct walk_event *ev)
         l->run = (struct run){key, interval_start(b, ev->sample), b->t[ev->sample]};
     }
     l->run_last = ev->sample;
-    if (in_view)
+    if (span > 0)
         lane_add(b, l, key, s, e);
 }
 
@@ -550,9 +560,8 @@ struct timeline_builder *timeline_builder_new(const struct profile *p, const str
     b->t1 = end;
     b->col_s = (end - start) / b->o.columns;
     for (size_t i = 0; i < p->nsamples; i++) {
-        double s = interval_start(b, i), e = b->t[i];
-        if ((s < e && clip(b, &s, &e)) || (s >= e && e >= b->t0 && e <= b->t1))
-            b->view_samples++;
+        double s, e;
+        b->view_samples += sample_in_view(b, i, &s, &e);
     }
     for (size_t ch = 0; ch < p->nchannels; ch++)
         build_channel(b, ch);

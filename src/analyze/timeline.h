@@ -78,11 +78,12 @@ struct timeline_point {
 };
 
 struct timeline_series {
-    char *name;     /* the channel's name, or "CURRENT x VOLTAGE" */
-    char *quantity; /* "power", "current", "voltage" or "custom" */
-    char *unit;     /* of the values, may be "" */
-    bool derived;   /* computed: power from an energy counter, or I x V */
-    double min, max, mean; /* over the view; NaN without readings */
+    char *name;                /* the channel's name, or "CURRENT x VOLTAGE" */
+    char *quantity;            /* "power", "current", "voltage" or "custom" */
+    char *unit;                /* of the values, may be "" */
+    bool derived;              /* computed: power from an energy counter, or I x V */
+    enum pmu_kind source_kind; /* the channel's kind (POWER for I x V) */
+    double min, max, mean;     /* over the view; NaN without readings */
     struct timeline_point *px; /* one per column */
 };
 
@@ -103,8 +104,8 @@ struct timeline_lane {
 };
 
 struct timeline_key {
-    char *id;   /* the identity under the key spec (keys.h) */
-    char *name; /* as shown: components joined by ':' */
+    char *id;             /* the identity under the key spec (keys.h) */
+    char *name;           /* as shown: components joined by ':' */
     double wall_s, cpu_s; /* thread time in the view */
 };
 

@@ -20,6 +20,7 @@ int cmd_flamegraph(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_postprocess(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_timeline(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 
 /* The table ptprof dispatches on, NULL-terminated. */

@@ -8,6 +8,7 @@ const struct command ptprof_commands[] = {
     {"postprocess", "symbolize a raw profile into a self-contained .pbin", cmd_postprocess},
     {"report", "show where a profile's time went", cmd_report},
     {"compare", "compare profiles with a baseline, key by key", cmd_compare},
+    {"timeline", "draw a profile over time: channels and what each thread ran", cmd_timeline},
     {"flamegraph", "draw a profile's call stacks as an interactive SVG flame graph",
      cmd_flamegraph},
     {"convert", "convert a profile to another format", cmd_convert},
