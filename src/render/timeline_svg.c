@@ -86,6 +86,22 @@ static void put_number(FILE *out, double v, int decimals)
         fprintf(out, "%.*f", decimals, fabs(v) < 0.5 * pow(10, -decimals) ? 0.0 : v);
 }
 
+/* S with up to DECIMALS decimals, trailing zeros dropped. */
+static void put_seconds(FILE *out, double s, int decimals)
+{
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%.*f", decimals, s);
+    char *dot = strchr(buf, '.');
+    if (dot) {
+        char *end = buf + strlen(buf);
+        while (end > dot + 1 && end[-1] == '0')
+            *--end = '\0';
+        if (end == dot + 1)
+            *dot = '\0';
+    }
+    fputs(buf, out);
+}
+
 static void put_duration(FILE *out, double s)
 {
     if (s >= 1)
@@ -491,11 +507,11 @@ static void title(const struct ctx *c)
         fputs(", latency unknown", out);
     fputs("</text>\n<text x=\"20\" y=\"44\" fill=\"#555\">", out);
     fputs("Time ", out);
-    put_number(out, t->t0_s, c->time.decimals + 1);
+    put_seconds(out, t->t0_s, c->time_decimals);
     fputs("\u2013", out);
-    put_number(out, t->t1_s, c->time.decimals + 1);
+    put_seconds(out, t->t1_s, c->time_decimals);
     fputs(" s of ", out);
-    put_number(out, t->profile_end_s, 3);
+    put_seconds(out, t->profile_end_s, c->time_decimals);
     fprintf(out, " s from the start, %zu samples in view; one pixel column is ", t->view_samples);
     put_duration(out, (t->t1_s - t->t0_s) / t->columns);
     if (t->truncated)
