@@ -519,12 +519,33 @@ static void title(const struct ctx *c)
     fputs("</text>\n", out);
 }
 
+static void ctx_init(struct ctx *c, FILE *out, const struct timeline *t,
+                     const struct timeline_svg_options *o)
+{
+    memset(c, 0, sizeof(*c));
+    c->out = out;
+    c->t = t;
+    c->columns = t->columns;
+    c->width = LEFT + c->columns + RIGHT;
+    c->legend_keys = o->legend_keys ? o->legend_keys : DEFAULT_LEGEND_KEYS;
+}
+
+unsigned timeline_svg_width(const struct timeline *t)
+{
+    return LEFT + t->columns + RIGHT;
+}
+
+double timeline_svg_height(const struct timeline *t, const struct timeline_svg_options *o)
+{
+    struct ctx c;
+    ctx_init(&c, NULL, t, o);
+    return TITLE_H + charts_height(t) + lanes_height(t) + legend_height(&c);
+}
+
 void timeline_svg_element(FILE *out, const struct timeline *t, const struct timeline_svg_options *o)
 {
-    struct ctx c = {.out = out, .t = t};
-    c.columns = t->columns;
-    c.width = LEFT + c.columns + RIGHT;
-    c.legend_keys = o->legend_keys ? o->legend_keys : DEFAULT_LEGEND_KEYS;
+    struct ctx c;
+    ctx_init(&c, out, t, o);
     c.colour = xcalloc(t->nkeys + 1, sizeof(*c.colour));
     for (size_t i = 0; i < t->nkeys; i++)
         key_colour(t->keys[i].name, c.colour[i]);
@@ -532,7 +553,7 @@ void timeline_svg_element(FILE *out, const struct timeline *t, const struct time
     double col_s = (t->t1_s - t->t0_s) / (c.columns ? c.columns : 1);
     c.time_decimals = col_s > 0 ? clampi((int)ceil(-log10(col_s)), 0, 9) : 3;
 
-    double h = TITLE_H + charts_height(t) + lanes_height(t) + legend_height(&c);
+    double h = timeline_svg_height(t, o);
     fprintf(out,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" id=\"%s\" width=\"%u\" "
             "height=\"%.0f\" viewBox=\"0 0 %u %.0f\" font-family=\"DejaVu Sans, Verdana, "

@@ -17,7 +17,8 @@
  *
  * timeline_svg_element() writes the <svg> element alone (namespaced, no XML
  * declaration), so pages can embed it; O->id (NULL: "ptprof-timeline")
- * is its id.  timeline_svg_write() writes a standalone SVG document and
+ * is its id.  timeline_svg_width() and timeline_svg_height() are its size
+ * in pixels.  timeline_svg_write() writes a standalone SVG document and
  * timeline_html_write() an XHTML page (well-formed XML that browsers read as
  * HTML); both return 0, or -1 when writing to OUT failed.
  */
@@ -38,6 +39,8 @@ struct timeline_svg_options {
 };
 
 unsigned timeline_svg_columns(unsigned width);
+unsigned timeline_svg_width(const struct timeline *t);
+double timeline_svg_height(const struct timeline *t, const struct timeline_svg_options *o);
 void timeline_svg_element(FILE *out, const struct timeline *t,
                           const struct timeline_svg_options *o);
 int timeline_svg_write(FILE *out, const struct timeline *t, const struct timeline_svg_options *o);

@@ -10,7 +10,6 @@
 #include "test_report_fake.h"
 
 #include "../lib/spawn.h"
-#include "../lib/tmpdir.h"
 #include "../lib/xmlcheck.h"
 #include "analyze/timeline.h"
 #include "render/timeline_svg.h"
@@ -526,8 +525,8 @@ Test(timeline, hostile_names_give_well_formed_svg_and_html)
     cr_assert_geq(t->nkeys, NHOSTILE);
     cr_expect_not_null(key_named(t, "<script>alert(1)</script>:<script>alert(1)</script>"),
                        "names reach the timeline unchanged");
-    char *dir = tmpdir_new("timeline");
-    char *svg = tmpdir_path(dir, "t.svg"), *html = tmpdir_path(dir, "t.html");
+    char *dir = test_mkdtemp();
+    char *svg = test_path(dir, "t.svg"), *html = test_path(dir, "t.html");
     struct timeline_svg_options so_svg = {.legend_keys = 30};
     FILE *f = fopen(svg, "w");
     cr_assert_not_null(f);
@@ -540,7 +539,7 @@ Test(timeline, hostile_names_give_well_formed_svg_and_html)
     expect_clean(svg, longest);
     expect_clean(html, longest);
     timeline_free(t);
-    tmpdir_remove(dir);
+    test_rmtree(dir);
     free(dir);
     free(svg);
     free(html);
