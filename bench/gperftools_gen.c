@@ -2,7 +2,7 @@
  * gperftools_gen.c - a large gperftools CPU profile grown from a real one,
  * for bench/gperftools_report.sh.
  *
- * usage: gperftools_gen SEED.prof MEGABYTES > OUT.prof
+ * usage: gperftools_gen SEED.prof MEGABYTES [TICKS] > OUT.prof
  *
  * SEED is a 64-bit little-endian profile written by libprofiler.  The
  * output keeps its header and its mapped-objects text, and its records are
@@ -12,7 +12,9 @@
  * program really ran, so both tools symbolize real functions of real
  * binaries, while the chains are as varied as in a long profile of a large
  * program (libprofiler writes one record per eviction from its table).
- * Deterministic: the same seed gives the same file.
+ * Deterministic: the same seed gives the same file.  With TICKS the file
+ * ends when its counts add up to exactly TICKS samples instead of at
+ * MEGABYTES (bench/flamegraph.sh: a profile of a given number of samples).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -55,8 +57,8 @@ static uint64_t get(const unsigned char *p)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: gperftools_gen SEED.prof MEGABYTES > OUT.prof\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: gperftools_gen SEED.prof MEGABYTES [TICKS] > OUT.prof\n");
         return 1;
     }
     FILE *f = fopen(argv[1], "rb");
@@ -103,13 +105,14 @@ int main(int argc, char **argv)
     }
 
     uint64_t target = strtoull(argv[2], NULL, 10) << 20, written = 40;
+    uint64_t ticks = argc == 4 ? strtoull(argv[3], NULL, 10) : 0, counted = 0;
     put(0);
     put(3);
     put(0);
     put(get(d + 24));
     put(0);
     uint64_t pcs[MAX_DEPTH];
-    while (written < target) {
+    while (ticks ? counted < ticks : written < target) {
         const struct chain *inner = &chains[rng() % nchains];
         const struct chain *outer = &chains[rng() % nchains];
         uint64_t keep = 1 + rng() % inner->depth, depth = 0;
@@ -117,7 +120,11 @@ int main(int argc, char **argv)
             pcs[depth++] = inner->pcs[i];
         for (uint64_t i = rng() % outer->depth; i < outer->depth && depth < MAX_DEPTH; i++)
             pcs[depth++] = outer->pcs[i];
-        put(1 + rng() % 4);
+        uint64_t count = 1 + rng() % 4;
+        if (ticks && count > ticks - counted)
+            count = ticks - counted;
+        counted += count;
+        put(count);
         put(depth);
         for (uint64_t i = 0; i < depth; i++)
             put(pcs[i]);
