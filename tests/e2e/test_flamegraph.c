@@ -371,3 +371,27 @@ Test(flamegraph_e2e, hostile_names_cannot_break_the_page)
     browser_page_free(&pg);
     free(svg);
 }
+
+Test(flamegraph_e2e, inlined_functions_are_marked_in_a_recording)
+{
+    /* inlines: mix() is always_inline into caller_a() and caller_b(); only
+     * DWARF knows it, and the graph must show it as such. */
+    char *prof = path_in("inlines.pbin"), *prog = build_workload("inlines");
+    char *svg = path_in("inlines.svg");
+    const char *rec[] = {"record", "-o", prof, "--", prog, "2", NULL};
+    struct spawn_result r;
+    ptprof_ok(&r, rec);
+    spawn_result_free(&r);
+    const char *args[] = {"flamegraph", prof, "-o", svg, NULL};
+    ptprof_ok(&r, args);
+    spawn_result_free(&r);
+    expect_well_formed(svg);
+    char *text = test_read_file(svg, NULL);
+    cr_expect(strstr(text, "<g class=\"i\"><title>mix\n"), "mix() drawn as inlined");
+    cr_expect(strstr(text, "<g><title>caller_a\n"), "caller_a() drawn as a real frame");
+    cr_expect_null(strstr(text, "<g class=\"i\"><title>caller_a\n"));
+    free(text);
+    free(svg);
+    free(prog);
+    free(prof);
+}
