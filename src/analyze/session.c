@@ -1,6 +1,7 @@
 /* session.c - see session.h */
 #include "analyze/session.h"
 #include "analyze/aggregate.h"
+#include "analyze/calltree.h"
 #include "format/load.h"
 #include "symbol/symbolizer.h"
 #include "util/log.h"
@@ -89,4 +90,22 @@ int session_report_file(const char *path, const struct session_options *opts, en
     strtab_free(names);
     strtab_free(keys);
     return rc;
+}
+
+struct calltree *session_calltree(char *const *files, size_t nfiles,
+                                  const struct session_options *opts, enum metric m,
+                                  struct strtab *keys, struct strtab *names)
+{
+    struct calltree *t = calltree_new(keys, &opts->walk.keys);
+    struct walk_visitor v = calltree_visitor(t);
+    for (size_t i = 0; i < nfiles; i++) {
+        struct walk_totals wt;
+        if (session_walk_file(files[i], opts, keys, names, &v, &wt) != 0) {
+            calltree_free(t);
+            return NULL;
+        }
+        calltree_add_run(t, &wt);
+    }
+    calltree_finish(t, m);
+    return t;
 }

@@ -47,6 +47,12 @@ int session_walk_profile(const char *path, const struct profile *prof,
                          const struct session_options *opts, struct strtab *keys,
                          struct strtab *names, const struct walk_visitor *v,
                          struct walk_totals *totals);
+/* The call tree of FILES (analyze/calltree.h): the mean of their runs,
+ * keyed by OPTS->walk.keys, finished for metric M; NULL after a message. */
+struct calltree;
+struct calltree *session_calltree(char *const *files, size_t nfiles,
+                                  const struct session_options *opts, enum metric m,
+                                  struct strtab *keys, struct strtab *names);
 int session_walk_file(const char *path, const struct session_options *opts, struct strtab *keys,
                       struct strtab *names, const struct walk_visitor *v,
                       struct walk_totals *totals);

@@ -142,24 +142,6 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
     return 0;
 }
 
-/* FILES walked into one tree (their mean), finished for metric M. */
-static struct calltree *load_tree(struct flame_args *a, char **files, size_t nfiles,
-                                  struct strtab *keys, struct strtab *names)
-{
-    struct calltree *t = calltree_new(keys, &a->an.session.walk.keys);
-    struct walk_visitor v = calltree_visitor(t);
-    for (size_t i = 0; i < nfiles; i++) {
-        struct walk_totals wt;
-        if (session_walk_file(files[i], &a->an.session, keys, names, &v, &wt) != 0) {
-            calltree_free(t);
-            return NULL;
-        }
-        calltree_add_run(t, &wt);
-    }
-    calltree_finish(t, a->an.metric);
-    return t;
-}
-
 static const char *metric_words(enum metric m)
 {
     switch (m) {
@@ -238,11 +220,12 @@ int cmd_flamegraph(int argc, char **argv)
     char **files = argv + optind;
     size_t nfiles = (size_t)(argc - optind);
     struct strtab *keys = strtab_new(), *names = strtab_new();
-    struct calltree *t = load_tree(&a, files, nfiles, keys, names), *base = NULL;
+    struct calltree *t = session_calltree(files, nfiles, &a.an.session, a.an.metric, keys, names),
+                    *base = NULL;
     rc = PT_EXIT_BAD_INPUT;
     if (t && a.baseline) {
         char *b[] = {(char *)a.baseline};
-        base = load_tree(&a, b, 1, keys, names);
+        base = session_calltree(b, 1, &a.an.session, a.an.metric, keys, names);
     }
     if (t && (!a.baseline || base)) {
         if (a.an.metric == METRIC_ENERGY && !t->totals.has_energy)

@@ -159,18 +159,9 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 static int run_tree(struct report_args *a, char **files, size_t nfiles, int width)
 {
     struct strtab *keys = strtab_new(), *names = strtab_new();
-    struct calltree *t = calltree_new(keys, &a->an.session.walk.keys);
-    struct walk_visitor v = calltree_visitor(t);
-    int rc = PT_EXIT_OK;
-    for (size_t i = 0; i < nfiles && rc == PT_EXIT_OK; i++) {
-        struct walk_totals wt;
-        if (session_walk_file(files[i], &a->an.session, keys, names, &v, &wt) != 0)
-            rc = PT_EXIT_BAD_INPUT;
-        else
-            calltree_add_run(t, &wt);
-    }
-    if (rc == PT_EXIT_OK) {
-        calltree_finish(t, a->an.metric);
+    struct calltree *t = session_calltree(files, nfiles, &a->an.session, a->an.metric, keys, names);
+    int rc = t ? PT_EXIT_OK : PT_EXIT_BAD_INPUT;
+    if (t) {
         double threshold = a->threshold >= 0 ? a->threshold : TREE_THRESHOLD;
         if (render_tree(stdout, t, a->an.metric, threshold, a->format, width) != 0) {
             pt_err("report: cannot write the report to standard output");

@@ -26,7 +26,7 @@ static const char css[] =
     "td.k,th.k{text-align:left;max-width:60ch;overflow:hidden;text-overflow:ellipsis;"
     "white-space:nowrap}"
     "tr:hover td{background:#fafae0}td.up{color:#b00}td.down{color:#06a}"
-    "object{width:100%;border:1px solid #ddd}p.note{color:#a50}";
+    "div.fig{overflow-x:auto}object{width:100%;border:1px solid #ddd}p.note{color:#a50}";
 
 /* Sorting the tables: our own code, no input in it. */
 static const char script[] =
@@ -154,19 +154,29 @@ static void header(FILE *out, const struct html_report *r)
     fputs("</nav>\n", out);
 }
 
+/* The other metrics' self values, next to the chosen one. */
+static const enum metric extra[] = {METRIC_SAMPLES, METRIC_CPU, METRIC_WALL, METRIC_ENERGY,
+                                    METRIC_POWER};
+#define NEXTRA (sizeof(extra) / sizeof(extra[0]))
+
+static bool extra_shown(const struct report *rep, enum metric m)
+{
+    if (m == rep->metric)
+        return false;
+    return rep->totals.has_energy || (m != METRIC_ENERGY && m != METRIC_POWER);
+}
+
 static void top_table(FILE *out, const struct report *rep)
 {
-    bool energy = rep->totals.has_energy;
     fprintf(out, "<section id=\"top\">\n<h2>Top %s by %s</h2>\n", "rows",
             metric_title(rep->metric));
     fputs("<table class=\"sortable\">\n<thead><tr>"
           "<th data-t=\"n\" aria-sort=\"descending\">self %</th><th data-t=\"n\">total %</th>",
           out);
     fprintf(out, "<th data-t=\"n\">%s</th>", metric_title(rep->metric));
-    fputs("<th data-t=\"n\">samples</th><th data-t=\"n\">cpu s</th><th data-t=\"n\">wall s</th>",
-          out);
-    if (energy)
-        fputs("<th data-t=\"n\">energy J</th><th data-t=\"n\">power W</th>", out);
+    for (size_t i = 0; i < NEXTRA; i++)
+        if (extra_shown(rep, extra[i]))
+            fprintf(out, "<th data-t=\"n\">%s</th>", metric_title(extra[i]));
     key_headers(out, &rep->keys);
     fputs("</tr></thead>\n<tbody>\n", out);
     for (size_t i = 0; i < rep->nrows; i++) {
@@ -175,13 +185,9 @@ static void top_table(FILE *out, const struct report *rep)
         pct_cell(out, report_pct(rep, row, rep->metric, false));
         pct_cell(out, report_pct(rep, row, rep->metric, true));
         metric_cell(out, rep->metric, report_value(row, rep->metric, false));
-        metric_cell(out, METRIC_SAMPLES, row->self[Q_SAMPLES]);
-        metric_cell(out, METRIC_CPU, row->self[Q_CPU]);
-        metric_cell(out, METRIC_WALL, row->self[Q_WALL]);
-        if (energy) {
-            metric_cell(out, METRIC_ENERGY, row->self[Q_ENERGY]);
-            metric_cell(out, METRIC_POWER, report_value(row, METRIC_POWER, false));
-        }
+        for (size_t k = 0; k < NEXTRA; k++)
+            if (extra_shown(rep, extra[k]))
+                metric_cell(out, extra[k], report_value(row, extra[k], false));
         key_cells(out, &rep->keys, row->id);
         fputs("</tr>\n", out);
     }
@@ -196,12 +202,15 @@ static void figure(FILE *out, const struct html_figure *f)
 {
     fprintf(out, "<section id=\"%s\">\n<h2>", f->id);
     svg_text(out, f->title);
-    fprintf(out,
-            "</h2>\n<object type=\"image/svg+xml\" style=\"height:%.0fpx\" "
-            "data=\"data:image/svg+xml;base64,",
+    /* At its own size: an SVG document does not scale to its frame; the
+     * figure scrolls when the page is narrower. */
+    fputs("</h2>\n<div class=\"fig\"><object type=\"image/svg+xml\" style=\"", out);
+    if (f->width > 0)
+        fprintf(out, "width:%.0fpx;", f->width);
+    fprintf(out, "height:%.0fpx\" data=\"data:image/svg+xml;base64,",
             f->height > 0 ? f->height : 600);
     base64(out, (const unsigned char *)f->svg, f->svg_len);
-    fputs("\"></object>\n</section>\n", out);
+    fputs("\"></object></div>\n</section>\n", out);
 }
 
 static void comparison(FILE *out, const struct compare_result *c, const char *const *names)

@@ -26,7 +26,7 @@ struct html_figure {
     const char *title; /* the section heading */
     const char *svg;   /* a complete SVG document */
     size_t svg_len;
-    double height; /* the figure's height in CSS px (its width fills the page) */
+    double width, height; /* its size in CSS px (0: the page's width, 600) */
 };
 
 struct html_report {

@@ -13,6 +13,7 @@
 #include "../lib/spawn.h"
 #include "../lib/xmlcheck.h"
 #include "record_native.h"
+#include "test_record_common.h"
 
 static struct recording runs[2];
 static char *dir;
@@ -77,6 +78,11 @@ Test(report_html, page_renders_and_shows_the_report)
     cr_expect_not_null(strstr(html, ">hot</td>"), "no row for hot()");
     cr_expect_not_null(strstr(html, "<section id=\"comparison\">"));
     cr_expect_not_null(strstr(html, "mean of 2 runs"));
+    /* The flame graph and the timeline, each a whole SVG document. */
+    cr_expect_not_null(strstr(html, "<section id=\"flame\">"));
+    cr_expect_not_null(strstr(html, "<section id=\"timeline\">"));
+    cr_expect_eq(count_occurrences(html, "data:image/svg+xml;base64,PD94bWwg"), 2,
+                 "two embedded SVG documents starting with <?xml");
 
     struct browser_opts o = {.path = page, .width = 1200, .height = 900};
     struct browser_page pg;

@@ -110,8 +110,8 @@ Test(html_report, figures_are_embedded_whole_and_comparison_shown)
     make_report(&r, &long_name);
     /* "<svg/>" is "PHN2Zy8+" in base64; the second needs padding. */
     struct html_figure figs[] = {
-        {"flame", "Flame <graph>", "<svg/>", 6, 400},
-        {"timeline", "Timeline", "<svg/>x", 7, 300},
+        {"flame", "Flame <graph>", "<svg/>", 6, 1200, 400},
+        {"timeline", "Timeline", "<svg/>x", 7, 0, 300},
     };
     struct compare_row rows[] = {
         {.id = r.rows[0].id, .baseline = 2, .values = (double[]){3}, .errors = (double[]){1}},
