@@ -4,12 +4,14 @@
  * Formats are one table: a new format is one entry (docs/formats/).
  */
 #include "cli/cli.h"
+#include "cli/csv_options.h"
 #include "format/gmon.h"
 #include "format/gperftools.h"
 #include "format/load.h"
 #include "format/native.h"
 #include "format/pbin.h"
 #include "format/pperf.h"
+#include "render/csv_samples_export.h"
 #include "render/export.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -62,6 +64,8 @@ static const struct convert_format formats[] = {
     {"gmon", ".gmon", gmon_load_buffer, gmon_write_path, NULL,
      "gprof's gmon.out (gprof BINARY FILE; the executable's histogram and arcs)"},
     {"pperf", "", read_pperf, NULL, NULL, "the original sampler's raw format"},
+    {"csv", ".csv", NULL, NULL, csv_samples_export,
+     "one row per thread sample (docs/formats/csv.md)"},
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
@@ -94,7 +98,9 @@ static void usage(FILE *out)
             "                       that carry names (repeatable)\n"
             "      --no-cache       do not read or write the symbol cache\n"
             "  -h, --help           show this help\n"
-            "\n"
+            "\n");
+    csv_cli_usage(out);
+    fprintf(out, "\n"
             "Formats (r: read, w: written; the names that choose them for --to):\n");
     for (size_t i = 0; i < NFORMATS; i++) {
         const struct convert_format *f = &formats[i];
@@ -177,6 +183,7 @@ int cmd_convert(int argc, char **argv)
         {"search", required_argument, NULL, 's'},
         {"no-cache", no_argument, NULL, OPT_NO_CACHE},
         {"help", no_argument, NULL, 'h'},
+        CSV_CLI_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     const char *output = NULL;
@@ -186,10 +193,19 @@ int cmd_convert(int argc, char **argv)
     eo.session.cache = true;
     eo.session.progress = true;
     const char **dirs = xcalloc((size_t)argc + 1, sizeof(*dirs));
+    struct csv_cli csv;
+    csv_cli_init(&csv);
     int opt, rc = PT_EXIT_OK;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "o:t:f:m:s:h", longopts, NULL)) != -1) {
+        if (opt >= CSV_CLI_FIRST) {
+            if (csv_cli_option(&csv, opt, optarg) != 0) {
+                rc = PT_EXIT_USAGE;
+                goto out;
+            }
+            continue;
+        }
         switch (opt) {
         case 'o':
             output = optarg;
@@ -235,6 +251,10 @@ int cmd_convert(int argc, char **argv)
         }
     }
     eo.session.search_dirs = dirs;
+    if (csv_cli_check(&csv) != 0) {
+        rc = PT_EXIT_USAGE;
+        goto out;
+    }
     if (optind >= argc) {
         rc = bad_usage("convert: no input profile given%s", "");
         goto out;
@@ -256,7 +276,7 @@ int cmd_convert(int argc, char **argv)
     }
 
     struct profile p;
-    if (load_input(argv[optind], from, &p) != 0) {
+    if (load_input(argv[optind], from, &p) != 0 || csv_cli_join(&csv, &p) != 0) {
         profile_free(&p);
         rc = PT_EXIT_BAD_INPUT;
         goto out;
@@ -265,6 +285,7 @@ int cmd_convert(int argc, char **argv)
     profile_free(&p);
     rc = wrc == 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
 out:
+    csv_cli_free(&csv);
     free(dirs);
     return rc;
 }
