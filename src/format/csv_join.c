@@ -3,11 +3,12 @@
  * profile.
  *
  * Each series becomes a signal over time (step or linear between its
- * readings) with its running integral precomputed at every reading, so a
- * sample's mean over its interval is a difference of two integrals found
- * by binary search: the join costs O((readings + samples) log readings)
- * whatever the two rates are.  Times are seconds from the CSV's first
- * reading, where a double still resolves nanoseconds over months.
+ * readings).  A sample's mean over its interval is found by binary search
+ * and summed over the readings inside it; with more than LOCAL_SUM_MAX of
+ * them it is a difference of running integrals precomputed at every
+ * reading, so the join costs O((readings + samples) log readings) in any
+ * case.  Times are seconds from the CSV's first reading, where a double
+ * still resolves nanoseconds over months.
  */
 #include "format/csv_join.h"
 
@@ -21,6 +22,9 @@
 
 #include "util/log.h"
 #include "util/xalloc.h"
+
+/* Readings inside one sample interval summed one by one, at most. */
+#define LOCAL_SUM_MAX 4096
 
 struct signal {
     size_t n;
@@ -124,6 +128,32 @@ static double integral(const struct signal *s, double x)
     return s->F[k - 1] + dx * s->v[k];
 }
 
+/* Its integral over [LO, HI] inside segment K (from reading K-1 to K). */
+static double segment(const struct signal *s, size_t k, double lo, double hi)
+{
+    if (s->linear)
+        return (hi - lo) * (lerp(s, k, lo) + lerp(s, k, hi)) / 2;
+    return (hi - lo) * s->v[k];
+}
+
+/* Its mean over [A, B] (A < B, both inside).  Summed segment by segment
+ * when few readings fall inside, so a constant stays that constant; a
+ * difference of running integrals otherwise, which bounds the work per
+ * sample whatever order the samples come in. */
+static double mean(const struct signal *s, double a, double b)
+{
+    size_t ka = lower_bound(s, a), kb = lower_bound(s, b);
+    if (kb - ka > LOCAL_SUM_MAX)
+        return (integral(s, b) - integral(s, a)) / (b - a);
+    if (ka == kb)
+        return segment(s, kb, a, b) / (b - a);
+    double e = ka ? segment(s, ka, a, s->x[ka]) : 0;
+    for (size_t k = ka + 1; k < kb; k++)
+        e += segment(s, k, s->x[k - 1], s->x[k]);
+    e += segment(s, kb, s->x[kb - 1], b);
+    return e / (b - a);
+}
+
 /* Sample I's value: see csv_join.h.  X holds the samples' times on the
  * signal's axis, NaN for times it cannot express. */
 static double sample_value(const struct signal *s, const double *x, size_t i)
@@ -134,7 +164,7 @@ static double sample_value(const struct signal *s, const double *x, size_t i)
         return point(s, x[i]);
     if (!inside(s, x[i - 1]))
         return NAN;
-    return (integral(s, x[i]) - integral(s, x[i - 1])) / (x[i] - x[i - 1]);
+    return mean(s, x[i - 1], x[i]);
 }
 
 int csv_parse_offset(const char *s, int64_t profile_start_ns, int64_t *out)
