@@ -181,13 +181,10 @@ static char *subtitle(const struct flame_args *a, char **files, size_t nfiles,
     return xasprintf("%s%s \xe2\x80\x94 %s", what, runs, files[0]);
 }
 
-static int write_graph(struct flame_args *a, char **files, size_t nfiles, const struct calltree *t,
-                       const struct calltree *base)
+/* Writes and commits *OF (which is then gone: *OF is set to NULL). */
+static int write_graph(struct flame_args *a, struct outfile **of, char **files, size_t nfiles,
+                       const struct calltree *t, const struct calltree *base)
 {
-    const char *path = a->output ? a->output : DEFAULT_OUTPUT;
-    struct outfile *of = outfile_open(path);
-    if (!of)
-        return PT_EXIT_USAGE;
     char *sub = subtitle(a, files, nfiles, t);
     struct flamegraph_options o = {
         .metric = a->an.metric,
@@ -197,15 +194,13 @@ static int write_graph(struct flame_args *a, char **files, size_t nfiles, const 
         .width = a->width,
         .min_px = a->min_px,
     };
-    int rc = flamegraph_svg(outfile_stream(of), t, base, &o);
+    int rc = flamegraph_svg(outfile_stream(*of), t, base, &o);
     free(sub);
-    if (rc != 0) {
-        outfile_abort(of);
+    if (rc != 0)
         return PT_EXIT_BAD_INPUT;
-    }
-    if (outfile_commit(of) != 0)
-        return PT_EXIT_USAGE;
-    return PT_EXIT_OK;
+    rc = outfile_commit(*of);
+    *of = NULL;
+    return rc == 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
 }
 
 int cmd_flamegraph(int argc, char **argv)
@@ -219,6 +214,12 @@ int cmd_flamegraph(int argc, char **argv)
     }
     char **files = argv + optind;
     size_t nfiles = (size_t)(argc - optind);
+    /* An unusable output path is known before minutes of analysis. */
+    struct outfile *of = outfile_open(a.output ? a.output : DEFAULT_OUTPUT);
+    if (!of) {
+        analysis_args_free(&a.an);
+        return PT_EXIT_USAGE;
+    }
     struct strtab *keys = strtab_new(), *names = strtab_new();
     struct calltree *t = session_calltree(files, nfiles, &a.an.session, a.an.metric, keys, names),
                     *base = NULL;
@@ -233,8 +234,10 @@ int cmd_flamegraph(int argc, char **argv)
         else if (base && !(base->nodes[0].total[metric_quantity(a.an.metric)] > 0))
             pt_err("flamegraph: %s: no %s to compare with", a.baseline, metric_words(a.an.metric));
         else
-            rc = write_graph(&a, files, nfiles, t, base);
+            rc = write_graph(&a, &of, files, nfiles, t, base);
     }
+    if (of)
+        outfile_abort(of);
     calltree_free(base);
     calltree_free(t);
     strtab_free(names);
