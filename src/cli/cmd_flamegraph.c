@@ -25,7 +25,8 @@
 
 #define USAGE_LINE                                                                                 \
     "usage: ptprof flamegraph FILE... [-o OUT.svg] [--diff BASELINE] [--metric M] [--icicle]\n"    \
-    "                         [-k KEYS] [--title T] [-s DIR]... [--no-cache]\n"
+    "                         [--colors hot|binary] [-k KEYS] [--title T] [-s DIR]... "            \
+    "[--no-cache]\n"
 
 static void usage(FILE *out)
 {
@@ -42,6 +43,8 @@ static void usage(FILE *out)
           "      --diff BASELINE   colour each frame by how its share of the whole changed\n"
           "                        from BASELINE: red grew, blue shrank\n"
           "      --icicle          draw top-down: the outermost frame at the top\n"
+          "      --colors C        hot (default: a warm colour per function) or binary\n"
+          "                        (a hue per binary, with -k keys that include binary)\n"
           "      --title T         the heading (default: Flame Graph)\n"
           "      --width PX        the image width in pixels (default 1200)\n"
           "      --min-width PX    leave out frames narrower than PX pixels (default 0.1)\n"
@@ -56,6 +59,7 @@ struct flame_args {
     const char *baseline;
     const char *title;
     bool icicle;
+    bool by_binary;
     double width, min_px;
 };
 
@@ -74,12 +78,14 @@ static int parse_px(const char *opt, const char *s, double lo, double hi, double
 /* 0 ok, 1 usage error, -1 --help shown. */
 static int parse_args(int argc, char **argv, struct flame_args *a)
 {
-    enum { OPT_DIFF = 256, OPT_ICICLE, OPT_TITLE, OPT_WIDTH, OPT_MIN_WIDTH };
+    enum { OPT_DIFF = 256, OPT_ICICLE, OPT_TITLE, OPT_WIDTH, OPT_MIN_WIDTH, OPT_COLORS };
     static const struct option longopts[] = {
         ANALYSIS_LONG_OPTIONS,
         {"output", required_argument, NULL, 'o'},
         {"diff", required_argument, NULL, OPT_DIFF},
         {"icicle", no_argument, NULL, OPT_ICICLE},
+        {"colors", required_argument, NULL, OPT_COLORS},
+        {"colours", required_argument, NULL, OPT_COLORS},
         {"title", required_argument, NULL, OPT_TITLE},
         {"width", required_argument, NULL, OPT_WIDTH},
         {"min-width", required_argument, NULL, OPT_MIN_WIDTH},
@@ -106,6 +112,13 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
         case OPT_ICICLE:
             a->icicle = true;
             break;
+        case OPT_COLORS:
+            if (strcmp(optarg, "hot") != 0 && strcmp(optarg, "binary") != 0) {
+                pt_err("flamegraph: unknown colours '%s' (hot or binary)", optarg);
+                return 1;
+            }
+            a->by_binary = strcmp(optarg, "binary") == 0;
+            break;
         case OPT_TITLE:
             a->title = optarg;
             break;
@@ -131,6 +144,10 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
         pt_err("flamegraph: the %s metric does not add up along a stack (cpu, wall, samples or "
                "energy)",
                metric_name(a->an.metric));
+        return 1;
+    }
+    if (a->by_binary && !key_spec_has(&a->an.session.walk.keys, KEY_BINARY)) {
+        pt_err("flamegraph: --colors binary needs binary among the keys (-k)");
         return 1;
     }
     if (optind >= argc) {
@@ -189,6 +206,7 @@ static int write_graph(struct flame_args *a, struct outfile **of, char **files, 
     struct flamegraph_options o = {
         .metric = a->an.metric,
         .icicle = a->icicle,
+        .colour_by_binary = a->by_binary,
         .title = a->title,
         .subtitle = sub,
         .width = a->width,

@@ -106,6 +106,8 @@ struct names {
     char **label, **extra;
     size_t n;
     int proc; /* index of the procedure component; -1: none */
+    int bin;  /* index of the binary component; -1: none */
+    char **binary;
 };
 
 static void names_init(struct names *nm, const struct calltree *t)
@@ -114,11 +116,16 @@ static void names_init(struct names *nm, const struct calltree *t)
     nm->n = strtab_count(t->keys);
     nm->label = xcalloc(nm->n, sizeof(*nm->label));
     nm->extra = xcalloc(nm->n, sizeof(*nm->extra));
+    nm->binary = xcalloc(nm->n, sizeof(*nm->binary));
     nm->proc = -1;
+    nm->bin = -1;
     for (size_t i = 0; i < t->spec.count; i++)
         if (t->spec.kinds[i] == KEY_PROCEDURE ||
             (t->spec.kinds[i] == KEY_PROCEDURE_MANGLED && nm->proc < 0))
             nm->proc = (int)i;
+    for (size_t i = 0; i < t->spec.count; i++)
+        if (t->spec.kinds[i] == KEY_BINARY)
+            nm->bin = (int)i;
 }
 
 static void names_free(struct names *nm)
@@ -126,7 +133,9 @@ static void names_free(struct names *nm)
     for (size_t i = 0; i < nm->n; i++) {
         free(nm->label[i]);
         free(nm->extra[i]);
+        free(nm->binary[i]);
     }
+    free(nm->binary);
     free(nm->label);
     free(nm->extra);
 }
@@ -162,6 +171,16 @@ static void names_get(struct names *nm, uint32_t key, const char **label, const 
     }
     *label = nm->label[key];
     *extra = nm->extra[key];
+}
+
+/* KEY's binary component ("" without one). */
+static const char *names_binary(struct names *nm, uint32_t key)
+{
+    if (key >= nm->n || nm->bin < 0)
+        return "";
+    if (!nm->binary[key])
+        nm->binary[key] = key_part(strtab_get(nm->t->keys, key), (size_t)nm->bin);
+    return nm->binary[key];
 }
 
 /* Coordinates with one decimal, without a useless ".0". */
@@ -243,6 +262,25 @@ static void hot_colour(const char *name, char *out, size_t len)
         return;
     }
     snprintf(out, len, "#%02x%02x%02x", 205 + h % 51, (h >> 8) % 231, (h >> 16) % 56);
+}
+
+/* One hue per binary, so the program's own code and each library stand
+ * apart; the function's hash varies the lightness a little, so neighbours
+ * of the same binary stay distinguishable. */
+static void binary_colour(const char *binary, const char *name, char *out, size_t len)
+{
+    if (name[0] == '[' || !binary[0]) {
+        hot_colour(name, out, len);
+        return;
+    }
+    double h = (double)(svg_hash(binary) % 360) / 60, s = 0.55;
+    double l = 0.62 + (double)(svg_hash(name) % 13) / 100;
+    double c = (1 - fabs(2 * l - 1)) * s, x = c * (1 - fabs(fmod(h, 2) - 1)), m = l - c / 2;
+    double rgb[3][6] = {{c, x, 0, 0, x, c}, {x, c, c, x, 0, 0}, {0, 0, x, c, c, x}};
+    int sector = (int)h % 6;
+    snprintf(out, len, "#%02x%02x%02x", (unsigned)lround(255 * (rgb[0][sector] + m)),
+             (unsigned)lround(255 * (rgb[1][sector] + m)),
+             (unsigned)lround(255 * (rgb[2][sector] + m)));
 }
 
 /* White to red (grew) or blue (shrank), by the change over the largest. */
@@ -373,6 +411,8 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
         if (baseline)
             diff_colour(fr->in_base ? fr->share - fr->base_share : fr->share, max_delta, colour,
                         sizeof(colour));
+        else if (o->colour_by_binary)
+            binary_colour(names_binary(&nm, n->key), label, colour, sizeof(colour));
         else
             hot_colour(label, colour, sizeof(colour));
         fprintf(out, "\" height=\"%d\" fill=\"%s\"/>", RECT_H, colour);

@@ -16,7 +16,9 @@
  *  - Frames narrower than O->min_px pixels are left out with what is
  *    above them (flame.h: their value stays inside their parent).
  *  - Colours: a warm hue per name (a hash: stable across runs and files),
- *    greys for bracketed pseudo-frames ("[unknown]", "[syscall read]"); with
+ *    or with O->colour_by_binary a hue per binary (the key's binary
+ *    component; names without one keep the warm hue), greys for bracketed
+ *    pseudo-frames ("[unknown]", "[syscall read]"); with
  *    BASELINE, white to red for frames whose share of the whole grew, white
  *    to blue for those that shrank, the strongest change at full colour.
  *  - O->icicle draws the root at the top, callees below.
@@ -46,6 +48,7 @@
 struct flamegraph_options {
     enum metric metric; /* cpu, wall, samples or energy (flame_metric_ok()) */
     bool icicle;
+    bool colour_by_binary;
     const char *title;    /* NULL: "Flame Graph", "Icicle Graph" or "Differential ..." */
     const char *subtitle; /* NULL: none */
     double width;         /* pixels; 0: 1200 */

@@ -452,3 +452,70 @@ Test(flamegraph, stats_follow_the_metric)
     free(svg);
     tree_free(&ft, true);
 }
+
+static double hue_of(const char *fill)
+{
+    int r, g, b;
+    rgb(fill, &r, &g, &b);
+    double R = r / 255.0, G = g / 255.0, B = b / 255.0;
+    double mx = fmax(R, fmax(G, B)), mn = fmin(R, fmin(G, B)), d = mx - mn, h;
+    cr_assert_gt(d, 0, "%s is grey", fill);
+    if (mx == R)
+        h = fmod((G - B) / d, 6);
+    else if (mx == G)
+        h = (B - R) / d + 2;
+    else
+        h = (R - G) / d + 4;
+    h *= 60;
+    return h < 0 ? h + 360 : h;
+}
+
+Test(flamegraph, binary_palette_gives_each_binary_its_hue)
+{
+    struct key_spec spec;
+    char err[100];
+    cr_assert_eq(key_spec_parse("binary,procedure", &spec, err, sizeof(err)), 0);
+    struct strtab *keys = strtab_new();
+    struct calltree *t = calltree_new(keys, &spec);
+    struct walk_visitor v = calltree_visitor(t);
+    const char *stacks[][3] = {
+        {"prog\x1fmain",
+         "prog\x1f"
+         "compute",
+         "libm.so.6\x1fsin"},
+        {"prog\x1fmain", "prog\x1fparse", "libc.so.6\x1fstrlen"},
+        {"prog\x1fmain", "libc.so.6\x1fqsort",
+         "prog\x1f"
+         "compare"},
+    };
+    for (int s = 0; s < 3; s++) {
+        struct path_frame fr[3];
+        for (int i = 0; i < 3; i++)
+            fr[i] = (struct path_frame){.key = strtab_intern_str(keys, stacks[s][2 - i])};
+        struct path p = {.nframes = 3, .frames = fr};
+        double q[Q_COUNT] = {[Q_SAMPLES] = 1, [Q_CPU] = 1};
+        struct walk_event e = {.path = &p, .q = q};
+        v.sample(v.ctx, &e);
+    }
+    struct walk_totals wt = {0};
+    calltree_add_run(t, &wt);
+    calltree_finish(t, METRIC_CPU);
+    struct flamegraph_options o = {.metric = METRIC_CPU, .colour_by_binary = true};
+    char *svg = render(t, NULL, &o, NULL);
+    struct drawn d[16];
+    size_t n = parse_frames(svg, d, 16);
+    const struct drawn *main_ = find(d, n, "main"), *compute = find(d, n, "compute"),
+                       *compare = find(d, n, "compare"), *sin_ = find(d, n, "sin"),
+                       *qsort_ = find(d, n, "qsort"), *strlen_ = find(d, n, "strlen");
+    cr_assert(main_ && compute && compare && sin_ && qsort_ && strlen_, "%s", svg);
+    cr_expect_float_eq(hue_of(main_->fill), hue_of(compute->fill), 1.5, "%s %s", main_->fill,
+                       compute->fill);
+    cr_expect_float_eq(hue_of(main_->fill), hue_of(compare->fill), 1.5);
+    cr_expect_float_eq(hue_of(qsort_->fill), hue_of(strlen_->fill), 1.5);
+    double dh = fabs(hue_of(main_->fill) - hue_of(qsort_->fill));
+    cr_expect_gt(fmin(dh, 360 - dh), 5, "prog and libc apart: %s %s", main_->fill, qsort_->fill);
+    cr_expect(strstr(compute->title, "compute\nprog, "), "%s", compute->title);
+    free(svg);
+    calltree_free(t);
+    strtab_free(keys);
+}
