@@ -21,7 +21,36 @@ struct outfile {
     int sync_fd;
     enum compression compression;
     bool published; /* the file is already at PATH */
+    bool direct;    /* PATH is a device or a pipe, written in place */
 };
+
+/* A device or a pipe (/dev/null, a FIFO, /dev/stdout) is written as it is:
+ * renaming a temporary over it would replace the device with a file. */
+static struct outfile *open_direct(struct outfile *out)
+{
+    int fd = open(out->path, O_WRONLY | O_CLOEXEC);
+    FILE *raw = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!raw) {
+        pt_err("cannot write '%s': %s", out->path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        free(out->path);
+        free(out);
+        return NULL;
+    }
+    out->direct = true;
+    out->compression = compression_for_path(out->path);
+    out->stream = out->compression == COMPRESSION_NONE ? raw : compress_open(raw, out->compression);
+    if (!out->stream) {
+        pt_err("cannot write '%s': %s compression: %s", out->path,
+               compression_name(out->compression), strerror(errno));
+        fclose(raw);
+        free(out->path);
+        free(out);
+        return NULL;
+    }
+    return out;
+}
 
 struct outfile *outfile_open(const char *path)
 {
@@ -41,6 +70,8 @@ struct outfile *outfile_open(const char *path)
         free(out);
         return NULL;
     }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return open_direct(out);
 
     char *copy = xstrdup(path);
     char *base = xstrdup(basename(copy));
@@ -140,6 +171,10 @@ int outfile_commit(struct outfile *out)
         rc = -1;
     }
     if (!out->tmp_path) {
+        if (out->direct && fclose(out->stream) != 0 && rc == 0) {
+            pt_err("cannot write '%s': %s", out->path, strerror(errno));
+            rc = -1;
+        }
         outfile_free(out);
         return rc;
     }
@@ -177,6 +212,8 @@ void outfile_abort(struct outfile *out)
 {
     if (!out)
         return;
+    if (out->direct && out->stream)
+        fclose(out->stream);
     if (out->tmp_path) {
         /* Closing finishes a compressed stream: a published partial file
          * then decompresses cleanly up to where the writer stopped. */

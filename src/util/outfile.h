@@ -6,7 +6,9 @@
  * message naming PATH, when the directory is not writable.  Nothing at PATH
  * changes until outfile_commit() succeeds; outfile_abort() removes the
  * temporary and leaves any existing PATH untouched.  PATH "-" is standard
- * output: data streams straight through and commit only flushes.
+ * output: data streams straight through and commit only flushes.  So is
+ * a PATH that exists and is not a regular file (a device such as
+ * /dev/null, a FIFO): it is opened and written in place, never replaced.
  *
  * Compression: when PATH ends in .gz, .bz2 or .zst (compress.h),
  * outfile_stream() is a compressing stream over the temporary: writers

@@ -316,3 +316,31 @@ Test(outfile, dash_is_standard_output_and_never_compressed)
     test_rmtree(dir);
     free(dir);
 }
+
+/* "-o /dev/null" run as root must not replace the device with a file: a
+ * path that is not a regular file is written in place.  A FIFO stands for
+ * every such path here (a test must not risk /dev/null itself). */
+Test(outfile, a_fifo_or_device_is_written_in_place_not_replaced)
+{
+    char *dir = test_mkdtemp();
+    char *p = test_path(dir, "pipe");
+    cr_assert_eq(mkfifo(p, 0600), 0, "mkfifo: %s", strerror(errno));
+    int reader = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    cr_assert_geq(reader, 0);
+    struct outfile *o = outfile_open(p);
+    cr_assert_not_null(o);
+    cr_expect_not(outfile_seekable(o));
+    put(o, "through the pipe", 16);
+    cr_assert_eq(outfile_commit(o), 0);
+    char buf[64] = {0};
+    cr_expect_eq(read(reader, buf, sizeof(buf)), 16);
+    cr_expect_str_eq(buf, "through the pipe");
+    close(reader);
+    struct stat st;
+    cr_assert_eq(stat(p, &st), 0);
+    cr_expect(S_ISFIFO(st.st_mode), "the FIFO was replaced by a file");
+    cr_expect_eq(entries(dir), 1, "a temporary was left behind");
+    free(p);
+    test_rmtree(dir);
+    free(dir);
+}
