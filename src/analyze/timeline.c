@@ -588,7 +588,8 @@ static int phase_cmp(const void *x, const void *y)
 static void rescue_phases(struct timeline_builder *b, struct lane_state *l)
 {
     unsigned n = b->o.columns;
-    qsort(l->phases, l->nphases, sizeof(*l->phases), phase_cmp);
+    if (l->nphases > 1)
+        qsort(l->phases, l->nphases, sizeof(*l->phases), phase_cmp);
     for (size_t k = 0; k < l->nphases; k++) {
         const struct run *r = &l->phases[k];
         size_t c0 = column_of(b, r->t0), c1 = column_of(b, r->t1);

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #define USAGE_LINE                                                                                 \
     "usage: ptprof timeline FILE [-o OUT.svg|OUT.html] [--start S] [--end S] [-k KEYS]\n"          \
@@ -36,8 +35,8 @@ static void usage(FILE *out)
             "and, under them, one lane per thread coloured by the function it was in.\n"
             "\n"
             "  -o, --output OUT      the picture: .svg, or .html for a page holding it\n"
-            "                        (compressed if OUT ends in .gz, .bz2 or .zst; - or no\n"
-            "                        -o: standard output)\n"
+            "                        (timeline.svg; compressed if OUT ends in .gz, .bz2 or\n"
+            "                        .zst; - is standard output)\n"
             "      --format F        svg or html, whatever OUT's name says\n"
             "      --start S         begin S seconds after the profile's start\n"
             "      --end S           end S seconds after the profile's start\n"
@@ -221,7 +220,6 @@ int cmd_timeline(int argc, char **argv)
 {
     struct timeline_args a = {
         .tl = {.start_s = 0, .end_s = -1, .max_lanes = DEFAULT_MAX_THREADS},
-        .output = "-",
         .width = DEFAULT_WIDTH,
     };
     analysis_args_init(&a.analysis, "timeline");
@@ -232,11 +230,8 @@ int cmd_timeline(int argc, char **argv)
         analysis_args_free(&a.analysis);
         return rc < 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
     }
-    if (strcmp(a.output, "-") == 0 && isatty(STDOUT_FILENO)) {
-        pt_err("timeline: give -o OUT.svg or OUT.html (or redirect the standard output)");
-        analysis_args_free(&a.analysis);
-        return PT_EXIT_USAGE;
-    }
+    if (!a.output)
+        a.output = a.format == OUT_HTML ? "timeline.html" : "timeline.svg";
     a.tl.columns = timeline_svg_columns(a.width);
     const char *path = argv[optind];
     struct profile prof;

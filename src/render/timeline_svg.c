@@ -210,8 +210,9 @@ static void time_axis(const struct ctx *c, double y)
         put_number(c->out, v, c->time.decimals);
         fputs("</text>", c->out);
     }
+    /* Under the last label's end, which may reach the margin. */
     fprintf(c->out, "<text x=\"%u\" y=\"%.1f\" text-anchor=\"end\">s</text></g>\n",
-            LEFT + c->columns + RIGHT - 4, y + 15);
+            LEFT + c->columns + RIGHT - 2, y + 27);
 }
 
 /* The value axis of series S: nice ticks over its range (from 0 when its
@@ -599,7 +600,6 @@ int timeline_html_write(FILE *out, const struct timeline *t, const struct timeli
           "body { margin: 0; padding: 16px; background: #fff; color: #222;\n"
           "       font-family: 'DejaVu Sans', Verdana, sans-serif; font-size: 13px; }\n"
           "svg { display: block; }\n"
-          "svg rect title { white-space: pre; }\n"
           "p.note { color: #555; max-width: 60em; }\n"
           "</style>\n</head>\n<body>\n",
           out);

@@ -202,9 +202,9 @@ static double number_after(const char *text, const char *needle)
 
 /* --- the workloads ------------------------------------------------------------------ */
 
-TestSuite(timeline, .timeout = 300);
+TestSuite(timeline_e2e, .timeout = 300);
 
-Test(timeline, shares_power_chart_and_a_lane_per_thread)
+Test(timeline_e2e, shares_power_chart_and_a_lane_per_thread)
 {
     cr_assert(browser_available(), "chromium missing: scripts/install-deps --test");
     struct recording r;
@@ -227,7 +227,7 @@ Test(timeline, shares_power_chart_and_a_lane_per_thread)
     recording_free(&r);
 }
 
-Test(timeline, callers_signal_handler_and_keys_by_binary)
+Test(timeline_e2e, callers_signal_handler_and_keys_by_binary)
 {
     cr_assert(browser_available(), "chromium missing: scripts/install-deps --test");
     struct recording r;
@@ -245,7 +245,7 @@ Test(timeline, callers_signal_handler_and_keys_by_binary)
     recording_free(&r);
 }
 
-Test(timeline, threads1000_keeps_the_busiest_lanes)
+Test(timeline_e2e, threads1000_keeps_the_busiest_lanes)
 {
     cr_assert(browser_available(), "chromium missing: scripts/install-deps --test");
     struct recording r;
@@ -263,7 +263,7 @@ Test(timeline, threads1000_keeps_the_busiest_lanes)
     recording_free(&r);
 }
 
-Test(timeline, forked_children_and_a_zoomed_range)
+Test(timeline_e2e, forked_children_and_a_zoomed_range)
 {
     cr_assert(browser_available(), "chromium missing: scripts/install-deps --test");
     struct recording r;
@@ -278,7 +278,7 @@ Test(timeline, forked_children_and_a_zoomed_range)
 
 /* --- hostile names, through a .pbin ------------------------------------------------ */
 
-Test(timeline, hostile_names_in_a_pbin_are_drawn_safely)
+Test(timeline_e2e, hostile_names_in_a_pbin_are_drawn_safely)
 {
     cr_assert(browser_available(), "chromium missing: scripts/install-deps --test");
     static const char *const names[] = {
@@ -356,7 +356,7 @@ Test(timeline, hostile_names_in_a_pbin_are_drawn_safely)
 
 /* --- options and exit codes ---------------------------------------------------------- */
 
-Test(timeline, options_and_exit_codes)
+Test(timeline_e2e, options_and_exit_codes)
 {
     struct recording r;
     const char *args[] = {"0.5", NULL};
@@ -383,11 +383,24 @@ Test(timeline, options_and_exit_codes)
     cr_expect_eq(ptprof(missing, &res, NULL), 2, RUN_FMT, RUN_ARGS(&res));
     spawn_result_free(&res);
 
+    /* timeline.svg in the current directory by default. */
+    char *bin = build_ptprof();
+    const char *plain[] = {bin, "timeline", r.profile, NULL};
+    struct spawn_opts so = {.argv = plain, .cwd = r.dir, .timeout_s = 120};
+    spawn_run(&so, &res);
+    cr_expect_eq(spawn_exit_code(res.status), 0, RUN_FMT, RUN_ARGS(&res));
+    spawn_result_free(&res);
+    free(bin);
+    char *dflt = xasprintf("%s/timeline.svg", r.dir);
+    char *msg = NULL;
+    cr_expect(xmlcheck_file(dflt, &msg), "%s: %s", dflt, msg);
+    free(msg);
+    free(dflt);
+
     /* To standard output with --format, and compressed by name. */
-    const char *to_stdout[] = {"timeline", r.profile, "--format", "html", NULL};
+    const char *to_stdout[] = {"timeline", r.profile, "-o", "-", "--format", "html", NULL};
     cr_assert_eq(ptprof(to_stdout, &res, NULL), 0, RUN_FMT, RUN_ARGS(&res));
     cr_expect(strncmp(res.out, "<!DOCTYPE html>", 15) == 0, "%.100s", res.out);
-    char *msg = NULL;
     cr_expect(xmlcheck_string(res.out, res.out_len, &msg), "xmllint: %s", msg);
     free(msg);
     spawn_result_free(&res);
