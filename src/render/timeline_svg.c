@@ -492,8 +492,16 @@ static void title(const struct ctx *c)
 {
     FILE *out = c->out;
     const struct timeline *t = c->t;
-    fputs("<text x=\"20\" y=\"24\" font-size=\"15\" font-weight=\"bold\">", out);
-    svg_text_max(out, t->program, 100);
+    /* The program by its base name, so the line fits; whole in the tooltip. */
+    const char *prog = t->program;
+    size_t cmd_len = strcspn(prog, " ");
+    for (size_t i = 0; i < cmd_len; i++)
+        if (t->program[i] == '/' && i + 1 < cmd_len)
+            prog = t->program + i + 1;
+    fputs("<text x=\"20\" y=\"24\" font-size=\"15\" font-weight=\"bold\"><title>", out);
+    svg_text(out, t->program);
+    fputs("</title>", out);
+    svg_text_max(out, prog, 60);
     fprintf(out, " \u2014 %.3f s, %.0f samples (%.0f thread samples), ", t->duration_s,
             t->recorded_samples, t->thread_samples);
     if (t->achieved_hz > 0)
