@@ -5,14 +5,17 @@
  */
 #include "cli/cli.h"
 #include "cli/csv_options.h"
+#include "format/folded.h"
 #include "format/gmon.h"
 #include "format/gperftools.h"
 #include "format/load.h"
 #include "format/native.h"
 #include "format/pbin.h"
+#include "format/perf_script.h"
 #include "format/pperf.h"
 #include "render/csv_samples_export.h"
 #include "render/export.h"
+#include "render/folded_export.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -66,6 +69,10 @@ static const struct convert_format formats[] = {
     {"pperf", "", read_pperf, NULL, NULL, "the original sampler's raw format"},
     {"csv", ".csv", NULL, NULL, csv_samples_export,
      "one row per thread sample (docs/formats/csv.md)"},
+    {"folded", ".folded .collapsed", folded_load_buffer, NULL, folded_export,
+     "folded stacks, a line per stack (flame graph tools; default metric samples)"},
+    {"perf-script", "", perf_script_load_buffer, NULL, NULL,
+     "the text of `perf script` (with -g: call chains)"},
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
@@ -106,7 +113,7 @@ static void usage(FILE *out)
         const struct convert_format *f = &formats[i];
         bool writes = f->write || f->export;
         const char *modes = !writes ? "r" : f->read ? "r/w" : "w";
-        fprintf(out, "  %-11s %-3s  %-12s %s\n", f->name, modes, f->suffixes, f->summary);
+        fprintf(out, "  %-11s %-3s  %-18s %s\n", f->name, modes, f->suffixes, f->summary);
     }
 }
 

@@ -3,9 +3,11 @@
  * compression and the format; and the words info and dump describe it with.
  */
 #include "format/load.h"
+#include "format/folded.h"
 #include "format/gmon.h"
 #include "format/gperftools.h"
 #include "format/native.h"
+#include "format/perf_script.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -36,7 +38,34 @@ const char *profile_file_format(const struct profile_file *f)
         return "native";
     if (gmon_detect(f->raw.data, f->raw.len))
         return "gmon";
-    return gperftools_detect(f->raw.data, f->raw.len, NULL) ? "gperftools" : "pperf";
+    if (gperftools_detect(f->raw.data, f->raw.len, NULL))
+        return "gperftools";
+    if (perf_script_detect(f->raw.data, f->raw.len))
+        return "perf-script";
+    if (folded_detect(f->raw.data, f->raw.len))
+        return "folded";
+    return "pperf";
+}
+
+/* A text format: a prefix of it is what it says up to its last whole line,
+ * so a damaged compressed stream loads as truncated there. */
+static int parse_text(const struct profile_file *f,
+                      int (*load)(const char *, const void *, size_t, struct profile *),
+                      struct profile *out)
+{
+    size_t len = f->raw.len;
+    if (f->raw.truncated) {
+        const char *nl = len ? memrchr(f->raw.data, '\n', len) : NULL;
+        len = nl ? (size_t)(nl - (const char *)f->raw.data) + 1 : 0;
+    }
+    if (load(f->name, f->raw.data, len, out) != 0)
+        return -1;
+    if (f->raw.truncated) {
+        pt_warn("%s; the profile ends at its last whole line", f->raw.error);
+        out->truncated = true;
+        out->truncated_at = len;
+    }
+    return 0;
 }
 
 int profile_parse(const struct profile_file *f, struct profile *out)
@@ -73,6 +102,10 @@ int profile_parse(const struct profile_file *f, struct profile *out)
         }
         return gmon_load_buffer(f->name, f->raw.data, f->raw.len, out);
     }
+    if (perf_script_detect(f->raw.data, f->raw.len))
+        return parse_text(f, perf_script_load_buffer, out);
+    if (folded_detect(f->raw.data, f->raw.len))
+        return parse_text(f, folded_load_buffer, out);
     if (f->raw.truncated) {
         /* The header's counts describe the whole file: a prefix never
          * validates, so say why rather than where the counts disagree. */

@@ -5,8 +5,11 @@
  * "<stdin>" in messages), decompresses gzip, bzip2 or zstd recognised by
  * their magic bytes, and decides the format by content, never by name: the
  * native magic selects the native reader (native.h), "gmon" gprof's
- * gmon.out (gmon.h: the executable is then the map "a.out"), anything else
- * is tried as the original raw format (pperf.h).  It returns 0 with OUT filled, or
+ * gmon.out (gmon.h: the executable is then the map "a.out"), then
+ * gperftools' header (gperftools.h), the text of `perf script`
+ * (perf_script.h) and folded stacks (folded.h); anything else is tried as
+ * the original raw format (pperf.h).  A text format whose compressed
+ * stream is damaged loads up to its last whole line, as truncated.  It returns 0 with OUT filled, or
  * -1 after one message naming the file (and the offset where the reader
  * stopped); OUT is then empty, and profile_free() is harmless either way.
  * A compressed native profile cut short loads as truncated, as a plain one
@@ -45,7 +48,8 @@ struct profile_file {
 
 int profile_file_read(const char *path, struct profile_file *f);
 void profile_file_free(struct profile_file *f);
-/* "native", "gmon" or "pperf", by content. */
+/* "native", "gmon", "gperftools", "perf-script", "folded" or "pperf", by
+ * content. */
 const char *profile_file_format(const struct profile_file *f);
 int profile_parse(const struct profile_file *f, struct profile *out);
 int profile_load(const char *path, struct profile *out);
