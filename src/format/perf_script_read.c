@@ -334,7 +334,8 @@ static enum line_kind classify(const char *s, size_t n, bool after_frame, struct
     for (size_t i = 1; i < ntok; i++) {
         if (!header_at(tok, ntok, i, t.s, t.s + t.n, h))
             continue;
-        if (h->rest.n >= 12 && memcmp(h->rest.s, "PERF_RECORD_", 12) == 0)
+        if ((h->rest.n >= 12 && memcmp(h->rest.s, "PERF_RECORD_", 12) == 0) ||
+            (h->event.n >= 12 && memcmp(h->event.s, "PERF_RECORD_", 12) == 0))
             return L_SIDEBAND;
         return L_HEADER;
     }
@@ -362,7 +363,7 @@ bool perf_script_detect(const void *data, size_t len)
         if (k == L_BAD)
             return false;
         if (!seen_header) {
-            if (k == L_BLANK || k == L_COMMENT)
+            if (k == L_BLANK || k == L_COMMENT || k == L_SIDEBAND)
                 continue;
             if (k != L_HEADER || h.event.n == 0)
                 return false;
@@ -514,10 +515,20 @@ static void set_name(char **dst, struct span comm)
     *dst = span_dup(comm);
 }
 
+/* The thread of H (by tid), and the process PID, made when new.  A tid
+ * that perf shows again under another pid keeps its thread entry. */
 static uint32_t thread_index(struct reader *r, const struct header *h, uint32_t pid,
                              uint64_t time_ns)
 {
     struct profile *p = r->p;
+    uint32_t proc;
+    if (!map32_get(&r->process_of, pid, &proc)) {
+        p->processes =
+            xgrow(p->processes, &r->processes_cap, p->nprocesses + 1, sizeof(*p->processes));
+        p->processes[p->nprocesses] =
+            (struct prof_process){.pid = pid, .start_ns = time_ns, .exe = span_dup(h->comm)};
+        map32_put(&r->process_of, pid, (uint32_t)p->nprocesses++);
+    }
     uint32_t t;
     if (map32_get(&r->thread_of, h->tid, &t)) {
         set_name(&p->threads[t].name, h->comm);
@@ -527,14 +538,6 @@ static uint32_t thread_index(struct reader *r, const struct header *h, uint32_t 
     p->threads[p->nthreads] = (struct prof_thread){
         .pid = pid, .tid = h->tid, .start_ns = time_ns, .name = span_dup(h->comm)};
     map32_put(&r->thread_of, h->tid, (uint32_t)p->nthreads);
-    uint32_t proc;
-    if (!map32_get(&r->process_of, pid, &proc)) {
-        p->processes =
-            xgrow(p->processes, &r->processes_cap, p->nprocesses + 1, sizeof(*p->processes));
-        p->processes[p->nprocesses] =
-            (struct prof_process){.pid = pid, .start_ns = time_ns, .exe = span_dup(h->comm)};
-        map32_put(&r->process_of, pid, (uint32_t)p->nprocesses++);
-    }
     return (uint32_t)p->nthreads++;
 }
 
