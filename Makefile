@@ -25,13 +25,13 @@ SANFLAGS =
 OPT ?= -O2
 endif
 
-PKGS = libdw libelf zlib libzstd
+PKGS = libdw libelf zlib libzstd libprotobuf-c
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wformat=2 -Wno-format-nonliteral -Wvla
-CPPFLAGS += -D_GNU_SOURCE -Isrc
+CPPFLAGS += -D_GNU_SOURCE -Isrc -I$(BUILD)/gen
 CFLAGS ?= $(OPT) -g
 ALL_CFLAGS = -std=c11 $(WARN) $(SANFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
 LDLIBS = $(PKG_LIBS) -lbz2 -lstdc++ -lpthread -lm
@@ -40,6 +40,11 @@ ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 # Everything under src/ except the entry point is the ptprof library.
 LIB_SRC := $(sort $(wildcard src/*/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# C generated from the protobuf schemas in src/ (protoc-c), built into the library.
+PROTO_SRC := $(sort $(wildcard src/*/*.proto))
+GEN_C := $(foreach p,$(PROTO_SRC),$(BUILD)/gen/$(basename $(notdir $(p))).pb-c.c)
+GEN_H := $(GEN_C:.c=.h)
+GEN_OBJ := $(GEN_C:.c=.o)
 MAIN_OBJ := $(BUILD)/src/ptprof.o
 LIB := $(BUILD)/libptprof.a
 
@@ -64,7 +69,18 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
-$(LIB): $(LIB_OBJ)
+# One protoc-c run writes both files (a pattern rule's targets are made together).
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: src/format/%.proto
+	@mkdir -p $(@D)
+	protoc-c --c_out=$(@D) --proto_path=$(<D) $<
+
+$(GEN_OBJ): %.o: %.c
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+# Every library object may include a generated header: generate first.
+$(LIB_OBJ) $(MAIN_OBJ): | $(GEN_H)
+
+$(LIB): $(LIB_OBJ) $(GEN_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
@@ -76,6 +92,8 @@ $(BUILD)/sampler: $(BUILD)/ptprof
 	ln -sf ptprof $@
 
 # --- tests ---------------------------------------------------------------
+
+$(UNIT_SRC:%.c=$(BUILD)/%.o) $(E2E_SRC:%.c=$(BUILD)/%.o) $(TESTLIB_SRC:%.c=$(BUILD)/%.o): | $(GEN_H)
 
 $(BUILD)/tests/unit-tests: $(UNIT_SRC:%.c=$(BUILD)/%.o) $(TESTLIB_SRC:%.c=$(BUILD)/%.o) $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LDLIBS)
@@ -136,11 +154,11 @@ uninstall:
 
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-FUZZ_CFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) \
+FUZZ_CFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen $(PKG_CFLAGS) \
               -fsanitize=fuzzer,address,undefined
-build-fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+build-fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN_C) | $(GEN_H)
 	@mkdir -p $(@D)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(LDLIBS)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(GEN_C) $(LDLIBS)
 
 fuzz: $(FUZZ_BIN)
 

@@ -13,9 +13,11 @@
 #include "format/pbin.h"
 #include "format/perf_script.h"
 #include "format/pperf.h"
+#include "format/pprof.h"
 #include "render/csv_samples_export.h"
 #include "render/export.h"
 #include "render/folded_export.h"
+#include "render/pprof_export.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -73,6 +75,8 @@ static const struct convert_format formats[] = {
      "folded stacks, a line per stack (flame graph tools; default metric samples)"},
     {"perf-script", "", perf_script_load_buffer, NULL, NULL,
      "the text of `perf script` (with -g: call chains)"},
+    {"pprof", ".pb .pprof", pprof_load_buffer, NULL, pprof_export,
+     "pprof's profile.proto, gzipped (go tool pprof; --metric: its default type)"},
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))

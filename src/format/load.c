@@ -8,6 +8,7 @@
 #include "format/gperftools.h"
 #include "format/native.h"
 #include "format/perf_script.h"
+#include "format/pprof.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -40,6 +41,8 @@ const char *profile_file_format(const struct profile_file *f)
         return "gmon";
     if (gperftools_detect(f->raw.data, f->raw.len, NULL))
         return "gperftools";
+    if (pprof_detect(f->raw.data, f->raw.len))
+        return "pprof";
     if (perf_script_detect(f->raw.data, f->raw.len))
         return "perf-script";
     if (folded_detect(f->raw.data, f->raw.len))
@@ -101,6 +104,14 @@ int profile_parse(const struct profile_file *f, struct profile *out)
             return -1;
         }
         return gmon_load_buffer(f->name, f->raw.data, f->raw.len, out);
+    }
+    if (pprof_detect(f->raw.data, f->raw.len)) {
+        /* A message cut short is not the message: say where it broke. */
+        if (f->raw.truncated) {
+            pt_err("%s", f->raw.error);
+            return -1;
+        }
+        return pprof_load_buffer(f->name, f->raw.data, f->raw.len, out);
     }
     if (perf_script_detect(f->raw.data, f->raw.len))
         return parse_text(f, perf_script_load_buffer, out);

@@ -6,7 +6,8 @@
  * their magic bytes, and decides the format by content, never by name: the
  * native magic selects the native reader (native.h), "gmon" gprof's
  * gmon.out (gmon.h: the executable is then the map "a.out"), then
- * gperftools' header (gperftools.h), the text of `perf script`
+ * gperftools' header (gperftools.h), pprof's profile.proto (pprof.h: a
+ * well-formed protobuf with pprof's string table), the text of `perf script`
  * (perf_script.h) and folded stacks (folded.h); anything else is tried as
  * the original raw format (pperf.h).  A text format whose compressed
  * stream is damaged loads up to its last whole line, as truncated.  It returns 0 with OUT filled, or
@@ -48,8 +49,8 @@ struct profile_file {
 
 int profile_file_read(const char *path, struct profile_file *f);
 void profile_file_free(struct profile_file *f);
-/* "native", "gmon", "gperftools", "perf-script", "folded" or "pperf", by
- * content. */
+/* "native", "gmon", "gperftools", "pprof", "perf-script", "folded" or
+ * "pperf", by content. */
 const char *profile_file_format(const struct profile_file *f);
 int profile_parse(const struct profile_file *f, struct profile *out);
 int profile_load(const char *path, struct profile *out);
