@@ -9,7 +9,9 @@
  * Reader contract: pprof_detect() is true when DATA (already
  * decompressed: pprof files are gzipped, and util/slurp undoes that) is a
  * well-formed protobuf Profile whose string table starts with "" (the
- * wire check of pprof_wire.h, nothing decoded).  pprof_load_buffer()
+ * wire check of pprof_wire.h, nothing decoded), or begins with a complete
+ * sample type as every pprof writer's files do (so that a damaged one is
+ * reported as pprof, with the offset where it breaks).  pprof_load_buffer()
  * decodes it with protobuf-c (its allocations capped in proportion to the
  * input), validates every index and id, and fills OUT:
  *  - sample types map onto ptprof's quantities: "samples" (else, when no

@@ -134,6 +134,7 @@ struct rsample {
 struct reader {
     const char *name;
     const PbProfile *pb;
+    char **strings; /* the string table, NUL-terminated copies */
     struct pprof_offsets off;
     struct profile *out;
     struct id_index mappings, locations, functions;
@@ -152,7 +153,7 @@ struct reader {
 
 static const char *str_at(const struct reader *r, int64_t i)
 {
-    return (i >= 0 && (uint64_t)i < r->pb->n_string_table) ? r->pb->string_table[i] : NULL;
+    return (i >= 0 && (uint64_t)i < r->pb->n_string_table) ? r->strings[i] : NULL;
 }
 
 /* Index I must name a string; ELEMENT, AT say where for the message. */
@@ -627,6 +628,8 @@ static void build_stacks(struct reader *r)
     for (size_t i = 0; i < pb->n_sample; i++) {
         const PbSample *s = pb->sample[i];
         struct rsample *rs = &r->samples[i];
+        if (!rs->n)
+            continue; /* stays 0: not a thread sample */
         uint32_t pid = r->threads[rs->thread].pid;
         uint32_t depth =
             s->n_location_id > PPROF_MAX_DEPTH ? PPROF_MAX_DEPTH : (uint32_t)s->n_location_id;
@@ -878,9 +881,14 @@ static int convert(struct reader *r)
     size_t threads_cap = 0;
     uint64_t total = 0;
     int rc = 0;
-    for (size_t i = 0; i < pb->n_sample && rc == 0; i++)
-        rc = sample_thread(r, i, &by_key, &threads_cap, &r->samples[i].thread) ||
-             sample_values(r, i, &r->samples[i], &total);
+    /* Samples that carry no thread sample (energy no thread used) make
+     * no thread of their own. */
+    for (size_t i = 0; i < pb->n_sample && rc == 0; i++) {
+        r->samples[i].thread = UINT32_MAX;
+        rc = sample_values(r, i, &r->samples[i], &total);
+        if (rc == 0 && r->samples[i].n)
+            rc = sample_thread(r, i, &by_key, &threads_cap, &r->samples[i].thread);
+    }
     addr_table_free(&by_key);
     if (rc != 0)
         return -1;
@@ -892,7 +900,8 @@ static int convert(struct reader *r)
 
     /* Each thread's samples together, threads in order of appearance. */
     for (size_t i = 0; i < pb->n_sample; i++)
-        r->threads[r->samples[i].thread].nsamples++;
+        if (r->samples[i].n)
+            r->threads[r->samples[i].thread].nsamples++;
     for (size_t t = 0, at = 0; t < r->nthreads; t++) {
         r->threads[t].begin = at;
         at += r->threads[t].nsamples;
@@ -900,6 +909,8 @@ static int convert(struct reader *r)
     }
     size_t *order = xcalloc(pb->n_sample + 1, sizeof(*order));
     for (size_t i = 0; i < pb->n_sample; i++) {
+        if (!r->samples[i].n)
+            continue;
         struct rthread *t = &r->threads[r->samples[i].thread];
         order[t->begin + t->nsamples++] = i;
     }
@@ -931,7 +942,7 @@ static int convert(struct reader *r)
 
 bool pprof_detect(const void *data, size_t len)
 {
-    return pprof_wire_check(NULL, data, len, NULL) == 0;
+    return pprof_wire_starts_like(data, len) || pprof_wire_check(NULL, data, len, NULL) == 0;
 }
 
 int pprof_load_buffer_max(const char *name, const void *data, size_t len, uint64_t max_samples,
@@ -957,7 +968,19 @@ int pprof_load_buffer_max(const char *name, const void *data, size_t len, uint64
         return -1;
     }
     r.pb = pb;
+    /* Bytes on the wire (pprof.proto): C strings here, cut at a NUL. */
+    r.strings = xcalloc(pb->n_string_table + 1, sizeof(*r.strings));
+    for (size_t i = 0; i < pb->n_string_table; i++) {
+        const ProtobufCBinaryData *bin = &pb->string_table[i];
+        r.strings[i] = xmalloc(bin->len + 1);
+        if (bin->len)
+            memcpy(r.strings[i], bin->data, bin->len);
+        r.strings[i][bin->len] = '\0';
+    }
     int rc = convert(&r);
+    for (size_t i = 0; i < pb->n_string_table; i++)
+        free(r.strings[i]);
+    free(r.strings);
     perftools__profiles__profile__free_unpacked(pb, &alloc);
     pprof_offsets_free(&r.off);
     free(r.mappings.e);

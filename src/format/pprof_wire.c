@@ -6,7 +6,6 @@
 #include "util/log.h"
 #include "util/xalloc.h"
 
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +37,7 @@ struct field {
 };
 
 #define MAX_FIELD 15
+#define MAX_FIELD_NUMBER ((1u << 29) - 1)
 
 /* The schema of format/pprof.proto, by message and field number. */
 static const struct field schema[M_NONE][MAX_FIELD + 1] =
@@ -173,6 +173,14 @@ static int check_message(struct checker *c, enum msg m, size_t off, size_t end)
         }
         uint64_t field = tag >> 3;
         unsigned wire = (unsigned)(tag & 7);
+        /* protobuf's limits, which protobuf-c enforces: a tag of 5 bytes
+         * at most, field numbers below 2^29. */
+        if (off - at > 5 || field > MAX_FIELD_NUMBER) {
+            if (c->name)
+                pt_err("%s: offset %zu: field number %llu (in a %s) is out of range", c->name, at,
+                       (unsigned long long)field, msg_names[m]);
+            return -1;
+        }
         if (field == 0) {
             if (c->name)
                 pt_err("%s: offset %zu: field number 0 (in a %s): not protobuf", c->name, at,
@@ -201,8 +209,10 @@ static int check_message(struct checker *c, enum msg m, size_t off, size_t end)
         }
         case 2: {
             uint64_t len;
-            if (!varint(d, &off, end, &len))
-                return fail(c, at, "length runs past its message or over 10 bytes", m, field);
+            size_t len_at = off;
+            if (!varint(d, &off, end, &len) || off - len_at > 5 || len > INT32_MAX)
+                return fail(c, at, "length runs past its message, or over 5 bytes or 2^31", m,
+                            field);
             if (len > end - off) {
                 if (c->name)
                     pt_err("%s: offset %zu: field %llu of a %s is %llu bytes long, %zu are left "
@@ -262,6 +272,23 @@ int pprof_wire_check(const char *name, const void *data, size_t len, struct ppro
         return -1;
     }
     return 0;
+}
+
+bool pprof_wire_starts_like(const void *data, size_t len)
+{
+    const unsigned char *d = data;
+    size_t off = 1;
+    uint64_t n, v;
+    if (len < 2 || d[0] != 0x0a || !varint(d, &off, len, &n) || n < 2 || n > len - off)
+        return false;
+    /* A ValueType: only its two numbers, type (0x08) and unit (0x10). */
+    size_t end = off + (size_t)n;
+    while (off < end) {
+        unsigned char tag = d[off++];
+        if ((tag != 0x08 && tag != 0x10) || !varint(d, &off, end, &v))
+            return false;
+    }
+    return true;
 }
 
 void pprof_offsets_free(struct pprof_offsets *o)

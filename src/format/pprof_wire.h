@@ -24,10 +24,18 @@
  * arrays are bounded by the input (an element takes 2 bytes at least).
  * On failure it returns -1 after "NAME: offset N: what is wrong" through
  * pt_err(), or silently when NAME is NULL (detection).
+ *
+ * pprof_wire_starts_like() is true when DATA begins with what every pprof
+ * writer puts first, a complete sample type (field 1: a ValueType made of
+ * its two numbers only): a file cut short or damaged further on is still
+ * told apart as pprof, so its error can say where it breaks.  No text and
+ * none of the other formats ptprof reads begin that way (a 0x0a byte, a
+ * length, then 0x08 or 0x10 tags).
  */
 #ifndef PTPROF_FORMAT_PPROF_WIRE_H
 #define PTPROF_FORMAT_PPROF_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +56,7 @@ struct pprof_offsets {
 };
 
 int pprof_wire_check(const char *name, const void *data, size_t len, struct pprof_offsets *offsets);
+bool pprof_wire_starts_like(const void *data, size_t len);
 void pprof_offsets_free(struct pprof_offsets *o);
 /* The offset of element I of kind K, or 0 when there is none. */
 size_t pprof_offset(const struct pprof_offsets *o, enum pprof_element k, size_t i);

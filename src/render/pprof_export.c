@@ -516,7 +516,8 @@ static void order_mappings(struct exporter *x, size_t *id_of)
 static int64_t rounded(double *acc, int64_t *done, double v)
 {
     *acc += v;
-    int64_t total = (int64_t)llround(*acc);
+    /* Past 2^63 (a hostile input's sums) the column saturates. */
+    int64_t total = *acc < 9.2e18 ? (int64_t)llround(*acc) : INT64_MAX;
     int64_t step = total - *done;
     *done = total;
     return step > 0 ? step : 0;
@@ -694,9 +695,11 @@ static int encode(struct exporter *x, const struct export_options *o, bool has_e
 
     /* The string table last: everything above has interned its strings. */
     size_t nstrings = strtab_count(x->strings);
-    char **strings = xcalloc(nstrings + 1, sizeof(*strings));
-    for (size_t i = 0; i < nstrings; i++)
-        strings[i] = (char *)strtab_get(x->strings, (uint32_t)i);
+    ProtobufCBinaryData *strings = xcalloc(nstrings + 1, sizeof(*strings));
+    for (size_t i = 0; i < nstrings; i++) {
+        const char *s = strtab_get(x->strings, (uint32_t)i);
+        strings[i] = (ProtobufCBinaryData){strlen(s), (uint8_t *)(uintptr_t)s};
+    }
     pb.n_string_table = nstrings;
     pb.string_table = strings;
 
