@@ -6,6 +6,7 @@
 #include "analyze/metrics.h"
 #include "analyze/session.h"
 #include "symbol/addr_table.h"
+#include "symbol/build_id.h"
 #include "symbol/symbolizer.h"
 #include "symbol/syscall_names.h"
 #include "util/compress.h"
@@ -233,16 +234,6 @@ static size_t find_map(const struct exporter *x, uint32_t pid, uint64_t pc, uint
 
 /* --- mappings, functions, locations -------------------------------------- */
 
-static void hex_build_id(const struct prof_map *m, char *buf)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (unsigned i = 0; i < m->build_id_len; i++) {
-        buf[2 * i] = digits[m->build_id[i] >> 4];
-        buf[2 * i + 1] = digits[m->build_id[i] & 15];
-    }
-    buf[2 * m->build_id_len] = '\0';
-}
-
 /* The mapping (index + 1) for map MI: maps of equal file and range, in
  * whichever process, are one mapping. */
 static size_t mapping_of(struct exporter *x, size_t mi)
@@ -267,7 +258,7 @@ static size_t mapping_of(struct exporter *x, size_t mi)
             with_id = o;
     }
     char hex[2 * PROF_BUILD_ID_MAX + 1];
-    hex_build_id(with_id, hex);
+    build_id_hex(with_id->build_id, with_id->build_id_len, hex);
     x->mappings = xgrow(x->mappings, &x->mappings_cap, x->nmappings + 1, sizeof(*x->mappings));
     x->mappings[x->nmappings] =
         (struct mapping_out){.map = mi, .filename = path, .build_id = str(x, hex)};

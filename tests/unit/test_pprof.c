@@ -159,7 +159,8 @@ static void build(struct builder *b, const struct crafted_sample *cs, size_t n, 
     for (size_t i = 0; i < n; i++) {
         Perftools__Profiles__Sample *s = &b->samples[i];
         perftools__profiles__sample__init(s);
-        memcpy(b->loc_ids[i], cs[i].locs, cs[i].nlocs * sizeof(uint64_t));
+        if (cs[i].nlocs)
+            memcpy(b->loc_ids[i], cs[i].locs, cs[i].nlocs * sizeof(uint64_t));
         s->n_location_id = cs[i].nlocs;
         s->location_id = b->loc_ids[i];
         int64_t v[4] = {cs[i].count, cs[i].cpu_ns, cs[i].wall_ns, cs[i].energy_uj};
@@ -490,9 +491,11 @@ Test(pprof, profile_load_recognises_it_and_no_other_format_is_pprof)
     free(buf);
 
     /* Every kept file of the other formats, valid or damaged. */
-    static const char *const corpora[] = {"tests/fuzz/corpus/gmon", "tests/fuzz/corpus/gperftools",
-                                          "tests/fuzz/corpus/native", "tests/fuzz/corpus/pbin",
-                                          "tests/fuzz/corpus/pperf"};
+    static const char *const corpora[] = {
+        "tests/fuzz/corpus/gmon",        "tests/fuzz/corpus/gperftools",
+        "tests/fuzz/corpus/native",      "tests/fuzz/corpus/pbin",
+        "tests/fuzz/corpus/pperf",       "tests/fuzz/corpus/folded",
+        "tests/fuzz/corpus/perf_script", "tests/fuzz/corpus/csv_timeline"};
     size_t checked = 0;
     for (size_t c = 0; c < sizeof(corpora) / sizeof(corpora[0]); c++) {
         char *dir = corpus_dir(corpora[c]);
