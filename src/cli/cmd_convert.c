@@ -112,7 +112,7 @@ static void usage(FILE *out)
             "\n");
     csv_cli_usage(out);
     fprintf(out, "\n"
-            "Formats (r: read, w: written; the names that choose them for --to):\n");
+                 "Formats (r: read, w: written; the names that choose them for --to):\n");
     for (size_t i = 0; i < NFORMATS; i++) {
         const struct convert_format *f = &formats[i];
         bool writes = f->write || f->export;

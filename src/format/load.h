@@ -10,9 +10,10 @@
  * well-formed protobuf with pprof's string table), the text of `perf script`
  * (perf_script.h) and folded stacks (folded.h); anything else is tried as
  * the original raw format (pperf.h).  A text format whose compressed
- * stream is damaged loads up to its last whole line, as truncated.  It returns 0 with OUT filled, or
- * -1 after one message naming the file (and the offset where the reader
- * stopped); OUT is then empty, and profile_free() is harmless either way.
+ * stream is damaged loads up to its last whole line, as truncated.  It
+ * returns 0 with OUT filled, or -1 after one message naming the file (and
+ * the offset where the reader stopped); OUT is then empty, and
+ * profile_free() is harmless either way.
  * A compressed native profile cut short loads as truncated, as a plain one
  * does; the original format's header counts cover the whole file, so a
  * damaged compressed pperf file is an error.

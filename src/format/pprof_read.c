@@ -957,7 +957,10 @@ int pprof_load_buffer_max(const char *name, const void *data, size_t len, uint64
                      ? SIZE_MAX
                      : len * PPROF_DECODE_FACTOR + (1u << 20);
     struct budget b = {.left = cap};
-    ProtobufCAllocator alloc = {.alloc = budget_alloc, .free = budget_free, .allocator_data = &b};
+    ProtobufCAllocator alloc;
+    alloc.alloc = budget_alloc;
+    alloc.free = budget_free;
+    alloc.allocator_data = &b;
     PbProfile *pb = perftools__profiles__profile__unpack(&alloc, len, data);
     if (!pb) {
         if (b.exceeded)

@@ -774,7 +774,7 @@ static int write_gzip(FILE *out, const uint8_t *data, size_t len)
     /* 15 + 16: a gzip header and trailer around the deflate stream. */
     if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return -1;
-    unsigned char buf[1 << 16];
+    unsigned char buf[1 << 16] = {0}; /* deflate fills it (cppcheck cannot tell) */
     int zrc = Z_OK;
     size_t at = 0;
     do {
