@@ -860,8 +860,12 @@ static void fill_meta(struct reader *r)
         strcat(types, "/");
         strcat(types, str_at(r, pb->sample_type[i]->unit));
     }
-    p->meta = xgrow(p->meta, &cap, p->nmeta + 2 + pb->n_comment, sizeof(*p->meta));
+    p->meta = xgrow(p->meta, &cap, p->nmeta + 3 + pb->n_comment, sizeof(*p->meta));
     p->meta[p->nmeta++] = (struct prof_meta){xstrdup("pprof_sample_types"), types};
+    /* What info calls the program: pprof's main binary. */
+    if (pb->n_mapping && *str_at(r, pb->mapping[0]->filename))
+        p->meta[p->nmeta++] =
+            (struct prof_meta){xstrdup("command"), xstrdup(str_at(r, pb->mapping[0]->filename))};
     if (*str_at(r, pb->default_sample_type))
         p->meta[p->nmeta++] = (struct prof_meta){xstrdup("pprof_default_sample_type"),
                                                  xstrdup(str_at(r, pb->default_sample_type))};

@@ -475,10 +475,14 @@ Test(pprof_e2e, recording_converts_for_protoc_and_go_tool_pprof, .timeout = 300)
         compared++;
     }
     cr_expect_geq(compared, 2);
-    /* And exactly the same values, read back by -raw. */
-    struct fn_values raw;
+    /* And exactly the same values, read back by -raw, and by ptprof from
+     * the pprof file. */
+    struct fn_values raw, back;
     pprof_raw(&g, pb, &raw);
     expect_same_values(&ours, &raw, "recording");
+    report_rows(pb, &back, NULL);
+    expect_same_values(&back, &ours, "recording read back");
+    fn_free(&back);
 
     fn_free(&theirs);
     fn_free(&ours);
