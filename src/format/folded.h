@@ -8,7 +8,9 @@
  * Reader contract: folded_load_buffer() fills OUT with one process and one
  * thread (pid and tid 0, no program name: the format names neither), one
  * stack per distinct line stack (synthetic PCs, format/folded_names.h: a
- * frame is its name alone, binary "[unknown]"; profile.locations resolves
+ * frame is its name alone, binary "[unknown]", except that the
+ * "<ADDRESS>" of 16 hex digits google-pprof --collapsed appends is taken
+ * off the name and kept as the frame's offset; profile.locations resolves
  * them), and samples on a synthetic timeline in which a count of 1 is one
  * sample of FOLDED_COUNT_NS of CPU time:
  *  - lines with the same stack add up; stacks come in order of first
