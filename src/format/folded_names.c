@@ -245,7 +245,8 @@ uint32_t stack_table_id(struct stack_table *t, struct profile *p, const uint64_t
     }
     p->stacks = xgrow(p->stacks, &t->stacks_cap, p->nstacks + 1, sizeof(*p->stacks));
     uint64_t *copy = xmalloc((depth ? depth : 1) * sizeof(*copy));
-    memcpy(copy, pcs, depth * sizeof(*copy));
+    if (depth)
+        memcpy(copy, pcs, depth * sizeof(*copy));
     p->stacks[p->nstacks] = (struct prof_stack){.depth = depth, .pcs = copy};
     uint32_t id = (uint32_t)p->nstacks++;
     t->ids[b] = id;

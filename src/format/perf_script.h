@@ -12,7 +12,8 @@
  * (SYM, +OFF and (DSO) optional; "[unknown]" as perf prints it; DSO
  * "(inlined)" marks an inlined function, which joins the next frame's
  * location), each frame optionally followed by a source line "  FILE:LINE"
- * (-F +srcline); a blank line ends the event.  Lines starting with '#'
+ * (-F +srcline; a line indented by spaces after a frame that is not a
+ * header is one); a blank line ends the event.  Lines starting with '#'
  * (--header) and side-band events (PERF_RECORD_*) are skipped.
  *
  * Reader contract: perf_script_load_buffer() fills OUT with

@@ -87,7 +87,7 @@ static struct span trim(struct span t)
 static bool span_eq(struct span t, const char *lit)
 {
     size_t n = strlen(lit);
-    return t.n == n && memcmp(t.s, lit, n) == 0;
+    return t.n == n && (n == 0 || memcmp(t.s, lit, n) == 0);
 }
 
 static bool all_digits(struct span t)
@@ -342,6 +342,9 @@ static enum line_kind classify(const char *s, size_t n, bool after_frame, struct
     for (size_t i = 0; i < ntok; i++)
         if (tok[i].n >= 12 && memcmp(tok[i].s, "PERF_RECORD_", 12) == 0)
             return L_SIDEBAND;
+    /* A source file whose path has blanks in it. */
+    if (after_frame && line.s[0] == ' ')
+        return L_SRCLINE;
     snprintf(why, whylen, "not an event header ('COMM TID TIME: PERIOD EVENT:'): '%.*s'",
              (int)(t.n > 60 ? 60 : t.n), t.s);
     return L_BAD;
@@ -472,14 +475,15 @@ struct reader {
 static char *span_dup(struct span t)
 {
     char *s = xmalloc(t.n + 1);
-    memcpy(s, t.s, t.n);
+    if (t.n) /* an empty span may have no pointer */
+        memcpy(s, t.s, t.n);
     s[t.n] = '\0';
     return s;
 }
 
 static bool span_is(struct span t, const char *s)
 {
-    return strlen(s) == t.n && memcmp(s, t.s, t.n) == 0;
+    return strlen(s) == t.n && (t.n == 0 || memcmp(s, t.s, t.n) == 0);
 }
 
 static uint32_t event_index(struct reader *r, struct span ev)
@@ -545,7 +549,8 @@ static uint32_t thread_index(struct reader *r, const struct header *h, uint32_t 
 static size_t stash(struct reader *r, size_t *used, struct span t)
 {
     r->text = xgrow(r->text, &r->text_cap, *used + t.n + 1, 1);
-    memcpy(r->text + *used, t.s, t.n);
+    if (t.n) /* an empty span may have no pointer */
+        memcpy(r->text + *used, t.s, t.n);
     r->text[*used + t.n] = '\0';
     size_t at = *used;
     *used += t.n + 1;

@@ -544,6 +544,22 @@ Test(folded, google_pprof_collapsed_matches_google_pprof_text, .timeout = 180)
     cr_expect_eq(p.nsamples, (size_t)total);
     profile_free(&p);
 
+    /* Every analysis command takes it as it is. */
+    char *ptprof = build_ptprof(), *svg = NULL;
+    cr_assert_geq(asprintf(&svg, "%s/out.svg", dir), 0);
+    const char *const commands[][8] = {
+        {ptprof, "info", folded, NULL},
+        {ptprof, "flamegraph", folded, "-o", svg, NULL},
+        {ptprof, "timeline", folded, "-o", svg, NULL},
+        {ptprof, "compare", folded, folded, NULL},
+    };
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        run_ok(commands[i], NULL, &res);
+        spawn_result_free(&res);
+    }
+    free(svg);
+    free(ptprof);
+
     struct fn_counts ours;
     report_column(folded, "samples", "samples", NULL, &ours);
     cr_expect_eq(ours.total, total, "samples: ptprof %.0f, google-pprof %.0f", ours.total, total);

@@ -13,6 +13,7 @@
 #include "../lib/corpus.h"
 #include "format/load.h"
 #include "format/perf_script.h"
+#include "render/folded_export.h"
 #include "test_folded_tools.h"
 
 #include <criterion/criterion.h>
@@ -218,13 +219,15 @@ Test(perf_script, source_lines_and_inlined_frames)
                                "\t 1262 caller_a+0x22 (/bin/app)\n"
                                "  app.c:42\n"
                                "\t 2724a __libc_start_call_main+0x7a (/usr/lib/libc.so.6)\n"
-                               "  ??:0\n"
+                               "  /src/my project/start.c:9\n"
                                "\tffffffff81000130 entry+0x76 ([kernel.kallsyms])\n"
-                               "  [kernel.kallsyms][ffffffff81000130]\n";
+                               "  [kernel.kallsyms][ffffffff81000130]\n"
+                               "\t 1 f (/bin/app)\n"
+                               "  ??:0\n";
     struct profile p;
     load_ok(TEXT(text), &p);
     const struct prof_stack *s = &p.stacks[p.samples[0].threads[0].stack];
-    cr_assert_eq(s->depth, 3, "the inlined frame joins its caller's location");
+    cr_assert_eq(s->depth, 4, "the inlined frame joins its caller's location");
     const struct prof_location *l = location(&p, 1, s->pcs[0], false);
     cr_assert_eq(l->nframes, 2);
     cr_expect_str_eq(l->frames[0].function, "inner");
@@ -238,10 +241,13 @@ Test(perf_script, source_lines_and_inlined_frames)
     cr_expect_eq(l->frames[1].line, 42);
     cr_expect_eq(l->offset, 0x1262);
     l = location(&p, 1, s->pcs[1], true);
-    cr_expect_str_eq(l->frames[0].file, "", "??:0 says nothing");
+    cr_expect_str_eq(l->frames[0].file, "/src/my project/start.c", "a path with a blank");
+    cr_expect_eq(l->frames[0].line, 9);
     l = location(&p, 1, s->pcs[2], true);
     cr_expect_str_eq(l->frames[0].function, "entry");
     cr_expect_str_eq(l->frames[0].file, "");
+    l = location(&p, 1, s->pcs[3], true);
+    cr_expect_str_eq(l->frames[0].file, "", "??:0 says nothing");
     profile_free(&p);
 }
 
@@ -386,6 +392,39 @@ Test(perf_script, detection_claims_perf_script_only)
         cr_expect(perf_script_detect(yes[i].text, yes[i].len), "not recognised: %s", yes[i].text);
     for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
         cr_expect_not(perf_script_detect(no[i].text, no[i].len), "claimed: %s", no[i].text);
+}
+
+/* Several processes: each line starts with NAME-PID; a ';' inside a name
+ * does not split it. */
+Test(perf_script, folded_export_names_each_process)
+{
+    static const char text[] = "app 100/100 1.000: 250000 cpu-clock: \n"
+                               "\t 10 leaf;odd+0x1 (/bin/app)\n\t 20 main+0x2 (/bin/app)\n\n"
+                               "app 100/100 1.001: 250000 cpu-clock: \n"
+                               "\t 10 leaf;odd+0x1 (/bin/app)\n\t 20 main+0x2 (/bin/app)\n\n"
+                               "tool 200/201 1.002: 250000 cpu-clock: \n"
+                               "\t 30 run+0x3 (/bin/tool)\n\n";
+    struct profile p;
+    load_ok(TEXT(text), &p);
+    char *dir = test_mkdtemp(), *path = NULL;
+    cr_assert_geq(asprintf(&path, "%s/out.folded", dir), 0);
+    struct export_options eo = {.metric = METRIC_SAMPLES};
+    key_spec_default(&eo.session.walk.keys);
+    cr_assert_eq(folded_export("t.txt", &p, path, &eo), 0);
+    char *out = test_read_file(path, NULL);
+    cr_assert_not_null(out);
+    cr_expect_str_eq(out, "app-100;main;leaf:odd 2\ntool-200;run 1\n");
+    free(out);
+    eo.metric = METRIC_CPU;
+    cr_assert_eq(folded_export("t.txt", &p, path, &eo), 0);
+    out = test_read_file(path, NULL);
+    cr_assert_not_null(out);
+    cr_expect_str_eq(out, "app-100;main;leaf:odd 500\ntool-200;run 250\n");
+    free(out);
+    free(path);
+    test_rmtree(dir);
+    free(dir);
+    profile_free(&p);
 }
 
 /* --- real recordings ----------------------------------------------------- */
@@ -563,6 +602,15 @@ Test(perf_script, perf_script_with_pids_and_nanoseconds, .timeout = 240)
     spawn_result_free(&res);
     run_ok((const char *[]){ptprof, "compare", r.text, r.text, "--no-cache", NULL}, NULL, &res);
     spawn_result_free(&res);
+    char *svg = NULL;
+    cr_assert_geq(asprintf(&svg, "%s/out.svg", r.dir), 0);
+    run_ok((const char *[]){ptprof, "flamegraph", r.text, "-o", svg, "--no-cache", NULL}, NULL,
+           &res);
+    spawn_result_free(&res);
+    cr_expect(test_file_exists(svg));
+    run_ok((const char *[]){ptprof, "timeline", r.text, "-o", svg, "--no-cache", NULL}, NULL, &res);
+    spawn_result_free(&res);
+    free(svg);
     free(ptprof);
     fn_free(&perf);
     fn_free(&ours);
