@@ -34,7 +34,8 @@
  * non-empty lines (up to FOLDED_DETECT_BYTES; a line cut by that limit is
  * not judged) all read as folded lines, whose stack does not end in ','
  * (a comma-separated table with a space before its last number is not a
- * folded file).  A file of blank lines is not one.
+ * folded file) nor start with '#' (a comment of another text format).  A file of blank lines is not
+ * one.
  */
 #ifndef PTPROF_FORMAT_FOLDED_H
 #define PTPROF_FORMAT_FOLDED_H

@@ -101,7 +101,9 @@ bool folded_detect(const void *data, size_t len)
         const char *e = nl ? nl : end;
         struct folded_line l;
         int rc = parse_line(s, (size_t)(e - s), &l, why, sizeof(why));
-        if (rc < 0 || (rc == 1 && l.stack[l.stack_len - 1] == ','))
+        /* No tool writes a stack that starts with '#': such a line is a
+         * comment of some other text format. */
+        if (rc < 0 || (rc == 1 && (l.stack[l.stack_len - 1] == ',' || l.stack[0] == '#')))
             return false;
         lines += (size_t)rc;
         s = e + 1;

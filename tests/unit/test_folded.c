@@ -11,6 +11,7 @@
 #include "../lib/corpus.h"
 #include "format/folded.h"
 #include "format/load.h"
+#include "format/perf_script.h"
 #include "render/folded_export.h"
 #include "test_folded_tools.h"
 
@@ -199,6 +200,7 @@ Test(folded, detection_claims_folded_files_only)
           {TEXT("callers 23988 10672.285130:     250000 cpu-clock: \n"
                 "\t            1487 hot+0x27 (/opt/callers)\n")},
           {TEXT("a;b 1\nsome prose without a count\n")},
+          {TEXT("# a comment 1\na;b 1\n")},
           {TEXT("\x89PTPROF\n\x01\0\0\0")},
           {TEXT("gmon\x01\0\0\0 1\n")},
       };
@@ -616,4 +618,34 @@ Test(folded, corpus_inputs_load_or_fail_cleanly)
     size_t valid = 0;
     corpus_replay("tests/fuzz/corpus/folded", replay_one, &valid);
     cr_expect_geq(valid, 4);
+}
+
+/* Detection by content must never take another format's file for a folded
+ * or perf script one: every kept file of the other readers, valid or
+ * damaged (CSV timelines included), and each of the two text formats'
+ * valid files against the other's detector. */
+static void claim_none(const struct corpus_file *f, void *ctx)
+{
+    const char *corpus = ctx;
+    /* Damaged text of one text format may well be the other's. */
+    bool text = strcmp(corpus, "folded") == 0 || strcmp(corpus, "perf_script") == 0;
+    if (text && !f->must_load)
+        return;
+    if (strcmp(corpus, "folded") != 0)
+        cr_expect_not(folded_detect(f->data, f->len), "%s is taken for folded stacks", f->path);
+    if (strcmp(corpus, "perf_script") != 0)
+        cr_expect_not(perf_script_detect(f->data, f->len), "%s is taken for perf script text",
+                      f->path);
+}
+
+Test(folded, no_other_formats_file_is_claimed)
+{
+    static const char *const corpora[] = {"csv_timeline", "gmon",       "gperftools", "native",
+                                          "pbin",         "pperf",      "pprof",      "slurp",
+                                          "folded",       "perf_script"};
+    for (size_t i = 0; i < sizeof(corpora) / sizeof(corpora[0]); i++) {
+        char dir[64];
+        snprintf(dir, sizeof(dir), "tests/fuzz/corpus/%s", corpora[i]);
+        corpus_replay(dir, claim_none, (void *)corpora[i]);
+    }
 }
