@@ -571,7 +571,7 @@ static uint32_t event_pcs(struct reader *r, uint32_t pid)
          * others (an inlined frame ending the chain stands alone). */
         struct {
             size_t sym, file;
-        } at[NAME_MAX_INLINE];
+        } at[NAME_MAX_INLINE] = {{0, 0}};
         size_t used = 0;
         struct span dso = real->dso;
         if (dso.n == 0 || span_eq(dso, "[unknown]"))
