@@ -1,5 +1,6 @@
 /* paths.c - see paths.h */
 #include "analyze/paths.h"
+#include "format/map_index.h"
 #include "symbol/syscall_names.h"
 #include "util/xalloc.h"
 
@@ -14,7 +15,7 @@
 struct cache_key {
     uint64_t pc;
     uint32_t pid;
-    uint32_t epoch;
+    uint64_t epoch; /* map_index_epoch(): the maps it was resolved with */
     uint32_t stack;
     int32_t syscall; /* -1: not in a system call */
     uint32_t thread_no;
@@ -26,21 +27,13 @@ struct cache_slot {
     struct path *path; /* NULL: empty */
 };
 
-/* Map events of one process: times at which its maps changed, sorted. */
-struct pid_events {
-    uint32_t pid;
-    size_t first, count;
-};
-
 struct path_builder {
     const struct profile *p;
     struct frame_resolver resolver;
     struct key_spec spec;
     struct strtab *keys, *names;
     bool by_thread;
-    uint64_t *event_times;
-    struct pid_events *pids;
-    size_t npids;
+    struct map_index *maps;
     struct cache_slot *slots;
     size_t nslots, count;
     /* scratch */
@@ -51,70 +44,6 @@ struct path_builder {
     char *buf;
     size_t buf_cap;
 };
-
-struct event {
-    uint32_t pid;
-    uint64_t time;
-};
-
-static int event_cmp(const void *a, const void *b)
-{
-    const struct event *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    return x->time < y->time ? -1 : x->time > y->time;
-}
-
-static void index_map_events(struct path_builder *b)
-{
-    const struct profile *p = b->p;
-    size_t n = 0;
-    struct event *ev = xcalloc(2 * p->nmaps + 1, sizeof(*ev));
-    for (size_t i = 0; i < p->nmaps; i++) {
-        ev[n++] = (struct event){p->maps[i].pid, p->maps[i].time_ns};
-        if (p->maps[i].unmap_ns)
-            ev[n++] = (struct event){p->maps[i].pid, p->maps[i].unmap_ns};
-    }
-    qsort(ev, n, sizeof(*ev), event_cmp);
-    b->event_times = xcalloc(n + 1, sizeof(*b->event_times));
-    b->pids = xcalloc(n + 1, sizeof(*b->pids));
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (b->npids == 0 || b->pids[b->npids - 1].pid != ev[i].pid)
-            b->pids[b->npids++] = (struct pid_events){ev[i].pid, m, 0};
-        struct pid_events *pe = &b->pids[b->npids - 1];
-        if (pe->count && b->event_times[m - 1] == ev[i].time)
-            continue;
-        b->event_times[m++] = ev[i].time;
-        pe->count++;
-    }
-    free(ev);
-}
-
-/* How many map changes of PID happened at or before TIME. */
-static uint32_t epoch_of(const struct path_builder *b, uint32_t pid, uint64_t time)
-{
-    size_t lo = 0, hi = b->npids;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (b->pids[mid].pid < pid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == b->npids || b->pids[lo].pid != pid)
-        return 0;
-    const uint64_t *t = b->event_times + b->pids[lo].first;
-    size_t l = 0, h = b->pids[lo].count;
-    while (l < h) {
-        size_t mid = (l + h) / 2;
-        if (t[mid] <= time)
-            l = mid + 1;
-        else
-            h = mid;
-    }
-    return (uint32_t)l;
-}
 
 struct path_builder *path_builder_new(const struct profile *p, const struct frame_resolver *r,
                                       const struct key_spec *spec, struct strtab *keys,
@@ -127,7 +56,7 @@ struct path_builder *path_builder_new(const struct profile *p, const struct fram
     b->keys = keys;
     b->names = names;
     b->by_thread = key_spec_has(spec, KEY_THREAD);
-    index_map_events(b);
+    b->maps = map_index_new(p);
     b->nslots = 1024;
     b->slots = xcalloc(b->nslots, sizeof(*b->slots));
     return b;
@@ -140,8 +69,7 @@ void path_builder_free(struct path_builder *b)
     for (size_t i = 0; i < b->nslots; i++)
         free(b->slots[i].path);
     free(b->slots);
-    free(b->event_times);
-    free(b->pids);
+    map_index_free(b->maps);
     free(b->frames);
     free(b->unique);
     free(b->buf);
@@ -287,7 +215,7 @@ const struct path *path_builder_get(struct path_builder *b, uint64_t time_ns,
 {
     struct cache_key k = {
         .pid = t->pid,
-        .epoch = epoch_of(b, t->pid, time_ns),
+        .epoch = map_index_epoch(b->maps, t->pid, time_ns),
         .syscall = (t->flags & PROF_THREAD_IN_SYSCALL) && t->syscall >= 0 ? t->syscall : -1,
         .thread_no = b->by_thread ? thread_no : NO_THREAD,
     };

@@ -16,9 +16,7 @@
  *  - name_table_locations() appends to P->locations two entries per
  *    location (return_address false and true), with OFFSET as given (what
  *    the pc key shows).  The table stays usable and must still be freed.
- *  - stack_table_id() returns the id in P->stacks of the stack PCS[0..DEPTH)
- *    (leaf first), appending a copy when new; P->stacks[0] must exist (the
- *    empty stack).  Memory grows with the distinct entries only.
+ *  Their stacks go through format/stack_table.h.
  */
 #ifndef PTPROF_FORMAT_FOLDED_NAMES_H
 #define PTPROF_FORMAT_FOLDED_NAMES_H
@@ -49,12 +47,5 @@ uint64_t name_table_pc(struct name_table *t, uint32_t pid, uint64_t offset,
 size_t name_table_count(const struct name_table *t);
 void name_table_locations(const struct name_table *t, struct profile *p);
 void name_table_free(struct name_table *t);
-
-struct stack_table;
-
-struct stack_table *stack_table_new(void);
-uint32_t stack_table_id(struct stack_table *t, struct profile *p, const uint64_t *pcs,
-                        uint32_t depth);
-void stack_table_free(struct stack_table *t);
 
 #endif

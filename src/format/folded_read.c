@@ -4,6 +4,7 @@
  */
 #include "format/folded.h"
 #include "format/folded_names.h"
+#include "format/stack_table.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 

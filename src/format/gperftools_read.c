@@ -3,6 +3,7 @@
  * size and byte order, into a struct profile.
  */
 #include "format/gperftools.h"
+#include "format/stack_table.h"
 #include "record/maps.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -21,13 +22,6 @@ struct reader {
     size_t len;
     unsigned slot;
     bool big_endian;
-};
-
-/* A distinct call chain, found again by hashing its frames. */
-struct chain_table {
-    uint32_t *ids; /* stack ids, 0 = empty bucket */
-    size_t mask;
-    size_t used;
 };
 
 static uint64_t load_slot(const unsigned char *p, unsigned size, bool big_endian)
@@ -87,60 +81,6 @@ bool gperftools_detect(const void *data, size_t len, struct gperftools_layout *l
     return false;
 }
 
-/* --- call chains --------------------------------------------------------- */
-
-static uint64_t chain_hash(const uint64_t *pcs, uint32_t depth)
-{
-    uint64_t h = 0x9e3779b97f4a7c15u ^ depth;
-    for (uint32_t i = 0; i < depth; i++) {
-        h ^= pcs[i];
-        h *= 0xff51afd7ed558ccdu;
-        h ^= h >> 32;
-    }
-    return h;
-}
-
-static void chain_table_grow(struct chain_table *t, const struct profile *p)
-{
-    size_t size = t->mask ? (t->mask + 1) * 2 : 1024;
-    uint32_t *ids = xcalloc(size, sizeof(*ids));
-    for (size_t i = 0; t->mask && i <= t->mask; i++) {
-        uint32_t id = t->ids[i];
-        if (!id)
-            continue;
-        size_t b = (size_t)chain_hash(p->stacks[id].pcs, p->stacks[id].depth) & (size - 1);
-        while (ids[b])
-            b = (b + 1) & (size - 1);
-        ids[b] = id;
-    }
-    free(t->ids);
-    t->ids = ids;
-    t->mask = size - 1;
-}
-
-/* The id of the stack PCS[0..DEPTH), added to P when new.  PCS is a
- * scratch buffer: the table keeps its own copy. */
-static uint32_t chain_id(struct chain_table *t, struct profile *p, size_t *cap, const uint64_t *pcs,
-                         uint32_t depth)
-{
-    if ((t->used + 1) * 2 > t->mask + 1)
-        chain_table_grow(t, p);
-    size_t b = (size_t)chain_hash(pcs, depth) & t->mask;
-    for (; t->ids[b]; b = (b + 1) & t->mask) {
-        const struct prof_stack *s = &p->stacks[t->ids[b]];
-        if (s->depth == depth && memcmp(s->pcs, pcs, depth * sizeof(*pcs)) == 0)
-            return t->ids[b];
-    }
-    p->stacks = xgrow(p->stacks, cap, p->nstacks + 1, sizeof(*p->stacks));
-    uint64_t *copy = xmalloc(depth * sizeof(*copy));
-    memcpy(copy, pcs, depth * sizeof(*copy));
-    p->stacks[p->nstacks] = (struct prof_stack){.depth = depth, .pcs = copy};
-    uint32_t id = (uint32_t)p->nstacks++;
-    t->ids[b] = id;
-    t->used++;
-    return id;
-}
-
 /* --- the binary part ----------------------------------------------------- */
 
 /* Header at the start; returns the offset of the first record, or 0 after
@@ -168,8 +108,8 @@ static size_t read_header(const struct reader *r, uint64_t *period_us)
 static size_t read_records(const struct reader *r, size_t off, uint64_t max_samples,
                            struct profile *p, uint64_t **counts, uint64_t *total)
 {
-    struct chain_table table = {0};
-    size_t stack_cap = p->nstacks, count_cap = 0;
+    struct stack_table *table = stack_table_new();
+    size_t count_cap = 0;
     uint64_t *pcs = xmalloc(GPERFTOOLS_MAX_DEPTH * sizeof(*pcs));
     size_t end = 0;
     for (;;) {
@@ -213,7 +153,7 @@ static size_t read_records(const struct reader *r, size_t off, uint64_t max_samp
         uint32_t kept = depth > GPERFTOOLS_MAX_DEPTH ? GPERFTOOLS_MAX_DEPTH : (uint32_t)depth;
         for (uint32_t i = 0; i < kept; i++)
             pcs[i] = slot_at(r, first_pc + (size_t)i * r->slot);
-        uint32_t id = chain_id(&table, p, &stack_cap, pcs, kept);
+        uint32_t id = stack_table_id(table, p, pcs, kept);
         if (id + 1 > count_cap) {
             size_t old = count_cap;
             *counts = xgrow(*counts, &count_cap, (size_t)id + 1, sizeof(**counts));
@@ -223,7 +163,7 @@ static size_t read_records(const struct reader *r, size_t off, uint64_t max_samp
         off = first_pc + (size_t)depth * r->slot;
     }
     free(pcs);
-    free(table.ids);
+    stack_table_free(table);
     return end;
 }
 

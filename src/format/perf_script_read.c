@@ -3,6 +3,7 @@
  * headers, call chains, source lines) into a struct profile.
  */
 #include "format/folded_names.h"
+#include "format/stack_table.h"
 #include "format/perf_script.h"
 #include "util/log.h"
 #include "util/xalloc.h"

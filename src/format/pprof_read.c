@@ -6,6 +6,7 @@
  */
 #include "format/pprof.h"
 #include "format/pprof_wire.h"
+#include "format/stack_table.h"
 #include "record/maps.h"
 #include "symbol/addr_table.h"
 #include "util/log.h"
@@ -477,40 +478,6 @@ static int sample_values(struct reader *r, size_t i, struct rsample *rs, uint64_
 
 /* --- stacks and PCs ------------------------------------------------------------ */
 
-static uint64_t pcs_hash(const uint64_t *pcs, uint32_t depth)
-{
-    uint64_t h = 0x9e3779b97f4a7c15u ^ depth;
-    for (uint32_t i = 0; i < depth; i++) {
-        h ^= pcs[i];
-        h *= 0xff51afd7ed558ccdu;
-        h ^= h >> 32;
-    }
-    return h;
-}
-
-/* The stack id of PCS, added to the profile when new (PCS is copied). */
-static uint32_t stack_id(struct profile *p, struct addr_table *seen, size_t *cap,
-                         const uint64_t *pcs, uint32_t depth)
-{
-    if (depth == 0)
-        return 0;
-    uint64_t h = pcs_hash(pcs, depth), v;
-    for (uint64_t k = 0;; k++) {
-        if (!addr_table_get(seen, h, k, &v)) {
-            addr_table_put(seen, h, k, p->nstacks);
-            break;
-        }
-        const struct prof_stack *s = &p->stacks[v];
-        if (s->depth == depth && memcmp(s->pcs, pcs, depth * sizeof(*pcs)) == 0)
-            return (uint32_t)v;
-    }
-    p->stacks = xgrow(p->stacks, cap, p->nstacks + 1, sizeof(*p->stacks));
-    uint64_t *copy = xmalloc(depth * sizeof(*copy));
-    memcpy(copy, pcs, depth * sizeof(*copy));
-    p->stacks[p->nstacks] = (struct prof_stack){.depth = depth, .pcs = copy};
-    return (uint32_t)p->nstacks++;
-}
-
 /* A PC per location: its address, unless another location took it first
  * (with frames of their own, both must stay apart) or it has none. */
 static void assign_pcs(struct reader *r)
@@ -619,11 +586,11 @@ static void build_stacks(struct reader *r)
 {
     const PbProfile *pb = r->pb;
     struct profile *p = r->out;
-    size_t stack_cap = 0, loc_cap = 0;
-    p->stacks = xgrow(p->stacks, &stack_cap, 1, sizeof(*p->stacks)); /* id 0: none */
-    p->stacks[0] = (struct prof_stack){0};
+    size_t loc_cap = 0;
+    p->stacks = xcalloc(1, sizeof(*p->stacks)); /* id 0: none */
     p->nstacks = 1;
-    struct addr_table seen = {0}, used = {0};
+    struct stack_table *stacks = stack_table_new();
+    struct addr_table used = {0};
     uint64_t *pcs = xmalloc(PPROF_MAX_DEPTH * sizeof(*pcs)), v;
     for (size_t i = 0; i < pb->n_sample; i++) {
         const PbSample *s = pb->sample[i];
@@ -641,10 +608,10 @@ static void build_stacks(struct reader *r)
                 add_location(r, &loc_cap, pid, loc);
             }
         }
-        rs->stack = stack_id(p, &seen, &stack_cap, pcs, depth);
+        rs->stack = stack_table_id(stacks, p, pcs, depth);
     }
     free(pcs);
-    addr_table_free(&seen);
+    stack_table_free(stacks);
     addr_table_free(&used);
 }
 

@@ -5,6 +5,7 @@
 #include "render/pprof_export.h"
 #include "analyze/metrics.h"
 #include "analyze/session.h"
+#include "format/map_index.h"
 #include "symbol/addr_table.h"
 #include "symbol/build_id.h"
 #include "symbol/symbolizer.h"
@@ -33,17 +34,6 @@ enum column {
     COL_WALL,
     COL_ENERGY,
     COL_N,
-};
-
-struct map_ref {
-    uint32_t pid;
-    uint64_t start, end, max_end;
-    size_t map;
-};
-
-struct pid_events {
-    uint32_t pid;
-    size_t first, count;
 };
 
 struct mapping_out {
@@ -85,11 +75,7 @@ struct exporter {
     const struct frame_resolver *r;
     struct strtab *strings;
     /* maps */
-    struct map_ref *refs;
-    size_t nrefs;
-    uint64_t *event_times;
-    struct pid_events *pids;
-    size_t npids;
+    struct map_index *maps;
     /* what is written */
     struct mapping_out *mappings;
     size_t nmappings, mappings_cap;
@@ -125,112 +111,6 @@ static uint64_t mix(uint64_t h, uint64_t v)
 }
 
 /* --- which map holds an address (as the symbolizer decides) -------------- */
-
-static int ref_cmp(const void *a, const void *b)
-{
-    const struct map_ref *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    return x->map < y->map ? -1 : x->map > y->map;
-}
-
-struct event {
-    uint32_t pid;
-    uint64_t time;
-};
-
-static int event_cmp(const void *a, const void *b)
-{
-    const struct event *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    return x->time < y->time ? -1 : x->time > y->time;
-}
-
-static void index_maps(struct exporter *x)
-{
-    const struct profile *p = x->p;
-    x->refs = xcalloc(p->nmaps + 1, sizeof(*x->refs));
-    for (size_t i = 0; i < p->nmaps; i++)
-        if (p->maps[i].end > p->maps[i].start)
-            x->refs[x->nrefs++] = (struct map_ref){
-                .pid = p->maps[i].pid, .start = p->maps[i].start, .end = p->maps[i].end, .map = i};
-    qsort(x->refs, x->nrefs, sizeof(*x->refs), ref_cmp);
-    for (size_t i = 0; i < x->nrefs; i++) {
-        uint64_t prev = i > 0 && x->refs[i - 1].pid == x->refs[i].pid ? x->refs[i - 1].max_end : 0;
-        x->refs[i].max_end = x->refs[i].end > prev ? x->refs[i].end : prev;
-    }
-    /* When each process's maps changed: equal counts mean equal maps. */
-    struct event *ev = xcalloc(2 * p->nmaps + 1, sizeof(*ev));
-    size_t n = 0;
-    for (size_t i = 0; i < p->nmaps; i++) {
-        ev[n++] = (struct event){p->maps[i].pid, p->maps[i].time_ns};
-        if (p->maps[i].unmap_ns)
-            ev[n++] = (struct event){p->maps[i].pid, p->maps[i].unmap_ns};
-    }
-    qsort(ev, n, sizeof(*ev), event_cmp);
-    x->event_times = xcalloc(n + 1, sizeof(*x->event_times));
-    x->pids = xcalloc(n + 1, sizeof(*x->pids));
-    for (size_t i = 0; i < n; i++) {
-        x->event_times[i] = ev[i].time;
-        if (x->npids == 0 || x->pids[x->npids - 1].pid != ev[i].pid)
-            x->pids[x->npids++] = (struct pid_events){ev[i].pid, i, 0};
-        x->pids[x->npids - 1].count++;
-    }
-    free(ev);
-}
-
-static uint32_t map_epoch(const struct exporter *x, uint32_t pid, uint64_t time)
-{
-    size_t lo = 0, hi = x->npids;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->pids[mid].pid < pid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == x->npids || x->pids[lo].pid != pid)
-        return 0;
-    const uint64_t *t = x->event_times + x->pids[lo].first;
-    size_t a = 0, b = x->pids[lo].count;
-    while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (t[mid] <= time)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    return (uint32_t)a;
-}
-
-static size_t find_map(const struct exporter *x, uint32_t pid, uint64_t pc, uint64_t time)
-{
-    size_t lo = 0, hi = x->nrefs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct map_ref *r = &x->refs[mid];
-        if (r->pid < pid || (r->pid == pid && r->start <= pc))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t best = NONE;
-    for (size_t k = lo; k-- > 0;) {
-        const struct map_ref *r = &x->refs[k];
-        if (r->pid != pid || r->max_end <= pc)
-            break;
-        const struct prof_map *m = &x->p->maps[r->map];
-        if (pc >= r->end || time < m->time_ns || (m->unmap_ns && time >= m->unmap_ns))
-            continue;
-        if (best == NONE || m->time_ns > x->p->maps[best].time_ns ||
-            (m->time_ns == x->p->maps[best].time_ns && r->map > best))
-            best = r->map;
-    }
-    return best;
-}
 
 /* --- mappings, functions, locations -------------------------------------- */
 
@@ -320,8 +200,8 @@ static uint32_t named_location(struct exporter *x, uint64_t key, const char *nam
 
 static uint32_t location_of(struct exporter *x, uint32_t pid, uint64_t time, uint64_t pc, bool ra)
 {
-    size_t mi = find_map(x, pid, pc, time);
-    size_t mapping = mi == NONE ? 0 : mapping_of(x, mi);
+    size_t mi = map_index_find(x->maps, pid, pc, time);
+    size_t mapping = mi == MAP_INDEX_NONE ? 0 : mapping_of(x, mi);
     uint64_t key =
         mapping ? (uint64_t)mapping << 1 | ra : (uint64_t)1 << 63 | (uint64_t)pid << 1 | ra;
     uint64_t v;
@@ -383,7 +263,7 @@ static uint32_t path_of(struct exporter *x, uint64_t time, const struct prof_thr
     const struct profile *p = x->p;
     int32_t sc = (t->flags & PROF_THREAD_IN_SYSCALL) && t->syscall >= 0 ? t->syscall : -1;
     bool stacked = t->stack != 0 && t->stack < p->nstacks && p->stacks[t->stack].depth > 0;
-    uint64_t cache_a = (uint64_t)t->pid << 32 | map_epoch(x, t->pid, time);
+    uint64_t cache_a = (uint64_t)t->pid << 32 | map_index_epoch(x->maps, t->pid, time);
     uint64_t cache_b = (uint64_t)t->stack << 32 | (uint32_t)sc, v;
     if (stacked && addr_table_get(&x->path_cache, cache_a, cache_b, &v))
         return (uint32_t)v;
@@ -731,15 +611,13 @@ int pprof_encode(const struct profile *p, const struct frame_resolver *r,
     *len = 0;
     *error = NULL;
     str(&x, ""); /* string 0, as the format asks */
-    index_maps(&x);
+    x.maps = map_index_new(p);
     bool has_energy = false;
     int rc = measure(&x, o, &has_energy, error);
     if (rc == 0)
         rc = encode(&x, o, has_energy, out, len, error);
     strtab_free(x.strings);
-    free(x.refs);
-    free(x.event_times);
-    free(x.pids);
+    map_index_free(x.maps);
     free(x.mappings);
     free(x.locations);
     free(x.lines);

@@ -1,5 +1,6 @@
 /* symbolizer.c - see symbolizer.h */
 #include "symbol/symbolizer.h"
+#include "format/map_index.h"
 #include "symbol/addr_table.h"
 #include "symbol/binary_finder.h"
 #include "symbol/dwfl_reader.h"
@@ -37,21 +38,6 @@ struct binary {
     struct symcache *cache; /* frames by file offset; NULL until first use */
 };
 
-/* A map in the lookup index, sorted by (pid, start).  max_end is the
- * largest end of this pid's entries up to this one, so a backward walk
- * knows when no earlier map can hold a PC. */
-struct map_ref {
-    uint32_t pid;
-    uint64_t start, end, max_end;
-    size_t map;
-};
-
-/* A time at which some map of PID changed, for prepare's stack memo. */
-struct map_event {
-    uint32_t pid;
-    uint64_t time;
-};
-
 struct symbolizer {
     const struct profile *p;
     bool progress;
@@ -60,12 +46,9 @@ struct symbolizer {
     char *cache_dir; /* NULL: no persistent cache */
     struct binary *bins;
     size_t nbins, bins_cap;
-    size_t *bin_of_map; /* per map, NONE until first used */
-    size_t *id_of_map;  /* per map, the map whose build-id names its file */
-    struct map_ref *refs;
-    size_t nrefs;
-    struct map_event *events;
-    size_t nevents;
+    size_t *bin_of_map;      /* per map, NONE until first used */
+    size_t *id_of_map;       /* per map, the map whose build-id names its file */
+    struct map_index *maps;  /* which map holds a PC, when maps changed */
     struct addr_table locs;  /* (binary << 1 | return address, offset) -> location */
     bool from_table;         /* the profile's symbol tables answer */
     struct addr_table table; /* (pid << 1 | return address, pc) -> location */
@@ -74,24 +57,6 @@ struct symbolizer {
 };
 
 /* --- maps ------------------------------------------------------------------ */
-
-static int ref_cmp(const void *pa, const void *pb)
-{
-    const struct map_ref *a = pa, *b = pb;
-    if (a->pid != b->pid)
-        return a->pid < b->pid ? -1 : 1;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    return a->map < b->map ? -1 : a->map > b->map;
-}
-
-static int event_cmp(const void *pa, const void *pb)
-{
-    const struct map_event *a = pa, *b = pb;
-    if (a->pid != b->pid)
-        return a->pid < b->pid ? -1 : 1;
-    return a->time < b->time ? -1 : a->time > b->time;
-}
 
 static uint64_t str_hash(const char *s)
 {
@@ -132,78 +97,12 @@ static void index_maps(struct symbolizer *s)
 {
     const struct profile *p = s->p;
     size_t n = p->nmaps ? p->nmaps : 1;
-    s->refs = xcalloc(n, sizeof(*s->refs));
+    s->maps = map_index_new(p);
     s->bin_of_map = xmalloc(n * sizeof(*s->bin_of_map));
     s->id_of_map = xmalloc(n * sizeof(*s->id_of_map));
-    s->events = xcalloc(2 * n, sizeof(*s->events));
-    for (size_t i = 0; i < p->nmaps; i++) {
-        const struct prof_map *m = &p->maps[i];
+    for (size_t i = 0; i < p->nmaps; i++)
         s->bin_of_map[i] = NONE;
-        s->events[s->nevents++] = (struct map_event){m->pid, m->time_ns};
-        if (m->unmap_ns)
-            s->events[s->nevents++] = (struct map_event){m->pid, m->unmap_ns};
-        if (m->end <= m->start)
-            continue;
-        s->refs[s->nrefs++] =
-            (struct map_ref){.pid = m->pid, .start = m->start, .end = m->end, .map = i};
-    }
-    qsort(s->refs, s->nrefs, sizeof(*s->refs), ref_cmp);
-    qsort(s->events, s->nevents, sizeof(*s->events), event_cmp);
-    for (size_t i = 0; i < s->nrefs; i++) {
-        uint64_t prev = i > 0 && s->refs[i - 1].pid == s->refs[i].pid ? s->refs[i - 1].max_end : 0;
-        s->refs[i].max_end = s->refs[i].end > prev ? s->refs[i].end : prev;
-    }
     inherit_build_ids(s);
-}
-
-static bool valid_at(const struct prof_map *m, uint64_t time)
-{
-    return time >= m->time_ns && (m->unmap_ns == 0 || time < m->unmap_ns);
-}
-
-/* The map of PID valid at TIME that holds PC (the latest recorded when
- * several do), or NONE. */
-static size_t find_map(const struct symbolizer *s, uint32_t pid, uint64_t pc, uint64_t time)
-{
-    size_t lo = 0, hi = s->nrefs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct map_ref *r = &s->refs[mid];
-        if (r->pid < pid || (r->pid == pid && r->start <= pc))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t best = NONE;
-    for (size_t k = lo; k-- > 0;) {
-        const struct map_ref *r = &s->refs[k];
-        if (r->pid != pid || r->max_end <= pc)
-            break;
-        if (pc >= r->end)
-            continue;
-        const struct prof_map *m = &s->p->maps[r->map];
-        if (!valid_at(m, time))
-            continue;
-        if (best == NONE || m->time_ns > s->p->maps[best].time_ns ||
-            (m->time_ns == s->p->maps[best].time_ns && r->map > best))
-            best = r->map;
-    }
-    return best;
-}
-
-/* Which set of maps PID had at TIME: equal values mean equal maps. */
-static uint64_t map_epoch(const struct symbolizer *s, uint32_t pid, uint64_t time)
-{
-    size_t lo = 0, hi = s->nevents;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct map_event *e = &s->events[mid];
-        if (e->pid < pid || (e->pid == pid && e->time <= time))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 /* --- binaries ---------------------------------------------------------------- */
@@ -422,8 +321,8 @@ static struct sym_location *unnamed(struct symbolizer *s, const struct binary *b
 static const struct sym_location *from_maps(struct symbolizer *s, uint32_t pid, uint64_t time,
                                             uint64_t pc, bool ra)
 {
-    size_t mi = find_map(s, pid, pc, time);
-    if (mi == NONE)
+    size_t mi = map_index_find(s->maps, pid, pc, time);
+    if (mi == MAP_INDEX_NONE)
         return &s->unmapped;
     size_t bi = binary_of_map(s, mi);
     const struct prof_map *m = &s->p->maps[mi];
@@ -531,7 +430,7 @@ void symbolizer_prepare(struct symbolizer *s)
             if (th->stack == 0 || th->stack >= p->nstacks)
                 continue;
             uint64_t key = (uint64_t)th->pid << 32 | th->stack, v;
-            uint64_t epoch = s->from_table ? 0 : map_epoch(s, th->pid, smp->time_ns);
+            uint64_t epoch = s->from_table ? 0 : map_index_epoch(s->maps, th->pid, smp->time_ns);
             if (addr_table_get(&seen, key, epoch, &v))
                 continue;
             addr_table_put(&seen, key, epoch, 1);
@@ -557,10 +456,9 @@ void symbolizer_free(struct symbolizer *s)
         symcache_free(s->bins[i].cache);
     }
     free(s->bins);
+    map_index_free(s->maps);
     free(s->bin_of_map);
     free(s->id_of_map);
-    free(s->refs);
-    free(s->events);
     addr_table_free(&s->locs);
     addr_table_free(&s->table);
     binary_finder_free(s->finder);

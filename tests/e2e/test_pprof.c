@@ -28,25 +28,6 @@
 
 /* --- tools ------------------------------------------------------------------ */
 
-static char *find_tool(const char *name)
-{
-    const char *path = getenv("PATH");
-    char *copy = strdup(path ? path : "/usr/bin:/bin");
-    char *found = NULL;
-    for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir && !found;
-         dir = strtok_r(NULL, ":", &save)) {
-        char *candidate = NULL;
-        cr_assert_geq(asprintf(&candidate, "%s/%s", dir, name), 0);
-        if (access(candidate, X_OK) == 0)
-            found = candidate;
-        else
-            free(candidate);
-    }
-    free(copy);
-    cr_assert_not_null(found, "%s is not installed (scripts/install-deps --test)", name);
-    return found;
-}
-
 /* Go offline, with its caches in the test's directory. */
 struct go_env {
     char *vars[4];
@@ -138,7 +119,7 @@ static bool unnamed(const char *name)
  * count and the CPU time in seconds. */
 static void pprof_raw(const struct go_env *g, const char *file, struct fn_values *out)
 {
-    char *go = find_tool("go");
+    char *go = test_need_tool("go");
     struct spawn_result res;
     run_ok((const char *[]){go, "tool", "pprof", "-raw", file, NULL}, g->env, &res);
     memset(out, 0, sizeof(*out));
@@ -314,7 +295,7 @@ static void expect_same_values(const struct fn_values *report, const struct fn_v
 /* go tool pprof -top: each function's flat share of the CPU time. */
 static void pprof_top(const struct go_env *g, const char *file, struct fn_values *out)
 {
-    char *go = find_tool("go");
+    char *go = test_need_tool("go");
     struct spawn_result res;
     run_ok((const char *[]){go, "tool", "pprof", "-top", "-nodecount=100000", "-sample_index=cpu",
                             file, NULL},
@@ -408,7 +389,7 @@ static char *protoc_decode(const char *file)
     cr_expect_eq(s.compression, COMPRESSION_GZIP, "%s is not gzipped", file);
     cr_assert_gt(s.len, 0);
     cr_expect_eq(s.data[0], 0x0a, "%s: gzipped twice, or not a profile", file);
-    char *protoc = find_tool("protoc"), *schema = corpus_dir("src/format"), *path;
+    char *protoc = test_need_tool("protoc"), *schema = corpus_dir("src/format"), *path;
     cr_assert_geq(asprintf(&path, "--proto_path=%s", schema), 0);
     struct spawn_opts o = {.argv =
                                (const char *[]){protoc, path, "--decode=perftools.profiles.Profile",
@@ -505,7 +486,7 @@ Test(pprof_e2e, inline_frames_reach_pprof, .timeout = 300)
     record_and_convert(dir, "inlines", &data, &pb);
     /* mix() has no code of its own: pprof sees it as the first line of
      * locations in caller_a and caller_b. */
-    char *go = find_tool("go");
+    char *go = test_need_tool("go");
     struct spawn_result res;
     run_ok((const char *[]){go, "tool", "pprof", "-raw", pb, NULL}, g.env, &res);
     bool a = false, b = false;
@@ -536,7 +517,7 @@ Test(pprof_e2e, inline_frames_reach_pprof, .timeout = 300)
 /* A Go program's own CPU profile (runtime/pprof), built and run offline. */
 static char *go_profile(const char *dir, const struct go_env *g)
 {
-    char *go = find_tool("go"), *src_dir = corpus_dir("tests/workloads/go"), *src, *bin, *out;
+    char *go = test_need_tool("go"), *src_dir = corpus_dir("tests/workloads/go"), *src, *bin, *out;
     cr_assert_geq(asprintf(&src, "%s/cpuburn.go", src_dir), 0);
     cr_assert_geq(asprintf(&bin, "%s/cpuburn", dir), 0);
     cr_assert_geq(asprintf(&out, "%s/go.pb.gz", dir), 0);
@@ -604,7 +585,7 @@ Test(pprof_e2e, libprofiler_profile_through_go_tool_pprof_proto, .timeout = 300)
            &res);
     spawn_result_free(&res);
     /* pprof symbolizes it from the binary and writes profile.proto. */
-    char *go = find_tool("go");
+    char *go = test_need_tool("go");
     struct spawn_opts o = {
         .argv = (const char *[]){go, "tool", "pprof", "-proto", "-output", pb, bin, prof, NULL},
         .env = g.env,
@@ -709,7 +690,7 @@ Test(pprof_e2e, every_command_reads_it_and_damage_is_a_clean_error, .timeout = 3
     f = fopen(gz, "wb");
     cr_assert_eq(fwrite(data, 1, len, f), len);
     fclose(f);
-    char *gzip = find_tool("gzip");
+    char *gzip = test_need_tool("gzip");
     run_ok((const char *[]){gzip, "-f", gz, NULL}, NULL, &res);
     spawn_result_free(&res);
     char *never;

@@ -487,6 +487,31 @@ void test_rmtree(const char *dir)
         nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+char *test_tool_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    char *copy = str_printf("%s", path && *path ? path : "/usr/bin:/bin");
+    char *found = NULL;
+    for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir && !found;
+         dir = strtok_r(NULL, ":", &save)) {
+        char *candidate = str_printf("%s/%s", dir, name);
+        if (access(candidate, X_OK) == 0)
+            found = candidate;
+        else
+            free(candidate);
+    }
+    free(copy);
+    return found;
+}
+
+char *test_need_tool(const char *name)
+{
+    char *found = test_tool_path(name);
+    if (!found)
+        cr_assert_fail("%s is not installed: scripts/install-deps --test", name);
+    return found;
+}
+
 char *test_path(const char *dir, const char *name)
 {
     return str_printf("%s/%s", dir, name);

@@ -87,6 +87,11 @@ char *build_workload(const char *name);
 /* A fresh directory under $TMPDIR (default /tmp), and its removal. */
 char *test_mkdtemp(void);
 void test_rmtree(const char *dir);
+/* NAME found on $PATH, allocated; NULL when it is not installed. */
+char *test_tool_path(const char *name);
+/* The same, failing the test when NAME is missing: the test packages of
+ * scripts/install-deps provide every tool a test runs. */
+char *test_need_tool(const char *name);
 /* DIR/NAME, allocated. */
 char *test_path(const char *dir, const char *name);
 /* A whole file, NUL-terminated; NULL if it cannot be read. */

@@ -250,7 +250,7 @@ Test(folded, a_damaged_compressed_file_loads_up_to_its_last_line)
         n += (size_t)snprintf(text + n, cap - n, "main;f%u;g%d %d\n", seed % 1000, i, i % 7 + 1);
     }
     write_file(plain, text, n);
-    char *gzip = need_tool("gzip", "gzip");
+    char *gzip = test_need_tool("gzip");
     struct spawn_result res;
     run_ok((const char *[]){gzip, "-k", "-9", plain, NULL}, NULL, &res);
     spawn_result_free(&res);
@@ -513,7 +513,7 @@ Test(folded, google_pprof_collapsed_matches_google_pprof_text, .timeout = 180)
 {
     cr_assert_eq(access(LIBPROFILER, R_OK), 0, "%s is missing (scripts/install-deps --test)",
                  LIBPROFILER);
-    char *pprof = need_tool("google-pprof", "google-perftools");
+    char *pprof = test_need_tool("google-pprof");
     char *dir = test_mkdtemp(), *bin = build_workload("callers");
     char *prof = NULL, *folded = NULL, *env_out = NULL;
     cr_assert_geq(asprintf(&prof, "%s/callers.prof", dir), 0);

@@ -16,33 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* NAME on $PATH, allocated; NULL when it is not installed. */
-static inline char *tool_path(const char *name)
-{
-    const char *path = getenv("PATH");
-    char *copy = strdup(path ? path : "/usr/bin:/bin");
-    char *found = NULL;
-    for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir && !found;
-         dir = strtok_r(NULL, ":", &save)) {
-        char *candidate = NULL;
-        cr_assert_geq(asprintf(&candidate, "%s/%s", dir, name), 0);
-        if (access(candidate, X_OK) == 0)
-            found = candidate;
-        else
-            free(candidate);
-    }
-    free(copy);
-    return found;
-}
-
-static inline char *need_tool(const char *name, const char *package)
-{
-    char *t = tool_path(name);
-    cr_assert_not_null(t, "%s is not installed (package %s: scripts/install-deps --test)", name,
-                       package);
-    return t;
-}
-
 static inline void run_ok(const char *const *argv, const char *const *env, struct spawn_result *res)
 {
     struct spawn_opts o = {.argv = argv, .env = env, .timeout_s = 180};

@@ -18,26 +18,6 @@
 
 /* --- tools and files ------------------------------------------------------- */
 
-static const char *find_tool(const char *name)
-{
-    static char path[256];
-    const char *dirs[] = {"/usr/bin", "/usr/local/bin", "/bin"};
-    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-        snprintf(path, sizeof(path), "%s/%s", dirs[i], name);
-        if (access(path, X_OK) == 0)
-            return path;
-    }
-    return NULL;
-}
-
-static char *tool(const char *name)
-{
-    const char *p = find_tool(name);
-    if (!p)
-        cr_skip_test("%s is not installed", name);
-    return strdup(p);
-}
-
 /* A file of the source tree: $PTPROF_SRCDIR/REL, or REL from the working
  * directory or one of its parents. */
 static char *source_file(const char *rel)
@@ -77,7 +57,7 @@ static void run_ok(const char *const *argv, const char *cwd, struct spawn_result
 static char *gmon_of_workload(const char *dir, const char *src, const char *flag1,
                               const char *flag2, const char *arg1, const char *arg2)
 {
-    char *gcc = tool("gcc");
+    char *gcc = test_need_tool("gcc");
     char *rel = NULL;
     cr_assert_geq(asprintf(&rel, "tests/workloads/%s.c", src), 0);
     char *source = source_file(rel);
@@ -101,7 +81,7 @@ static char *gmon_of_workload(const char *dir, const char *src, const char *flag
 
 static char *gprof_output(const char *opt, const char *bin, const char *gmon)
 {
-    char *gprof = tool("gprof");
+    char *gprof = test_need_tool("gprof");
     const char *argv[] = {gprof, "-b", opt, bin, gmon, NULL};
     struct spawn_result res;
     run_ok(argv, NULL, &res);

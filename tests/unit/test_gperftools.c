@@ -515,25 +515,6 @@ Test(gperftools, reading_back_what_was_written_keeps_every_tick)
 
 /* --- real files ---------------------------------------------------------- */
 
-static char *find_tool(const char *name)
-{
-    const char *path = getenv("PATH");
-    char *copy = strdup(path ? path : "/usr/bin:/bin");
-    char *found = NULL;
-    for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir && !found;
-         dir = strtok_r(NULL, ":", &save)) {
-        char *candidate = NULL;
-        cr_assert_geq(asprintf(&candidate, "%s/%s", dir, name), 0);
-        if (access(candidate, X_OK) == 0)
-            found = candidate;
-        else
-            free(candidate);
-    }
-    free(copy);
-    cr_assert_not_null(found, "%s is not installed (scripts/install-deps)", name);
-    return found;
-}
-
 struct fn_count {
     char name[256];
     double value;
@@ -580,8 +561,9 @@ static void run_ok(const char *const *argv, const char *const *env, struct spawn
 static void pprof_text(const char *binary, const char *file, bool symbols_only,
                        struct fn_counts *out, uint64_t *total)
 {
-    char *pprof = find_tool("google-pprof");
-    char *nm = find_tool("nm"), *objdump = find_tool("objdump"), *cxxfilt = find_tool("c++filt");
+    char *pprof = test_need_tool("google-pprof");
+    char *nm = test_need_tool("nm"), *objdump = test_need_tool("objdump"),
+         *cxxfilt = test_need_tool("c++filt");
     char *tools = NULL;
     cr_assert_geq(asprintf(&tools, "--tools=addr2line:/bin/false,nm:%s,objdump:%s,c++filt:%s", nm,
                            objdump, cxxfilt),
@@ -887,7 +869,7 @@ static void pprof_collapsed(const char *binary, const char *file, struct fn_coun
                             const char *leaf, const char *caller_a, const char *caller_b,
                             uint64_t *through)
 {
-    char *pprof = find_tool("google-pprof");
+    char *pprof = test_need_tool("google-pprof");
     const char *argv[] = {pprof, "--collapsed", binary, file, NULL};
     struct spawn_result res;
     run_ok(argv, NULL, &res);

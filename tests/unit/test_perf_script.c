@@ -437,7 +437,7 @@ struct recording {
  * Skips the test when perf cannot record here, with perf's reason. */
 static void record_callers(struct recording *r, const char *const *script_args)
 {
-    r->perf = need_tool("perf", "linux-perf");
+    r->perf = test_need_tool("perf");
     r->dir = test_mkdtemp();
     r->bin = build_workload("callers");
     cr_assert_geq(asprintf(&r->data, "%s/callers.perf.data", r->dir), 0);

@@ -980,25 +980,6 @@ Test(pprof_export, read_back_it_gives_the_same_values)
 
 /* --- real decoders ---------------------------------------------------------------- */
 
-static char *find_tool(const char *name)
-{
-    const char *path = getenv("PATH");
-    char *copy = strdup(path ? path : "/usr/bin:/bin");
-    char *found = NULL;
-    for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir && !found;
-         dir = strtok_r(NULL, ":", &save)) {
-        char *candidate = NULL;
-        cr_assert_geq(asprintf(&candidate, "%s/%s", dir, name), 0);
-        if (access(candidate, X_OK) == 0)
-            found = candidate;
-        else
-            free(candidate);
-    }
-    free(copy);
-    cr_assert_not_null(found, "%s is not installed (scripts/install-deps --test)", name);
-    return found;
-}
-
 Test(pprof_export, protoc_and_go_tool_pprof_read_it, .timeout = 120)
 {
     struct profile p;
@@ -1020,7 +1001,7 @@ Test(pprof_export, protoc_and_go_tool_pprof_read_it, .timeout = 120)
     fclose(f);
 
     /* protoc, Google's own decoder, with our schema. */
-    char *protoc = find_tool("protoc"), *proto_path;
+    char *protoc = test_need_tool("protoc"), *proto_path;
     cr_assert_geq(asprintf(&proto_path, "--proto_path=%s", schema_dir), 0);
     struct spawn_opts so = {.argv = (const char *[]){protoc, proto_path,
                                                      "--decode=perftools.profiles.Profile",
@@ -1037,7 +1018,7 @@ Test(pprof_export, protoc_and_go_tool_pprof_read_it, .timeout = 120)
     spawn_result_free(&res);
 
     /* go tool pprof: the samples with every type, energy included. */
-    char *go = find_tool("go");
+    char *go = test_need_tool("go");
     const char *env[] = {home, cache, "GOFLAGS=", "GOPROXY=off", "GOTOOLCHAIN=local", NULL};
     struct spawn_opts go_opts = {.argv = (const char *[]){go, "tool", "pprof", "-raw", file, NULL},
                                  .env = env,
