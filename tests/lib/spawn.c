@@ -512,6 +512,27 @@ char *test_need_tool(const char *name)
     return found;
 }
 
+char *test_capture_stderr(int (*fn)(void *), void *arg, int *rc)
+{
+    FILE *tmp = tmpfile();
+    if (!tmp)
+        cr_assert_fail("tmpfile: %s", strerror(errno));
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    *rc = fn(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    /* The text went to the descriptor, not through TMP's buffer. */
+    off_t n = lseek(fileno(tmp), 0, SEEK_END);
+    char *text = calloc(1, n > 0 ? (size_t)n + 1 : 1);
+    if (!text || (n > 0 && pread(fileno(tmp), text, (size_t)n, 0) != (ssize_t)n))
+        cr_assert_fail("cannot read back what was captured");
+    fclose(tmp);
+    return text;
+}
+
 char *test_path(const char *dir, const char *name)
 {
     return str_printf("%s/%s", dir, name);

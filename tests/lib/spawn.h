@@ -92,6 +92,9 @@ char *test_tool_path(const char *name);
 /* The same, failing the test when NAME is missing: the test packages of
  * scripts/install-deps provide every tool a test runs. */
 char *test_need_tool(const char *name);
+/* Run FN(ARG) with file descriptor 2 going to a temporary file; *RC is
+ * what FN returned, and the result what it printed there (allocated). */
+char *test_capture_stderr(int (*fn)(void *), void *arg, int *rc);
 /* DIR/NAME, allocated. */
 char *test_path(const char *dir, const char *name);
 /* A whole file, NUL-terminated; NULL if it cannot be read. */

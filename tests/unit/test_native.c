@@ -54,26 +54,6 @@ static unsigned char *read_file(const char *path, size_t *len)
     return b;
 }
 
-/* Run FN with stderr going to a temporary file; returns what it printed. */
-static char *capture_stderr(int (*fn)(void *), void *arg, int *rc)
-{
-    FILE *tmp = tmpfile();
-    cr_assert_not_null(tmp);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fileno(tmp), 2);
-    *rc = fn(arg);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    off_t n = lseek(fileno(tmp), 0, SEEK_END);
-    cr_assert_geq(n, 0);
-    char *text = calloc(1, (size_t)n + 1);
-    cr_assert_eq(pread(fileno(tmp), text, (size_t)n, 0), (ssize_t)n);
-    fclose(tmp);
-    return text;
-}
-
 struct load_args {
     const char *name;
     const void *data;
@@ -92,7 +72,7 @@ static int load_quiet(const void *data, size_t len, struct profile *p, char **ms
 {
     struct load_args a = {"t.prof", data, len, p};
     int rc;
-    char *text = capture_stderr(do_load, &a, &rc);
+    char *text = test_capture_stderr(do_load, &a, &rc);
     if (msg)
         *msg = text;
     else

@@ -97,27 +97,6 @@ static void put_le64(unsigned char *p, uint64_t v)
         p[i] = (unsigned char)(v >> (8 * i));
 }
 
-/* Run FN with stderr going to a temporary file; returns what it printed. */
-static char *capture_stderr(int (*fn)(void *), void *arg, int *rc)
-{
-    FILE *tmp = tmpfile();
-    cr_assert_not_null(tmp);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fileno(tmp), 2);
-    *rc = fn(arg);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    /* The text went to the descriptor, not through TMP's buffer. */
-    off_t n = lseek(fileno(tmp), 0, SEEK_END);
-    cr_assert_geq(n, 0);
-    char *text = calloc(1, (size_t)n + 1);
-    cr_assert_eq(pread(fileno(tmp), text, (size_t)n, 0), (ssize_t)n);
-    fclose(tmp);
-    return text;
-}
-
 /* --- the reference profile ------------------------------------------------ */
 
 #define WALL0 1700000000123456ULL
@@ -582,7 +561,7 @@ static unsigned long long expect_rejected(const char *name, const void *data, si
     struct pperf_profile p;
     struct load_args a = {name, data, len, &p};
     int rc;
-    char *msg = capture_stderr(do_load, &a, &rc);
+    char *msg = test_capture_stderr(do_load, &a, &rc);
     cr_assert_eq(rc, -1, "%s: %zu bytes accepted", name, len);
     cr_assert_null(p.storage);
     char prefix[256];
