@@ -1,41 +1,10 @@
 /* json.c - see json.h */
 #include "render/json.h"
+#include "util/utf8.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* Length of the valid UTF-8 sequence at S, or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned char c = s[0];
-    size_t n;
-    uint32_t cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    /* Overlong forms, surrogates and values past U+10FFFF are invalid. */
-    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
 
 void json_string(FILE *out, const char *str)
 {
@@ -69,7 +38,10 @@ void json_string(FILE *out, const char *str)
             if (c < 0x20 || c == 0x7f) {
                 fprintf(out, "\\u%04x", c);
             } else {
-                size_t n = utf8_len(s);
+                /* A NUL ends the string: it is no continuation byte, so
+                 * nothing past it is read. */
+                uint32_t cp;
+                size_t n = utf8_decode(s, 4, &cp);
                 if (n == 0) {
                     fputs("\\ufffd", out);
                 } else {

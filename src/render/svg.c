@@ -1,5 +1,6 @@
 /* svg.c - see svg.h: escaping profile strings for SVG/HTML, shared pieces. */
 #include "render/svg.h"
+#include "util/utf8.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -7,46 +8,17 @@
 
 #define REPLACEMENT 0xfffd
 
-/* Decode the code point at S (LEN > 0 bytes left) into *CP; returns the
- * bytes it used.  An invalid sequence uses one byte and gives U+FFFD with
- * *VALID false, so a damaged byte never swallows the good ones after it. */
+/* The code point at S (LEN > 0 bytes left) into *CP; returns the bytes it
+ * used.  An invalid sequence uses one byte and gives U+FFFD with *VALID
+ * false, so a damaged byte never swallows the good ones after it. */
 static size_t utf8_next(const unsigned char *s, size_t len, uint32_t *cp, bool *valid)
 {
-    unsigned char c = s[0];
-    size_t n;
-    uint32_t v;
-    *valid = false;
+    size_t n = utf8_decode(s, len, cp);
+    *valid = n > 0;
+    if (n)
+        return n;
     *cp = REPLACEMENT;
-    if (c < 0x80) {
-        *cp = c;
-        *valid = true;
-        return 1;
-    }
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        v = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        v = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        v = c & 0x07;
-    } else {
-        return 1;
-    }
-    if (n > len)
-        return 1;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 1;
-        v = v << 6 | (s[i] & 0x3f);
-    }
-    if ((n == 3 && v < 0x800) || (n == 4 && v < 0x10000) || v > 0x10ffff ||
-        (v >= 0xd800 && v <= 0xdfff))
-        return 1;
-    *cp = v;
-    *valid = true;
-    return n;
+    return 1;
 }
 
 /* Control characters (other than tab, LF, CR) and what XML 1.0 forbids. */
