@@ -10,6 +10,20 @@ bool flame_metric_ok(enum metric m)
     return m == METRIC_CPU || m == METRIC_WALL || m == METRIC_SAMPLES || m == METRIC_ENERGY;
 }
 
+const char *flame_metric_words(enum metric m)
+{
+    switch (m) {
+    case METRIC_WALL:
+        return "wall time";
+    case METRIC_SAMPLES:
+        return "samples";
+    case METRIC_ENERGY:
+        return "energy";
+    default:
+        return "CPU time";
+    }
+}
+
 static double node_value(const struct calltree *t, uint32_t n, enum quantity q)
 {
     return t->nodes[n].total[q];

@@ -60,6 +60,9 @@ struct flame {
 };
 
 bool flame_metric_ok(enum metric m);
+/* What a flame graph of M measures, in words: "CPU time", "wall time",
+ * "samples", "energy". */
+const char *flame_metric_words(enum metric m);
 int flame_build(struct flame *f, const struct calltree *t, enum metric m, double min_fraction,
                 const struct calltree *baseline);
 void flame_free(struct flame *f);

@@ -159,20 +159,6 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
     return 0;
 }
 
-static const char *metric_words(enum metric m)
-{
-    switch (m) {
-    case METRIC_WALL:
-        return "wall time";
-    case METRIC_SAMPLES:
-        return "samples";
-    case METRIC_ENERGY:
-        return "energy";
-    default:
-        return "CPU time";
-    }
-}
-
 static char *subtitle(const struct flame_args *a, char **files, size_t nfiles,
                       const struct calltree *t)
 {
@@ -186,7 +172,7 @@ static char *subtitle(const struct flame_args *a, char **files, size_t nfiles,
         break;
     default:
         snprintf(what, sizeof(what), "%s, %.4g s in %.0f thread samples",
-                 metric_words(a->an.metric),
+                 flame_metric_words(a->an.metric),
                  t->nodes[0].total[a->an.metric == METRIC_WALL ? Q_WALL : Q_CPU],
                  t->nodes[0].total[Q_SAMPLES]);
     }
@@ -250,7 +236,8 @@ int cmd_flamegraph(int argc, char **argv)
         if (a.an.metric == METRIC_ENERGY && !t->totals.has_energy)
             pt_err("flamegraph: no power or energy channel in the profile (record with -p)");
         else if (base && !(base->nodes[0].total[metric_quantity(a.an.metric)] > 0))
-            pt_err("flamegraph: %s: no %s to compare with", a.baseline, metric_words(a.an.metric));
+            pt_err("flamegraph: %s: no %s to compare with", a.baseline,
+                   flame_metric_words(a.an.metric));
         else
             rc = write_graph(&a, &of, files, nfiles, t, base);
     }

@@ -309,20 +309,6 @@ static void put_diff(FILE *out, const struct flame_frame *fr)
             pts);
 }
 
-static const char *metric_title(enum metric m)
-{
-    switch (m) {
-    case METRIC_WALL:
-        return "wall time";
-    case METRIC_SAMPLES:
-        return "samples";
-    case METRIC_ENERGY:
-        return "energy";
-    default:
-        return "CPU time";
-    }
-}
-
 int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *baseline,
                    const struct flamegraph_options *o)
 {
@@ -335,7 +321,7 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
         return -1;
     }
     if (flame_build(&f, t, o->metric, min_px / span, baseline) != 0) {
-        pt_err("flamegraph: no %s in the profile: nothing to draw%s", metric_title(o->metric),
+        pt_err("flamegraph: no %s in the profile: nothing to draw%s", flame_metric_words(o->metric),
                o->metric == METRIC_SAMPLES ? "" : " (--metric samples counts samples)");
         return -1;
     }
