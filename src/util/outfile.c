@@ -64,13 +64,14 @@ struct outfile *outfile_open(const char *path)
     /* rename() would refuse a directory only at the very end, after the
      * profiled program ran: refuse it now. */
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    bool exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) {
         pt_err("cannot write '%s': %s", path, strerror(EISDIR));
         free(out->path);
         free(out);
         return NULL;
     }
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    if (exists && !S_ISREG(st.st_mode))
         return open_direct(out);
 
     char *copy = xstrdup(path);
