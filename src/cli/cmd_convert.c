@@ -3,6 +3,7 @@
  * read a profile in any format the project reads and write it in another.
  * Formats are one table: a new format is one entry (docs/formats/).
  */
+#include "cli/analysis_args.h"
 #include "cli/cli.h"
 #include "cli/csv_options.h"
 #include "format/folded.h"
@@ -184,15 +185,17 @@ static int bad_usage(const char *fmt, const char *arg)
 
 int cmd_convert(int argc, char **argv)
 {
-    enum { OPT_CHANNEL = 256, OPT_NO_CACHE };
+    /* -s, --channel and --no-cache as every analysing command spells them
+     * (analysis_args.h); -m is convert's own: formats of one value per
+     * stack take samples, cpu, wall or energy. */
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"to", required_argument, NULL, 't'},
         {"from", required_argument, NULL, 'f'},
         {"metric", required_argument, NULL, 'm'},
-        {"channel", required_argument, NULL, OPT_CHANNEL},
+        {"channel", required_argument, NULL, ANALYSIS_OPT_CHANNEL},
         {"search", required_argument, NULL, 's'},
-        {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+        {"no-cache", no_argument, NULL, ANALYSIS_OPT_NO_CACHE},
         {"help", no_argument, NULL, 'h'},
         CSV_CLI_LONGOPTS,
         {NULL, 0, NULL, 0},
@@ -200,10 +203,8 @@ int cmd_convert(int argc, char **argv)
     const char *output = NULL;
     const struct convert_format *to = NULL, *from = NULL;
     struct export_options eo = {.metric = METRIC_SAMPLES};
-    key_spec_default(&eo.session.walk.keys);
-    eo.session.cache = true;
-    eo.session.progress = true;
-    const char **dirs = xcalloc((size_t)argc + 1, sizeof(*dirs));
+    struct analysis_args an;
+    analysis_args_init(&an, "convert");
     struct csv_cli csv;
     csv_cli_init(&csv);
     int opt, rc = PT_EXIT_OK;
@@ -243,14 +244,10 @@ int cmd_convert(int argc, char **argv)
             }
             eo.metric_given = true;
             break;
-        case OPT_CHANNEL:
-            eo.session.walk.metrics.channel = optarg;
-            break;
         case 's':
-            dirs[eo.session.nsearch_dirs++] = optarg;
-            break;
-        case OPT_NO_CACHE:
-            eo.session.cache = false;
+        case ANALYSIS_OPT_CHANNEL:
+        case ANALYSIS_OPT_NO_CACHE:
+            analysis_args_option(&an, opt, optarg);
             break;
         case 'h':
             usage(stdout);
@@ -261,7 +258,8 @@ int cmd_convert(int argc, char **argv)
             goto out;
         }
     }
-    eo.session.search_dirs = dirs;
+    analysis_args_done(&an);
+    eo.session = an.session;
     if (csv_cli_check(&csv) != 0) {
         rc = PT_EXIT_USAGE;
         goto out;
@@ -297,6 +295,6 @@ int cmd_convert(int argc, char **argv)
     rc = wrc == 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
 out:
     csv_cli_free(&csv);
-    free(dirs);
+    analysis_args_free(&an);
     return rc;
 }

@@ -22,7 +22,7 @@
 #include "format/csv_timeline.h"
 #include "format/profile.h"
 
-#define CSV_CLI_FIRST 0x1000
+#define CSV_CLI_FIRST 0x2000 /* above analysis_args.h's options: convert takes both */
 
 #define CSV_CLI_LONGOPTS                                                                           \
     {"join-csv", required_argument, NULL, CSV_CLI_FIRST},                                          \
