@@ -150,11 +150,7 @@ Test(folded, empty_frames_are_unknown)
 
 Test(folded, malformed_lines_name_the_file_and_line)
 {
-    static const struct {
-        const char *text;
-        size_t len;
-        const char *where;
-    } cases[] = {
+    static const struct rejected_text cases[] = {
         {TEXT("a 1\nb 2\nno_count\n"), "t.folded:3: no count"},
         {TEXT("a 1\n\nb x\n"), "t.folded:3: the count 'x'"},
         {TEXT("a -1\n"), "t.folded:1: the count '-1'"},
@@ -164,19 +160,7 @@ Test(folded, malformed_lines_name_the_file_and_line)
         {TEXT("a 1\na\0b 1\n"), "t.folded:2: not text"},
         {TEXT("a 600000000000\nb 600000000000\n"), "t.folded:2: the counts add up"},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct profile p;
-        int rc;
-        char *msg =
-            load_captured(folded_load_buffer, "t.folded", cases[i].text, cases[i].len, &p, &rc);
-        cr_expect_eq(rc, -1, "case %zu accepted", i);
-        cr_expect_not_null(strstr(msg, cases[i].where), "case %zu: \"%s\" not in: %s", i,
-                           cases[i].where, msg);
-        cr_expect_eq(p.nsamples, 0);
-        cr_expect_null(p.format);
-        profile_free(&p);
-        free(msg);
-    }
+    expect_rejected(folded_load_buffer, "t.folded", cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 Test(folded, detection_claims_folded_files_only)

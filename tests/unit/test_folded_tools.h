@@ -185,6 +185,32 @@ static inline char *load_captured(int (*load)(const char *, const void *, size_t
     return text;
 }
 
+/* A text a reader must refuse, and what its message must say. */
+struct rejected_text {
+    const char *text;
+    size_t len;
+    const char *where;
+};
+
+/* Every case fails to load with WHERE in its message and leaves P empty. */
+static inline void expect_rejected(int (*load)(const char *, const void *, size_t,
+                                               struct profile *),
+                                   const char *name, const struct rejected_text *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct profile p;
+        int rc;
+        char *msg = load_captured(load, name, cases[i].text, cases[i].len, &p, &rc);
+        cr_expect_eq(rc, -1, "case %zu accepted", i);
+        cr_expect_not_null(strstr(msg, cases[i].where), "case %zu: \"%s\" not in: %s", i,
+                           cases[i].where, msg);
+        cr_expect_eq(p.nsamples, 0);
+        cr_expect_null(p.format);
+        profile_free(&p);
+        free(msg);
+    }
+}
+
 /* The function name at PC (as a leaf, or a caller's frame) in P's table. */
 static inline const char *location_name(const struct profile *p, uint32_t pid, uint64_t pc,
                                         bool return_address)

@@ -320,11 +320,7 @@ Test(perf_script, comments_and_side_band_events_are_skipped)
 
 Test(perf_script, malformed_lines_name_the_file_and_line)
 {
-    static const struct {
-        const char *text;
-        size_t len;
-        const char *where;
-    } cases[] = {
+    static const struct rejected_text cases[] = {
         {TEXT("app 1 1.0: 1 cpu-clock: \n\t zzz not hex\n"), "t.txt:2: call-chain line"},
         {TEXT("\t 1234 f (/bin/x)\n"), "t.txt:1: a call-chain line outside an event"},
         {TEXT("app 1 1.0: 1 cpu-clock: \n\t 1 f\n\nhello world\n"), "t.txt:4: not an event"},
@@ -333,19 +329,7 @@ Test(perf_script, malformed_lines_name_the_file_and_line)
         {TEXT("app 1 1.0: 1 cpu-clock: \n\t 12345678901234567 f\n"), "t.txt:2: call-chain"},
         {TEXT("cpu-clock: 1 2\n"), "t.txt:1: not an event"},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct profile p;
-        int rc;
-        char *msg =
-            load_captured(perf_script_load_buffer, "t.txt", cases[i].text, cases[i].len, &p, &rc);
-        cr_expect_eq(rc, -1, "case %zu accepted", i);
-        cr_expect_not_null(strstr(msg, cases[i].where), "case %zu: \"%s\" not in: %s", i,
-                           cases[i].where, msg);
-        cr_expect_eq(p.nsamples, 0);
-        cr_expect_null(p.format);
-        profile_free(&p);
-        free(msg);
-    }
+    expect_rejected(perf_script_load_buffer, "t.txt", cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 Test(perf_script, deep_call_chains_keep_their_innermost_frames)
