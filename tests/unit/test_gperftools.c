@@ -7,6 +7,7 @@
  * and the workloads under $PTPROF_BUILD (default build/).
  */
 #include "../lib/spawn.h"
+#include "real_tools.h"
 #include "format/gperftools.h"
 #include "format/load.h"
 #include "symbol/elf_symtab.h"
@@ -515,45 +516,6 @@ Test(gperftools, reading_back_what_was_written_keeps_every_tick)
 
 /* --- real files ---------------------------------------------------------- */
 
-struct fn_count {
-    char name[256];
-    double value;
-};
-
-struct fn_counts {
-    struct fn_count *items;
-    size_t n;
-    double total;
-};
-
-static void fn_add(struct fn_counts *c, const char *name, double v)
-{
-    for (size_t i = 0; i < c->n; i++)
-        if (strcmp(c->items[i].name, name) == 0) {
-            c->items[i].value += v;
-            return;
-        }
-    c->items = realloc(c->items, (c->n + 1) * sizeof(*c->items));
-    snprintf(c->items[c->n].name, sizeof(c->items[c->n].name), "%s", name);
-    c->items[c->n++].value = v;
-}
-
-static double fn_get(const struct fn_counts *c, const char *name)
-{
-    for (size_t i = 0; i < c->n; i++)
-        if (strcmp(c->items[i].name, name) == 0)
-            return c->items[i].value;
-    return 0;
-}
-
-static void run_ok(const char *const *argv, const char *const *env, struct spawn_result *res)
-{
-    struct spawn_opts o = {.argv = argv, .env = env, .timeout_s = 120};
-    spawn_run(&o, res);
-    cr_assert_eq(spawn_exit_code(res->status), 0, "%s: %s\n%s", argv[0],
-                 spawn_status_text(res->status), res->err);
-}
-
 /* google-pprof's flat column per function.  With SYMBOLS_ONLY it names
  * functions from the symbol table alone (nm: addr2line made unusable), so
  * code inlined into a function counts for it, as an ELF symbol lookup
@@ -713,67 +675,24 @@ static char *libprofiler_run(const char *dir, const char *workload, const char *
     return out;
 }
 
-/* One CSV field of LINE from *AT on (quotes as RFC 4180), into BUF. */
-static void csv_field(const char **at, char *buf, size_t size)
-{
-    const char *p = *at;
-    size_t n = 0;
-    bool quoted = *p == '"';
-    p += quoted;
-    for (; *p && *p != '\n' && (quoted || *p != ','); p++) {
-        if (quoted && *p == '"') {
-            if (p[1] != '"') {
-                quoted = false;
-                continue;
-            }
-            p++;
-        }
-        if (n + 1 < size)
-            buf[n++] = *p;
-    }
-    buf[n] = '\0';
-    *at = *p == ',' ? p + 1 : p;
-}
-
 /* ptprof report -k binary,procedure: COLUMN of each row whose binary is
  * BINARY_NAME, and its sum over all rows in OUT->total. */
 static void report_rows(const char *file, const char *metric, const char *column,
                         const char *binary_name, struct fn_counts *out)
 {
-    char *ptprof = build_ptprof();
-    const char *argv[] = {
-        ptprof,       "report", "--format", "csv", "-k",          "binary,procedure",
-        "--metric",   metric,   "--limit",  "100", "--threshold", "0",
-        "--no-cache", file,     NULL};
-    struct spawn_result res;
-    run_ok(argv, NULL, &res);
+    /* The later -k wins over report_column()'s own. */
+    const char *extra[] = {"-k", "binary,procedure", "--limit", "100", NULL};
+    struct fn_counts rows;
+    report_column(file, metric, column, extra, &rows);
     memset(out, 0, sizeof(*out));
-    const char *line = res.out;
-    int col = -1;
-    char field[512];
-    for (int i = 0; *line && *line != '\n'; i++) {
-        csv_field(&line, field, sizeof(field));
-        if (strcmp(field, column) == 0)
-            col = i;
+    out->total = rows.total;
+    size_t blen = strlen(binary_name);
+    for (size_t i = 0; i < rows.n; i++) {
+        const struct fn_count *r = &rows.items[i];
+        if (strncmp(r->name, binary_name, blen) == 0 && r->name[blen] == ':' && r->value != 0)
+            fn_add(out, r->name + blen + 1, r->value);
     }
-    cr_assert_geq(col, 1, "no column %s in:\n%s", column, res.out);
-    while (*line == '\n' && line[1]) {
-        line++;
-        char key[512];
-        csv_field(&line, key, sizeof(key));
-        double v = 0;
-        for (int i = 1; i <= col; i++) {
-            csv_field(&line, field, sizeof(field));
-            v = strtod(field, NULL);
-        }
-        line += strcspn(line, "\n");
-        out->total += v;
-        size_t blen = strlen(binary_name);
-        if (strncmp(key, binary_name, blen) == 0 && key[blen] == ':' && v != 0)
-            fn_add(out, key + blen + 1, v);
-    }
-    spawn_result_free(&res);
-    free(ptprof);
+    fn_free(&rows);
 }
 
 static void check_libprofiler_file(const char *workload, const char *threads)

@@ -14,7 +14,7 @@
 #include "format/load.h"
 #include "format/perf_script.h"
 #include "render/folded_export.h"
-#include "test_folded_tools.h"
+#include "real_tools.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -1,11 +1,11 @@
 /*
- * test_folded_tools.h - what the folded stacks and perf script tests share:
- * finding and running the real tools, per-function tallies, reading
- * `ptprof report --format csv` and folded lines, and loading a buffer with
- * its messages captured.
+ * real_tools.h - what the tests that hold ptprof against real tools share
+ * (gperftools, folded stacks, perf script): running the tools,
+ * per-function tallies, reading `ptprof report --format csv` and folded
+ * lines, and loading a buffer with its messages captured.
  */
-#ifndef PTPROF_TESTS_UNIT_FOLDED_TOOLS_H
-#define PTPROF_TESTS_UNIT_FOLDED_TOOLS_H
+#ifndef PTPROF_TESTS_UNIT_REAL_TOOLS_H
+#define PTPROF_TESTS_UNIT_REAL_TOOLS_H
 
 #include "../lib/spawn.h"
 #include "format/profile.h"
