@@ -533,6 +533,25 @@ char *test_capture_stderr(int (*fn)(void *), void *arg, int *rc)
     return text;
 }
 
+void test_limit_address_space(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return;
+#endif
+#endif
+    FILE *f = fopen("/proc/self/statm", "r");
+    cr_assert_not_null(f);
+    unsigned long pages = 0;
+    cr_assert_eq(fscanf(f, "%lu", &pages), 1);
+    fclose(f);
+    rlim_t lim = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (256u << 20);
+    struct rlimit rl = {lim, lim};
+    cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
+}
+
 char *test_path(const char *dir, const char *name)
 {
     return str_printf("%s/%s", dir, name);

@@ -95,6 +95,10 @@ char *test_need_tool(const char *name);
 /* Run FN(ARG) with file descriptor 2 going to a temporary file; *RC is
  * what FN returned, and the result what it printed there (allocated). */
 char *test_capture_stderr(int (*fn)(void *), void *arg, int *rc);
+/* Cap this process's address space a little above what it uses, so an
+ * allocation sized from a bogus count fails instead of succeeding; not
+ * under AddressSanitizer, which reserves terabytes. */
+void test_limit_address_space(void);
 /* DIR/NAME, allocated. */
 char *test_path(const char *dir, const char *name);
 /* A whole file, NUL-terminated; NULL if it cannot be read. */

@@ -836,27 +836,6 @@ Test(native_damage, bad_headers_are_errors)
     free(b.d);
 }
 
-/* A ceiling on the address space turns any allocation sized from a bogus
- * count into a failure; sanitizers reserve terabytes, so not with them. */
-static void limit_address_space(void)
-{
-#if defined(__SANITIZE_ADDRESS__)
-    return;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-    return;
-#endif
-#endif
-    FILE *f = fopen("/proc/self/statm", "r");
-    cr_assert_not_null(f);
-    unsigned long pages = 0;
-    cr_assert_eq(fscanf(f, "%lu", &pages), 1);
-    fclose(f);
-    rlim_t lim = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (256u << 20);
-    struct rlimit rl = {lim, lim};
-    cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
-}
-
 /* A valid prefix (process 7, stack 1, one sample): what must survive. */
 static void hostile_prefix(struct bb *b)
 {
@@ -891,7 +870,7 @@ static void expect_truncated_at(struct bb *b, size_t at, const char *what)
 
 Test(native_damage, hostile_lengths_and_counts_truncate_without_allocating)
 {
-    limit_address_space();
+    test_limit_address_space();
     struct bb b;
     size_t at;
 
@@ -1007,7 +986,7 @@ Test(native_damage, hostile_lengths_and_counts_truncate_without_allocating)
 
 Test(native_damage, references_to_missing_records_truncate)
 {
-    limit_address_space();
+    test_limit_address_space();
     struct bb b;
     size_t at;
 
@@ -1119,7 +1098,7 @@ Test(native_damage, channel_ids_and_value_counts_must_match)
  * 4096-frame parent must stop expanding long before memory runs out. */
 Test(native_damage, stack_expansion_is_bounded_by_the_input)
 {
-    limit_address_space();
+    test_limit_address_space();
     struct bb b = {0};
     bb_file_header(&b, 1);
     bb_stack(&b, 1, 0, 4096);

@@ -142,25 +142,6 @@ static void rb_record(struct rec_buf *file, unsigned type, const struct rec_buf 
     rb_put(file, payload->p, payload->len);
 }
 
-static void limit_address_space(void)
-{
-#if defined(__SANITIZE_ADDRESS__)
-    return;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-    return;
-#endif
-#endif
-    FILE *f = fopen("/proc/self/statm", "r");
-    cr_assert_not_null(f);
-    unsigned long pages = 0;
-    cr_assert_eq(fscanf(f, "%lu", &pages), 1);
-    fclose(f);
-    rlim_t lim = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (256u << 20);
-    struct rlimit rl = {lim, lim};
-    cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
-}
-
 /* --- a profile with every kind of content -------------------------------- */
 
 #define T0 1700000000000000000ull
@@ -786,7 +767,7 @@ Test(pbin_location, hostile_counts_and_lengths_truncate_without_allocating)
 {
     size_t len, off[3];
     unsigned char *d = three_locations(&len, off);
-    limit_address_space();
+    test_limit_address_space();
     /* Payload layout: pid 0, pc 4, flags 12, offset 13, nframes 21, then
      * the first frame's binary length at 25. */
     const size_t at = off[1] + 8;

@@ -614,33 +614,12 @@ Test(pperf_read, missing_maps_are_rejected)
     free(b);
 }
 
-/* A ceiling on the address space turns any allocation sized from a bogus
- * count into a failure; sanitizers reserve terabytes, so not with them. */
-static void limit_address_space(void)
-{
-#if defined(__SANITIZE_ADDRESS__)
-    return;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-    return;
-#endif
-#endif
-    FILE *f = fopen("/proc/self/statm", "r");
-    cr_assert_not_null(f);
-    unsigned long pages = 0;
-    cr_assert_eq(fscanf(f, "%lu", &pages), 1);
-    fclose(f);
-    rlim_t lim = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (256u << 20);
-    struct rlimit rl = {lim, lim};
-    cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
-}
-
 Test(pperf_read, absurd_counts_are_rejected_without_allocating)
 {
     size_t len;
     unsigned char *b = reference_bytes(&len);
     unsigned char *m = malloc(len);
-    limit_address_space();
+    test_limit_address_space();
 
     memcpy(m, b, len);
     put_le64(m + 20, 1ULL << 63);
