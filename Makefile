@@ -70,7 +70,7 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 # One protoc-c run writes both files (a pattern rule's targets are made together).
-$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: src/format/%.proto
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: src/interop/%.proto
 	@mkdir -p $(@D)
 	protoc-c --c_out=$(@D) --proto_path=$(<D) $<
 

@@ -6,19 +6,19 @@
 #include "cli/analysis_args.h"
 #include "cli/cli.h"
 #include "cli/csv_options.h"
-#include "format/folded.h"
-#include "format/gmon.h"
-#include "format/gperftools.h"
+#include "interop/folded.h"
+#include "interop/gmon.h"
+#include "interop/gperftools.h"
 #include "format/load.h"
 #include "format/native.h"
 #include "format/pbin.h"
-#include "format/perf_script.h"
-#include "format/pperf.h"
-#include "format/pprof.h"
-#include "render/csv_samples_export.h"
-#include "render/export.h"
-#include "render/folded_export.h"
-#include "render/pprof_export.h"
+#include "interop/perf_script.h"
+#include "interop/pperf.h"
+#include "interop/pprof.h"
+#include "interop/csv_samples_write.h"
+#include "interop/export.h"
+#include "interop/folded_write.h"
+#include "interop/pprof_write.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -33,7 +33,7 @@
 /* Readers take a decompressed file image; writers a path (compressed by
  * its suffix, atomic, "-" for standard output).  Formats that are views of
  * the analysis (names, metrics) have an export writer instead
- * (render/export.h). */
+ * (interop/export.h). */
 typedef int (*convert_read_fn)(const char *name, const void *data, size_t len, struct profile *out);
 typedef int (*convert_write_fn)(const struct profile *p, const char *path);
 

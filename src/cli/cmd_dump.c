@@ -6,7 +6,8 @@
  */
 #include "cli/cli.h"
 #include "format/load.h"
-#include "format/pperf.h"
+#include "format/native.h"
+#include "interop/pperf.h"
 #include "util/log.h"
 
 #include <getopt.h>

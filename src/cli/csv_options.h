@@ -18,8 +18,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "format/csv_join.h"
-#include "format/csv_timeline.h"
+#include "analyze/csv_join.h"
+#include "interop/csv_timeline.h"
 #include "format/profile.h"
 
 #define CSV_CLI_FIRST 0x2000 /* above analysis_args.h's options: convert takes both */

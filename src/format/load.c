@@ -3,19 +3,18 @@
  * compression and the format; and the words info and dump describe it with.
  */
 #include "format/load.h"
-#include "format/folded.h"
-#include "format/gmon.h"
-#include "format/gperftools.h"
+#include "interop/folded.h"
+#include "interop/gmon.h"
+#include "interop/gperftools.h"
 #include "format/native.h"
-#include "format/perf_script.h"
-#include "format/pprof.h"
+#include "interop/perf_script.h"
+#include "interop/pperf.h"
+#include "interop/pprof.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 int profile_file_read(const char *path, struct profile_file *f)
 {
@@ -140,38 +139,4 @@ int profile_load(const char *path, struct profile *out)
     int rc = profile_parse(&f, out);
     profile_file_free(&f);
     return rc;
-}
-
-const char *profile_kind_name(enum pmu_kind kind)
-{
-    switch (kind) {
-    case PMU_KIND_CURRENT:
-        return "current";
-    case PMU_KIND_VOLTAGE:
-        return "voltage";
-    case PMU_KIND_POWER:
-        return "power";
-    case PMU_KIND_ENERGY:
-        return "energy";
-    case PMU_KIND_CUSTOM:
-    default:
-        return "custom";
-    }
-}
-
-void profile_describe_status(int32_t status, char *buf, size_t len)
-{
-    int st = (int)status;
-    if (WIFEXITED(st)) {
-        snprintf(buf, len, "exit %d", WEXITSTATUS(st));
-    } else if (WIFSIGNALED(st)) {
-        int sig = WTERMSIG(st);
-        const char *abbrev = sigabbrev_np(sig);
-        if (abbrev)
-            snprintf(buf, len, "killed by SIG%s%s", abbrev, WCOREDUMP(st) ? " (core dumped)" : "");
-        else
-            snprintf(buf, len, "killed by signal %d%s", sig, WCOREDUMP(st) ? " (core dumped)" : "");
-    } else {
-        snprintf(buf, len, "status 0x%x", (unsigned)st);
-    }
 }

@@ -21,13 +21,8 @@
  * profile_file_read() and profile_parse() are the two halves, for commands
  * that also want the raw bytes or the compression (info, dump).
  *
- * profile_from_pperf() converts the original raw format: one process (pid =
- * the first sample's first tid, or 0), one thread per tid seen, pmu_size/8
- * channels of the header's magic kind, the map entries as maps, the header
- * as totals; frequency unknown (0).
- *
- * Describing helpers shared by info and dump: a channel kind's name, and a
- * raw wait status as "exit 3" / "killed by SIGSEGV".
+ * The readers live in format/ (ptprof's own formats) and interop/ (every
+ * other format); this file only chooses among them.
  */
 #ifndef PTPROF_FORMAT_LOAD_H
 #define PTPROF_FORMAT_LOAD_H
@@ -37,7 +32,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "format/pperf.h"
 #include "format/profile.h"
 #include "util/slurp.h"
 
@@ -55,18 +49,5 @@ void profile_file_free(struct profile_file *f);
 const char *profile_file_format(const struct profile_file *f);
 int profile_parse(const struct profile_file *f, struct profile *out);
 int profile_load(const char *path, struct profile *out);
-
-int profile_from_pperf(const struct pperf_profile *in, struct profile *out);
-
-/* Print every record of a native file in file order, one line each (a
- * sample's threads indented below it), ending with how the file ends.
- * Returns -1 after a message when the file cannot be read at all (bad
- * header, unknown critical record); damage is printed, not an error. */
-int native_dump_buffer(const char *name, const void *data, size_t len, FILE *out);
-
-/* "custom", "current", "voltage", "power", "energy". */
-const char *profile_kind_name(enum pmu_kind kind);
-/* "exit 3", "killed by SIGSEGV", "killed by SIGABRT (core dumped)"... */
-void profile_describe_status(int32_t status, char *buf, size_t len);
 
 #endif

@@ -34,6 +34,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "format/profile.h"
 
@@ -77,5 +78,10 @@ void native_writer_abort(struct native_writer *w);
 /* True when DATA starts with the native magic. */
 int native_is_native(const void *data, size_t len);
 int native_load_buffer(const char *name, const void *data, size_t len, struct profile *out);
+/* Print every record of a native file in file order, one line each (a
+ * sample's threads indented below it), ending with how the file ends.
+ * Returns -1 after a message when the file cannot be read at all (bad
+ * header, unknown critical record); damage is printed, not an error. */
+int native_dump_buffer(const char *name, const void *data, size_t len, FILE *out);
 
 #endif

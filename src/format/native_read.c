@@ -15,7 +15,6 @@
  * and the only in-memory expansion, stacks naming a parent, is capped by a
  * budget proportional to the input.
  */
-#include "format/load.h"
 #include "format/native.h"
 #include "format/native_records.h"
 #include "util/log.h"

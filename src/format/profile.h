@@ -175,4 +175,10 @@ void profile_free(struct profile *p);
 /* The value of META key KEY, or NULL. */
 const char *profile_meta(const struct profile *p, const char *key);
 
+/* Words shared by info and dump: a channel kind's name ("custom",
+ * "current", "voltage", "power", "energy"), and a raw wait status as
+ * "exit 3", "killed by SIGSEGV", "killed by SIGABRT (core dumped)"... */
+const char *profile_kind_name(enum pmu_kind kind);
+void profile_describe_status(int32_t status, char *buf, size_t len);
+
 #endif

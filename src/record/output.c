@@ -1,7 +1,7 @@
 /* output.c - see output.h */
 #include "record/output.h"
 #include "format/native.h"
-#include "format/pperf.h"
+#include "interop/pperf.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 

@@ -389,7 +389,7 @@ static char *protoc_decode(const char *file)
     cr_expect_eq(s.compression, COMPRESSION_GZIP, "%s is not gzipped", file);
     cr_assert_gt(s.len, 0);
     cr_expect_eq(s.data[0], 0x0a, "%s: gzipped twice, or not a profile", file);
-    char *protoc = test_need_tool("protoc"), *schema = corpus_dir("src/format"), *path;
+    char *protoc = test_need_tool("protoc"), *schema = corpus_dir("src/interop"), *path;
     cr_assert_geq(asprintf(&path, "--proto_path=%s", schema), 0);
     struct spawn_opts o = {.argv =
                                (const char *[]){protoc, path, "--decode=perftools.profiles.Profile",

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/pperf.h"
+#include "interop/pperf.h"
 #include "../lib/spawn.h"
 
 /* "ptprof record" writing the original raw format, which these tests read

@@ -1,11 +1,11 @@
 /* fuzz_csv_timeline.c - libFuzzer target for the device CSV reader
- * (format/csv_timeline.h) and its join (format/csv_join.h): what reads
+ * (interop/csv_timeline.h) and its join (analyze/csv_join.h): what reads
  * must have times that never go back and finite, bounded values, and must
  * join to a profile spanning it with every new sample value either NaN or
  * within the readings' range (a mean or an interpolation cannot leave
  * it).  The first byte chooses the separator and the interpolation. */
-#include "format/csv_join.h"
-#include "format/csv_timeline.h"
+#include "analyze/csv_join.h"
+#include "interop/csv_timeline.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* fuzz_folded.c - libFuzzer target for the folded stacks reader
- * (format/folded.h): whatever it accepts is a consistent profile whose
+ * (interop/folded.h): whatever it accepts is a consistent profile whose
  * every PC resolves from its locations table. */
-#include "format/folded.h"
+#include "interop/folded.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* fuzz_gmon.c - libFuzzer target for the gmon.out reader (format/gmon.h). */
-#include "format/gmon.h"
+/* fuzz_gmon.c - libFuzzer target for the gmon.out reader (interop/gmon.h). */
+#include "interop/gmon.h"
 
 #include <stdio.h>
 #include <string.h>

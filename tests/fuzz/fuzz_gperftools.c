@@ -1,7 +1,7 @@
 /* fuzz_gperftools.c - libFuzzer target for the gperftools CPU profile reader
- * and writer (format/gperftools.h): whatever reads must also write and read
+ * and writer (interop/gperftools.h): whatever reads must also write and read
  * back with every tick that is not at PC 0. */
-#include "format/gperftools.h"
+#include "interop/gperftools.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* fuzz_perf_script.c - libFuzzer target for the perf script reader
- * (format/perf_script.h): whatever it accepts is a consistent profile whose
+ * (interop/perf_script.h): whatever it accepts is a consistent profile whose
  * every PC resolves from its locations table, with a process for every
  * thread. */
-#include "format/perf_script.h"
+#include "interop/perf_script.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* fuzz_pperf.c - libFuzzer target for the pperf reader (format/pperf.h). */
-#include "format/pperf.h"
+/* fuzz_pperf.c - libFuzzer target for the pperf reader (interop/pperf.h). */
+#include "interop/pperf.h"
 
 #include <stdio.h>
 #include <string.h>

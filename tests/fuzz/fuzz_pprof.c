@@ -1,14 +1,14 @@
-/* fuzz_pprof.c - libFuzzer target for the pprof reader (format/pprof.h) and
- * writer (render/pprof_export.h): what our wire check accepts protobuf-c
+/* fuzz_pprof.c - libFuzzer target for the pprof reader (interop/pprof.h) and
+ * writer (interop/pprof_write.h): what our wire check accepts protobuf-c
  * must decode (so every error has its offset), whatever reads must be
  * consistent (stack
  * ids in range, every stack's leaf the sample's PC), write, and read back
  * with as many thread samples.  Frames come from a fixed resolver: no
  * binary named by an input is ever opened. */
 #include "analyze/metrics.h"
-#include "format/pprof.h"
-#include "format/pprof_wire.h"
-#include "render/pprof_export.h"
+#include "interop/pprof.h"
+#include "interop/pprof_wire.h"
+#include "interop/pprof_write.h"
 
 #include "pprof.pb-c.h"
 

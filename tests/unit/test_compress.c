@@ -3,7 +3,7 @@
  * they read, and damaged or oversized inputs behave as the contracts say;
  * and the original sampler's raw profiles load when compressed. */
 #include "../lib/spawn.h"
-#include "format/pperf.h"
+#include "interop/pperf.h"
 #include "util/compress.h"
 #include "util/slurp.h"
 

@@ -1,14 +1,14 @@
 /*
- * test_csv_timeline.c - the device CSV reader (format/csv_timeline.h) and
- * its join to a profile (format/csv_join.h): headers and units, separators
+ * test_csv_timeline.c - the device CSV reader (interop/csv_timeline.h) and
+ * its join to a profile (analyze/csv_join.h): headers and units, separators
  * and quoting, exact times, the errors a hostile file gets (file and line
  * named), sample values under both interpolations, NaN outside the CSV,
  * derived power, offsets, and the energy analyze/metrics.h then measures;
  * plus the replay of the kept fuzz corpus.
  */
 #include "analyze/metrics.h"
-#include "format/csv_join.h"
-#include "format/csv_timeline.h"
+#include "analyze/csv_join.h"
+#include "interop/csv_timeline.h"
 #include "util/xalloc.h"
 #include "../lib/corpus.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_folded.c - folded stacks (format/folded.h, render/folded_export.h):
+ * test_folded.c - folded stacks (interop/folded.h, interop/folded_write.h):
  * hand-made files (counts, decimals, limits, google-pprof's addresses,
  * depth), damaged files and detection; a real folded file from
  * `google-pprof --collapsed` against `google-pprof --text` on the same
@@ -9,10 +9,10 @@
  * workloads under $PTPROF_BUILD (default build/).
  */
 #include "../lib/corpus.h"
-#include "format/folded.h"
+#include "interop/folded.h"
 #include "format/load.h"
-#include "format/perf_script.h"
-#include "render/folded_export.h"
+#include "interop/perf_script.h"
+#include "interop/folded_write.h"
 #include "real_tools.h"
 
 #include <criterion/criterion.h>

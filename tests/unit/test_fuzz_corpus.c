@@ -1,11 +1,11 @@
 /* test_fuzz_corpus.c - replays the kept fuzz corpora (tests/fuzz/corpus/NAME)
  * through the code their fuzz targets exercise, so every input that once
  * found a new path stays a regression test without a fuzzer. */
-#include "format/gmon.h"
-#include "format/gperftools.h"
+#include "interop/gmon.h"
+#include "interop/gperftools.h"
 #include "format/load.h"
 #include "format/native.h"
-#include "format/pperf.h"
+#include "interop/pperf.h"
 #include "format/pbin.h"
 #include "symbol/symbolizer.h"
 #include "util/slurp.h"

@@ -1,6 +1,6 @@
-/* test_gmon.c - format/gmon.h: gprof's gmon.out, against gprof itself on
+/* test_gmon.c - interop/gmon.h: gprof's gmon.out, against gprof itself on
  * files that gcc -pg builds of the workloads write. */
-#include "format/gmon.h"
+#include "interop/gmon.h"
 #include "format/load.h"
 #include "symbol/elf_symtab.h"
 #include "../lib/spawn.h"

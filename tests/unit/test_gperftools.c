@@ -1,6 +1,6 @@
 /*
  * test_gperftools.c - the gperftools CPU profile reader and writer
- * (format/gperftools.h): hand-made files in every slot size and byte order,
+ * (interop/gperftools.h): hand-made files in every slot size and byte order,
  * damaged files, and real files both ways: profiles written by gperftools'
  * libprofiler read as google-pprof reads them, and our recordings converted
  * for google-pprof.  Needs google-pprof and libprofiler (scripts/install-deps)
@@ -8,7 +8,7 @@
  */
 #include "../lib/spawn.h"
 #include "real_tools.h"
-#include "format/gperftools.h"
+#include "interop/gperftools.h"
 #include "format/load.h"
 #include "symbol/elf_symtab.h"
 

@@ -5,7 +5,7 @@
 #include "format/load.h"
 #include "format/native.h"
 #include "format/pbin.h"
-#include "format/pperf.h"
+#include "interop/pperf.h"
 #include "format/profile.h"
 #include "record/maps.h"
 #include "symbol/symbolizer.h"

@@ -1,5 +1,5 @@
 /*
- * test_perf_script.c - `perf script` text import (format/perf_script.h):
+ * test_perf_script.c - `perf script` text import (interop/perf_script.h):
  * hand-made texts in the layouts perf prints (call chains or not, pid/tid,
  * cpu, nanoseconds, source lines, inlined frames, C++ names, comms with
  * spaces, side-band events, other events than clocks), damaged texts and
@@ -12,8 +12,8 @@
  */
 #include "../lib/corpus.h"
 #include "format/load.h"
-#include "format/perf_script.h"
-#include "render/folded_export.h"
+#include "interop/perf_script.h"
+#include "interop/folded_write.h"
 #include "real_tools.h"
 
 #include <criterion/criterion.h>

@@ -1,6 +1,6 @@
-/* test_pperf.c - format/pperf.h: the original sampler's raw format. */
+/* test_pperf.c - interop/pperf.h: the original sampler's raw format. */
 #include "../lib/spawn.h"
-#include "format/pperf.h"
+#include "interop/pperf.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>

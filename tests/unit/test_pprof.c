@@ -1,6 +1,6 @@
 /*
- * test_pprof.c - pprof's profile.proto (format/pprof.h, render/
- * pprof_export.h): files made here with protobuf-c read back with the
+ * test_pprof.c - pprof's profile.proto (interop/pprof.h,
+ * interop/pprof_write.h): files made here with protobuf-c read back with the
  * values ptprof's metrics give (samples, CPU and wall time, energy, inline
  * frames, threads from labels), our writer's output decoded by protobuf-c,
  * by protoc and by go tool pprof, detection against every other format's
@@ -12,9 +12,9 @@
 #include "../lib/spawn.h"
 #include "analyze/metrics.h"
 #include "format/load.h"
-#include "format/pprof.h"
-#include "format/pprof_wire.h"
-#include "render/pprof_export.h"
+#include "interop/pprof.h"
+#include "interop/pprof_wire.h"
+#include "interop/pprof_write.h"
 #include "symbol/symbolizer.h"
 
 #include "pprof.pb-c.h"
@@ -991,7 +991,7 @@ Test(pprof_export, protoc_and_go_tool_pprof_read_it, .timeout = 120)
     char *error;
     cr_assert_eq(pprof_encode(&p, &r, &o, &buf, &len, &error), 0, "%s", error);
     char *dir = test_mkdtemp();
-    char *file, *home, *cache, *schema_dir = corpus_dir("src/format");
+    char *file, *home, *cache, *schema_dir = corpus_dir("src/interop");
     cr_assert_geq(asprintf(&file, "%s/out.pb", dir), 0);
     cr_assert_geq(asprintf(&home, "HOME=%s", dir), 0);
     cr_assert_geq(asprintf(&cache, "GOCACHE=%s/gocache", dir), 0);

@@ -3,7 +3,7 @@
 #include "../lib/spawn.h"
 #include "format/load.h"
 #include "format/native.h"
-#include "format/pperf.h"
+#include "interop/pperf.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>

@@ -1,0 +1,314 @@
+/*
+ * folded_read.c - see folded.h: folded stacks ("a;b;c 12" lines) into a
+ * struct profile, with synthetic PCs resolved by the locations table.
+ */
+#include "interop/folded.h"
+#include "interop/folded_names.h"
+#include "format/stack_table.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Longest count token read ("12345.678..."): beyond this it is not one. */
+#define MAX_COUNT_CHARS 64
+
+struct folded_line {
+    const char *stack;
+    size_t stack_len;
+    double count;
+    bool integral;
+};
+
+static bool blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* Reads line S[0..N) (without its '\n').  Returns 1 with OUT filled, 0
+ * for a blank line, -1 with the reason in WHY. */
+static int parse_line(const char *s, size_t n, struct folded_line *out, char *why, size_t whylen)
+{
+    while (n > 0 && (blank(s[n - 1]) || s[n - 1] == '\r'))
+        n--;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f) {
+            snprintf(why, whylen, "not text (byte 0x%02x at column %zu)", c, i + 1);
+            return -1;
+        }
+    }
+    while (n > 0 && blank(*s)) {
+        s++;
+        n--;
+    }
+    if (n == 0)
+        return 0;
+    size_t sp = n;
+    while (sp > 0 && !blank(s[sp - 1]))
+        sp--;
+    if (sp == 0) {
+        snprintf(why, whylen, "no count after the stack (expected 'frame;frame;... COUNT')");
+        return -1;
+    }
+    const char *num = s + sp;
+    size_t nlen = n - sp;
+    size_t digits = 0, dots = 0, frac_nonzero = 0;
+    bool ok = nlen <= MAX_COUNT_CHARS;
+    for (size_t i = 0; ok && i < nlen; i++) {
+        if (num[i] >= '0' && num[i] <= '9') {
+            digits++;
+            frac_nonzero += dots && num[i] != '0';
+        } else if (num[i] == '.' && dots == 0) {
+            dots++;
+        } else {
+            ok = false;
+        }
+    }
+    if (!ok || digits == 0) {
+        snprintf(why, whylen, "the count '%.*s' is not a non-negative number",
+                 (int)(nlen > 40 ? 40 : nlen), num);
+        return -1;
+    }
+    char buf[MAX_COUNT_CHARS + 1];
+    memcpy(buf, num, nlen);
+    buf[nlen] = '\0';
+    out->count = strtod(buf, NULL);
+    out->integral = frac_nonzero == 0;
+    while (sp > 0 && blank(s[sp - 1]))
+        sp--;
+    if (sp == 0) {
+        snprintf(why, whylen, "no stack before the count");
+        return -1;
+    }
+    out->stack = s;
+    out->stack_len = sp;
+    return 1;
+}
+
+bool folded_detect(const void *data, size_t len)
+{
+    const char *s = data, *end = s + (len < FOLDED_DETECT_BYTES ? len : FOLDED_DETECT_BYTES);
+    bool whole = len <= FOLDED_DETECT_BYTES;
+    size_t lines = 0;
+    char why[128];
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        if (!nl && !whole)
+            break; /* cut by the limit: not judged */
+        const char *e = nl ? nl : end;
+        struct folded_line l;
+        int rc = parse_line(s, (size_t)(e - s), &l, why, sizeof(why));
+        /* No tool writes a stack that starts with '#': such a line is a
+         * comment of some other text format. */
+        if (rc < 0 || (rc == 1 && (l.stack[l.stack_len - 1] == ',' || l.stack[0] == '#')))
+            return false;
+        lines += (size_t)rc;
+        s = e + 1;
+    }
+    return lines > 0;
+}
+
+struct reader {
+    const char *name;
+    struct profile *p;
+    struct name_table *names;
+    struct stack_table *stacks;
+    double *counts; /* per stack id */
+    size_t counts_cap;
+    bool integral;
+    double total;
+    uint64_t *pcs; /* scratch, FOLDED_MAX_DEPTH */
+    char *frame;   /* scratch for one frame's name */
+    size_t frame_cap;
+};
+
+/* google-pprof --collapsed appends "<ADDRESS>" (16 hex digits) to the
+ * names it found in a symbol table: the function's address, not its name. */
+static bool pprof_address(const char *s, size_t n, uint64_t *addr)
+{
+    if (n < 19 || s[n - 1] != '>' || s[n - 18] != '<')
+        return false;
+    uint64_t v = 0;
+    for (size_t i = n - 17; i < n - 1; i++) {
+        char c = s[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            return false;
+        v = v << 4 | (uint64_t)d;
+    }
+    *addr = v;
+    return true;
+}
+
+static uint64_t frame_pc(struct reader *r, const char *s, size_t n)
+{
+    uint64_t offset = 0;
+    if (pprof_address(s, n, &offset))
+        n -= 18;
+    if (n == 0) {
+        s = "[unknown]";
+        n = strlen(s);
+    }
+    r->frame = xgrow(r->frame, &r->frame_cap, n + 1, 1);
+    memcpy(r->frame, s, n);
+    r->frame[n] = '\0';
+    struct name_frame f = {.function = r->frame, .binary = "[unknown]"};
+    return name_table_pc(r->names, 0, offset, &f, 1);
+}
+
+static void add_line(struct reader *r, const struct folded_line *l)
+{
+    size_t depth = 1;
+    for (size_t i = 0; i < l->stack_len; i++)
+        depth += l->stack[i] == ';';
+    /* Root first in the file, leaf first in the profile: keep the
+     * innermost FOLDED_MAX_DEPTH frames of a deeper stack. */
+    size_t skip = depth > FOLDED_MAX_DEPTH ? depth - FOLDED_MAX_DEPTH : 0;
+    uint32_t kept = (uint32_t)(depth - skip);
+    const char *s = l->stack, *end = l->stack + l->stack_len;
+    for (size_t i = 0; i < depth; i++) {
+        const char *semi = memchr(s, ';', (size_t)(end - s));
+        const char *e = semi ? semi : end;
+        if (i >= skip)
+            r->pcs[kept - 1 - (i - skip)] = frame_pc(r, s, (size_t)(e - s));
+        s = e + 1;
+    }
+    uint32_t id = stack_table_id(r->stacks, r->p, r->pcs, kept);
+    if (id >= r->counts_cap) {
+        size_t old = r->counts_cap;
+        r->counts = xgrow(r->counts, &r->counts_cap, (size_t)id + 1, sizeof(*r->counts));
+        memset(r->counts + old, 0, (r->counts_cap - old) * sizeof(*r->counts));
+    }
+    r->counts[id] += l->count;
+}
+
+/* How many samples stack ID becomes (folded.h). */
+static uint64_t samples_of(const struct reader *r, uint32_t id, bool exact, double scale)
+{
+    double c = id < r->counts_cap ? r->counts[id] : 0;
+    if (c <= 0)
+        return 0;
+    if (exact)
+        return (uint64_t)c;
+    double n = nearbyint(c * scale);
+    return n < 1 ? 1 : (uint64_t)n;
+}
+
+static void fill_samples(struct reader *r, uint64_t max_samples)
+{
+    struct profile *p = r->p;
+    bool exact = r->integral && r->total <= (double)max_samples;
+    double scale = r->total > (double)max_samples ? (double)max_samples / r->total : 1;
+    uint64_t n = 0;
+    for (uint32_t id = 1; id < p->nstacks; id++)
+        n += samples_of(r, id, exact, scale);
+    p->samples = xcalloc(n ? n : 1, sizeof(*p->samples));
+    double before = 0; /* counts of the stacks already laid out */
+    uint64_t cpu = 0;
+    for (uint32_t id = 1; id < p->nstacks; id++) {
+        uint64_t k = samples_of(r, id, exact, scale);
+        double c = r->counts[id < r->counts_cap ? id : 0];
+        for (uint64_t j = 0; j < k; j++) {
+            double used = before + c * (double)(j + 1) / (double)k;
+            cpu = (uint64_t)llround(used * FOLDED_COUNT_NS);
+            struct prof_thread_sample *t = xmalloc(sizeof(*t));
+            *t = (struct prof_thread_sample){
+                .pc = p->stacks[id].pcs[0],
+                .cpu_ns = cpu,
+                .stack = id,
+                .syscall = -1,
+            };
+            p->samples[p->nsamples++] =
+                (struct prof_sample){.time_ns = cpu, .nthreads = 1, .threads = t};
+        }
+        if (k)
+            before += c;
+    }
+    p->totals = (struct prof_totals){.wall_ns = cpu, .samples = n, .ideal_samples = n};
+    p->has_totals = true;
+}
+
+static void add_meta(struct profile *p, const char *key, const char *value)
+{
+    p->meta = xrealloc(p->meta, (p->nmeta + 1) * sizeof(*p->meta));
+    p->meta[p->nmeta++] = (struct prof_meta){.key = xstrdup(key), .value = xstrdup(value)};
+}
+
+int folded_load_buffer_max(const char *name, const void *data, size_t len, uint64_t max_samples,
+                           struct profile *out)
+{
+    profile_init(out);
+    if (max_samples > FOLDED_MAX_SAMPLES)
+        max_samples = FOLDED_MAX_SAMPLES;
+    if (max_samples == 0)
+        max_samples = 1;
+    struct reader r = {
+        .name = name,
+        .p = out,
+        .names = name_table_new(),
+        .stacks = stack_table_new(),
+        .integral = true,
+        .pcs = xmalloc(FOLDED_MAX_DEPTH * sizeof(uint64_t)),
+    };
+    out->stacks = xcalloc(1, sizeof(*out->stacks)); /* id 0: no stack */
+    out->nstacks = 1;
+    const char *s = data, *end = s + len;
+    size_t lineno = 0;
+    int rc = 0;
+    char why[160];
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        const char *e = nl ? nl : end;
+        lineno++;
+        struct folded_line l;
+        int lr = parse_line(s, (size_t)(e - s), &l, why, sizeof(why));
+        if (lr < 0) {
+            pt_err("%s:%zu: %s", name, lineno, why);
+            rc = -1;
+            break;
+        }
+        if (lr == 1) {
+            if (l.count > FOLDED_MAX_TOTAL - r.total) {
+                pt_err("%s:%zu: the counts add up to more than %.0e", name, lineno,
+                       FOLDED_MAX_TOTAL);
+                rc = -1;
+                break;
+            }
+            r.total += l.count;
+            r.integral = r.integral && l.integral;
+            add_line(&r, &l);
+        }
+        s = e + 1;
+    }
+    if (rc == 0) {
+        fill_samples(&r, max_samples);
+        name_table_locations(r.names, out);
+        out->processes = xcalloc(1, sizeof(*out->processes));
+        out->nprocesses = 1;
+        out->processes[0] = (struct prof_process){.exe = xstrdup("")};
+        out->threads = xcalloc(1, sizeof(*out->threads));
+        out->nthreads = 1;
+        out->threads[0] = (struct prof_thread){.name = xstrdup("")};
+        out->frequency = 1e9 / FOLDED_COUNT_NS;
+        add_meta(out, "stacks", "folded (names only)");
+        add_meta(out, "start_time", "0");
+        out->format = xstrdup("folded");
+    } else {
+        profile_free(out);
+    }
+    name_table_free(r.names);
+    stack_table_free(r.stacks);
+    free(r.counts);
+    free(r.pcs);
+    free(r.frame);
+    return rc;
+}
+
+int folded_load_buffer(const char *name, const void *data, size_t len, struct profile *out)
+{
+    return folded_load_buffer_max(name, data, len, FOLDED_MAX_SAMPLES, out);
+}

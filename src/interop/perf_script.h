@@ -1,0 +1,64 @@
+/*
+ * perf_script.h - the text `perf script` prints from a perf.data recording,
+ * read into a struct profile, so perf recordings get ptprof's reports,
+ * diffs and flame graphs.  docs/formats/perf-script.md has the details.
+ *
+ * What is read: events, each a header line
+ *     COMM PID/TID [CPU] SECONDS.FRACTION: PERIOD EVENT: [IP SYM+OFF (DSO)]
+ * where PID/ may be missing (perf's default prints the tid alone), and
+ * [CPU], the time and the period may be missing too; then, with -g, its
+ * call chain, one frame a line indented by a tab, leaf first:
+ *     \t IP SYM+OFF (DSO)
+ * (SYM, +OFF and (DSO) optional; "[unknown]" as perf prints it; DSO
+ * "(inlined)" marks an inlined function, which joins the next frame's
+ * location), each frame optionally followed by a source line "  FILE:LINE"
+ * (-F +srcline; a line indented by spaces after a frame that is not a
+ * header is one); a blank line ends the event.  Lines starting with '#'
+ * (--header) and side-band events (PERF_RECORD_*) are skipped.
+ *
+ * Reader contract: perf_script_load_buffer() fills OUT with
+ *  - one sample per event (one thread sample), in file order, at the
+ *    event's time (perf's clock, usually CLOCK_MONOTONIC: not the epoch);
+ *    without a time, 1 ms after the previous event;
+ *  - its stack: the call chain (or the header's frame), leaf first, as
+ *    synthetic PCs (interop/folded_names.h) whose locations name the
+ *    function (SYM without +OFF), the binary (DSO's base name) and its path,
+ *    source file and line when given, and as offset the address perf
+ *    printed; an event with no frame has the one frame "[unknown]";
+ *  - threads per tid (named by their last COMM) and processes per pid;
+ *    without PID/, a thread belongs to the process of the first thread seen
+ *    with the same COMM (pid = that thread's tid), and keeps it;
+ *  - CPU time: each thread's CPU time grows with the periods of the
+ *    file's CPU event: the first cpu-clock or task-clock event in it (their
+ *    period is nanoseconds), else the first event, whose period is turned
+ *    into time by the median interval between a thread's consecutive
+ *    samples over the median period (1 ms a sample when nothing says);
+ *    samples of the other events count as samples only;
+ *  - frequency 1e9 / period when the CPU event is a clock with one period
+ *    throughout, else 0; totals from the samples (span, count).
+ * Errors are "NAME:LINE: what is wrong" and -1 with OUT empty: a line that
+ * is neither a header, a frame, a source line, a comment nor blank; an
+ * address that is not hex or longer than 16 digits; a frame before any
+ * header; control characters.  Memory grows with the input only; call
+ * chains deeper than PERF_SCRIPT_MAX_DEPTH keep their innermost frames.
+ *
+ * perf_script_detect() is true when the first non-blank, non-comment line
+ * of DATA is an event header (as above, with its EVENT: and either a time
+ * or a frame after it) and the lines after it, within
+ * PERF_SCRIPT_DETECT_LINES, read as this format.
+ */
+#ifndef PTPROF_INTEROP_PERF_SCRIPT_H
+#define PTPROF_INTEROP_PERF_SCRIPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "format/profile.h"
+
+#define PERF_SCRIPT_MAX_DEPTH 4096
+#define PERF_SCRIPT_DETECT_LINES 64
+
+bool perf_script_detect(const void *data, size_t len);
+int perf_script_load_buffer(const char *name, const void *data, size_t len, struct profile *out);
+
+#endif

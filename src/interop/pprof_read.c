@@ -1,0 +1,975 @@
+/*
+ * pprof_read.c - see pprof.h: a pprof profile.proto into a struct profile.
+ * The wire is checked first (pprof_wire.h, for offsets), decoded with
+ * protobuf-c, validated, then laid out as thread samples on a synthetic
+ * timeline that ptprof's metrics turn back into the file's values.
+ */
+#include "interop/pprof.h"
+#include "interop/pprof_wire.h"
+#include "format/stack_table.h"
+#include "record/maps.h"
+#include "symbol/addr_table.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#include "pprof.pb-c.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef Perftools__Profiles__Profile PbProfile;
+typedef Perftools__Profiles__Sample PbSample;
+typedef Perftools__Profiles__Location PbLocation;
+typedef Perftools__Profiles__Mapping PbMapping;
+typedef Perftools__Profiles__Function PbFunction;
+typedef Perftools__Profiles__ValueType PbValueType;
+
+/* Synthetic PCs: non-canonical on x86-64 and far above any other
+ * architecture's user space, 16 bytes apart so PC - 1 stays distinct. */
+#define SYNTHETIC_PC_BASE ((uint64_t)1 << 62)
+/* Processes x mappings: every mapping is given to every process. */
+#define MAX_MAPS ((uint64_t)1 << 22)
+
+/* --- protobuf-c's memory, capped ----------------------------------------- */
+
+struct budget {
+    size_t left;
+    bool exceeded;
+};
+
+#define BUDGET_HEADER 16 /* keeps malloc's alignment */
+
+static void *budget_alloc(void *ctx, size_t size)
+{
+    struct budget *b = ctx;
+    size_t need = size + BUDGET_HEADER;
+    if (need < size || need > b->left) {
+        b->exceeded = true;
+        return NULL;
+    }
+    unsigned char *p = malloc(need);
+    if (!p) {
+        b->exceeded = true;
+        return NULL;
+    }
+    b->left -= need;
+    memcpy(p, &need, sizeof(need));
+    return p + BUDGET_HEADER;
+}
+
+static void budget_free(void *ctx, void *ptr)
+{
+    struct budget *b = ctx;
+    if (!ptr)
+        return;
+    unsigned char *p = (unsigned char *)ptr - BUDGET_HEADER;
+    size_t need;
+    memcpy(&need, p, sizeof(need));
+    b->left += need;
+    free(p);
+}
+
+/* --- ids ------------------------------------------------------------------ */
+
+struct id_entry {
+    uint64_t id;
+    size_t index;
+};
+
+struct id_index {
+    struct id_entry *e;
+    size_t n;
+};
+
+static int id_cmp(const void *a, const void *b)
+{
+    const struct id_entry *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The index of the element with ID, or SIZE_MAX. */
+static size_t id_find(const struct id_index *ix, uint64_t id)
+{
+    size_t lo = 0, hi = ix->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix->e[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ix->n && ix->e[lo].id == id ? ix->e[lo].index : SIZE_MAX;
+}
+
+/* --- the reader ----------------------------------------------------------- */
+
+enum quantity_col {
+    COL_COUNT,
+    COL_CPU,
+    COL_WALL,
+    COL_ENERGY,
+    COL_N,
+};
+
+static const char *const col_names[COL_N] = {"samples", "cpu", "wall", "energy"};
+
+struct rthread {
+    uint32_t pid, tid;
+    const char *name;
+    size_t nsamples; /* pprof samples */
+    size_t begin;    /* where its samples start in the order array */
+};
+
+struct rsample {
+    uint32_t thread;
+    uint32_t stack;
+    uint64_t n; /* thread samples it becomes; 0: unattributed energy only */
+    uint64_t cpu_ns, wall_ns;
+    double energy_j;
+};
+
+struct reader {
+    const char *name;
+    const PbProfile *pb;
+    char **strings; /* the string table, NUL-terminated copies */
+    struct pprof_offsets off;
+    struct profile *out;
+    struct id_index mappings, locations, functions;
+    int col[COL_N];            /* sample type index, or -1 */
+    uint64_t col_scale[COL_N]; /* to ns (cpu, wall) */
+    double energy_scale;       /* to J */
+    uint64_t period_ns;        /* 0 when the period is not time */
+    bool period_is_cpu;
+    uint64_t *loc_pc; /* per location */
+    bool *loc_named;  /* per location: has lines naming functions */
+    struct rthread *threads;
+    size_t nthreads;
+    struct rsample *samples;
+    uint64_t max_samples;
+};
+
+static const char *str_at(const struct reader *r, int64_t i)
+{
+    return (i >= 0 && (uint64_t)i < r->pb->n_string_table) ? r->strings[i] : NULL;
+}
+
+/* Index I must name a string; ELEMENT, AT say where for the message. */
+static int check_str(const struct reader *r, int64_t i, enum pprof_element el, size_t at,
+                     const char *what)
+{
+    if (str_at(r, i))
+        return 0;
+    pt_err("%s: offset %zu: %s %" PRId64 " is not in the string table (%zu strings)", r->name,
+           pprof_offset(&r->off, el, at), what, i, r->pb->n_string_table);
+    return -1;
+}
+
+static int build_index(const struct reader *r, struct id_index *ix, enum pprof_element el, size_t n,
+                       uint64_t (*id_of)(const PbProfile *, size_t), const char *what)
+{
+    ix->e = xcalloc(n ? n : 1, sizeof(*ix->e));
+    ix->n = n;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t id = id_of(r->pb, i);
+        if (id == 0) {
+            pt_err("%s: offset %zu: %s with id 0", r->name, pprof_offset(&r->off, el, i), what);
+            return -1;
+        }
+        ix->e[i] = (struct id_entry){id, i};
+    }
+    qsort(ix->e, n, sizeof(*ix->e), id_cmp);
+    for (size_t i = 1; i < n; i++)
+        if (ix->e[i].id == ix->e[i - 1].id) {
+            pt_err("%s: offset %zu: %s id %" PRIu64 " is used twice", r->name,
+                   pprof_offset(&r->off, el, ix->e[i].index), what, ix->e[i].id);
+            return -1;
+        }
+    return 0;
+}
+
+static uint64_t mapping_id(const PbProfile *pb, size_t i)
+{
+    return pb->mapping[i]->id;
+}
+
+static uint64_t location_id(const PbProfile *pb, size_t i)
+{
+    return pb->location[i]->id;
+}
+
+static uint64_t function_id(const PbProfile *pb, size_t i)
+{
+    return pb->function[i]->id;
+}
+
+/* Every index into the string table, every id a message refers to. */
+static int validate(struct reader *r)
+{
+    const PbProfile *pb = r->pb;
+    for (size_t i = 0; i < pb->n_sample_type; i++)
+        if (check_str(r, pb->sample_type[i]->type, PPROF_EL_SAMPLE_TYPE, i, "sample type") ||
+            check_str(r, pb->sample_type[i]->unit, PPROF_EL_SAMPLE_TYPE, i, "sample unit"))
+            return -1;
+    if (pb->period_type &&
+        (!str_at(r, pb->period_type->type) || !str_at(r, pb->period_type->unit))) {
+        pt_err("%s: offset 0: the period type is not in the string table", r->name);
+        return -1;
+    }
+    if (!str_at(r, pb->default_sample_type) || !str_at(r, pb->drop_frames) ||
+        !str_at(r, pb->keep_frames)) {
+        pt_err("%s: offset 0: default_sample_type, drop_frames or keep_frames is not in the "
+               "string table",
+               r->name);
+        return -1;
+    }
+    for (size_t i = 0; i < pb->n_comment; i++)
+        if (!str_at(r, pb->comment[i])) {
+            pt_err("%s: offset 0: comment %" PRId64 " is not in the string table", r->name,
+                   pb->comment[i]);
+            return -1;
+        }
+    if (build_index(r, &r->mappings, PPROF_EL_MAPPING, pb->n_mapping, mapping_id, "mapping") ||
+        build_index(r, &r->locations, PPROF_EL_LOCATION, pb->n_location, location_id, "location") ||
+        build_index(r, &r->functions, PPROF_EL_FUNCTION, pb->n_function, function_id, "function"))
+        return -1;
+    for (size_t i = 0; i < pb->n_function; i++) {
+        const PbFunction *f = pb->function[i];
+        if (check_str(r, f->name, PPROF_EL_FUNCTION, i, "function name") ||
+            check_str(r, f->system_name, PPROF_EL_FUNCTION, i, "function system name") ||
+            check_str(r, f->filename, PPROF_EL_FUNCTION, i, "function file name"))
+            return -1;
+    }
+    for (size_t i = 0; i < pb->n_mapping; i++)
+        if (check_str(r, pb->mapping[i]->filename, PPROF_EL_MAPPING, i, "mapping file name") ||
+            check_str(r, pb->mapping[i]->build_id, PPROF_EL_MAPPING, i, "mapping build-id"))
+            return -1;
+    for (size_t i = 0; i < pb->n_location; i++) {
+        const PbLocation *l = pb->location[i];
+        size_t at = pprof_offset(&r->off, PPROF_EL_LOCATION, i);
+        if (l->mapping_id && id_find(&r->mappings, l->mapping_id) == SIZE_MAX) {
+            pt_err("%s: offset %zu: location %" PRIu64 " is in mapping %" PRIu64
+                   ", which does not exist",
+                   r->name, at, l->id, l->mapping_id);
+            return -1;
+        }
+        for (size_t k = 0; k < l->n_line; k++)
+            if (l->line[k]->function_id &&
+                id_find(&r->functions, l->line[k]->function_id) == SIZE_MAX) {
+                pt_err("%s: offset %zu: location %" PRIu64 " names function %" PRIu64
+                       ", which does not exist",
+                       r->name, at, l->id, l->line[k]->function_id);
+                return -1;
+            }
+    }
+    for (size_t i = 0; i < pb->n_sample; i++) {
+        const PbSample *s = pb->sample[i];
+        size_t at = pprof_offset(&r->off, PPROF_EL_SAMPLE, i);
+        if (s->n_value != pb->n_sample_type) {
+            pt_err("%s: offset %zu: sample with %zu values, the profile has %zu sample types",
+                   r->name, at, s->n_value, pb->n_sample_type);
+            return -1;
+        }
+        for (size_t k = 0; k < s->n_value; k++)
+            if (s->value[k] < 0) {
+                pt_err("%s: offset %zu: sample with a negative %s value %" PRId64
+                       " (a difference of profiles cannot be read)",
+                       r->name, at, str_at(r, pb->sample_type[k]->type), s->value[k]);
+                return -1;
+            }
+        for (size_t k = 0; k < s->n_location_id; k++)
+            if (id_find(&r->locations, s->location_id[k]) == SIZE_MAX) {
+                pt_err("%s: offset %zu: sample refers to location %" PRIu64
+                       ", which does not exist",
+                       r->name, at, s->location_id[k]);
+                return -1;
+            }
+        for (size_t k = 0; k < s->n_label; k++)
+            if (check_str(r, s->label[k]->key, PPROF_EL_SAMPLE, i, "label key") ||
+                check_str(r, s->label[k]->str, PPROF_EL_SAMPLE, i, "label value") ||
+                check_str(r, s->label[k]->num_unit, PPROF_EL_SAMPLE, i, "label unit"))
+                return -1;
+    }
+    return 0;
+}
+
+/* --- sample types ----------------------------------------------------------- */
+
+static uint64_t time_scale(const char *unit)
+{
+    static const struct {
+        const char *name;
+        uint64_t ns;
+    } units[] = {
+        {"nanoseconds", 1},        {"ns", 1},       {"microseconds", 1000},  {"us", 1000},
+        {"milliseconds", 1000000}, {"ms", 1000000}, {"seconds", 1000000000}, {"s", 1000000000}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (strcmp(unit, units[i].name) == 0)
+            return units[i].ns;
+    return 0;
+}
+
+static double energy_scale(const char *unit)
+{
+    static const struct {
+        const char *name;
+        double j;
+    } units[] = {{"joules", 1},         {"J", 1},     {"millijoules", 1e-3}, {"mJ", 1e-3},
+                 {"microjoules", 1e-6}, {"uJ", 1e-6}, {"nanojoules", 1e-9},  {"nJ", 1e-9}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (strcmp(unit, units[i].name) == 0)
+            return units[i].j;
+    return 0;
+}
+
+static int classify_types(struct reader *r)
+{
+    const PbProfile *pb = r->pb;
+    for (int c = 0; c < COL_N; c++)
+        r->col[c] = -1;
+    for (size_t i = 0; i < pb->n_sample_type; i++) {
+        const char *type = str_at(r, pb->sample_type[i]->type);
+        const char *unit = str_at(r, pb->sample_type[i]->unit);
+        int c = -1;
+        if (strcmp(type, "samples") == 0)
+            c = COL_COUNT;
+        else if (strcmp(type, "cpu") == 0 && time_scale(unit))
+            c = COL_CPU;
+        else if (strcmp(type, "wall") == 0 && time_scale(unit))
+            c = COL_WALL;
+        else if (strcmp(type, "energy") == 0 && energy_scale(unit) > 0)
+            c = COL_ENERGY;
+        if (c < 0 || r->col[c] >= 0)
+            continue;
+        r->col[c] = (int)i;
+        r->col_scale[c] = time_scale(unit);
+        if (c == COL_ENERGY)
+            r->energy_scale = energy_scale(unit);
+    }
+    bool any = false;
+    for (int c = 0; c < COL_N; c++)
+        any |= r->col[c] >= 0;
+    /* Other profiles (heap, contention) count events: read those as
+     * samples rather than refuse them. */
+    for (size_t i = 0; !any && i < pb->n_sample_type; i++)
+        if (strcmp(str_at(r, pb->sample_type[i]->unit), "count") == 0) {
+            r->col[COL_COUNT] = (int)i;
+            any = true;
+        }
+    if (!any) {
+        char types[512] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < pb->n_sample_type && used + 1 < sizeof(types); i++) {
+            int n =
+                snprintf(types + used, sizeof(types) - used, "%s%s/%s", i ? ", " : "",
+                         str_at(r, pb->sample_type[i]->type), str_at(r, pb->sample_type[i]->unit));
+            used += n > 0 ? (size_t)n : 0;
+        }
+        pt_err("%s: offset %zu: no sample type ptprof can use (samples, cpu, wall, energy or a "
+               "count); the profile has %s",
+               r->name, pprof_offset(&r->off, PPROF_EL_SAMPLE_TYPE, 0),
+               pb->n_sample_type ? types : "none");
+        return -1;
+    }
+    if (pb->period_type && pb->period > 0) {
+        uint64_t scale = time_scale(str_at(r, pb->period_type->unit));
+        if (scale && (uint64_t)pb->period <= UINT64_MAX / scale) {
+            r->period_ns = (uint64_t)pb->period * scale;
+            r->period_is_cpu = strcmp(str_at(r, pb->period_type->type), "cpu") == 0;
+        }
+    }
+    return 0;
+}
+
+/* --- threads and values ------------------------------------------------------ */
+
+/* A label's number (or its string, when it is written as one). */
+static bool label_number(const struct reader *r, const Perftools__Profiles__Label *l, uint64_t *v)
+{
+    if (l->num != 0 || l->str == 0) {
+        *v = (uint64_t)l->num;
+        return l->num >= 0;
+    }
+    const char *s = str_at(r, l->str);
+    char *end;
+    if (*s < '0' || *s > '9')
+        return false;
+    unsigned long long x = strtoull(s, &end, 10);
+    *v = x;
+    return *end == '\0';
+}
+
+static int sample_thread(struct reader *r, size_t i, struct addr_table *by_key, size_t *cap,
+                         uint32_t *thread)
+{
+    const PbSample *s = r->pb->sample[i];
+    uint64_t pid = 0, tid = 0;
+    bool has_tid = false;
+    const char *name = "";
+    for (size_t k = 0; k < s->n_label; k++) {
+        const Perftools__Profiles__Label *l = s->label[k];
+        const char *key = str_at(r, l->key);
+        uint64_t *dst = strcmp(key, "pid") == 0 ? &pid : strcmp(key, "tid") == 0 ? &tid : NULL;
+        if (dst) {
+            uint64_t v;
+            if (!label_number(r, l, &v) || v > UINT32_MAX) {
+                pt_err("%s: offset %zu: label %s is not a number from 0 to %u", r->name,
+                       pprof_offset(&r->off, PPROF_EL_SAMPLE, i), key, UINT32_MAX);
+                return -1;
+            }
+            *dst = v;
+            has_tid |= dst == &tid;
+        } else if (strcmp(key, "thread_comm") == 0) {
+            name = str_at(r, l->str);
+        }
+    }
+    if (!has_tid)
+        tid = pid;
+    uint64_t v;
+    if (addr_table_get(by_key, pid, tid, &v)) {
+        *thread = (uint32_t)v;
+        if (!*r->threads[v].name)
+            r->threads[v].name = name;
+        return 0;
+    }
+    r->threads = xgrow(r->threads, cap, r->nthreads + 1, sizeof(*r->threads));
+    r->threads[r->nthreads] =
+        (struct rthread){.pid = (uint32_t)pid, .tid = (uint32_t)tid, .name = name};
+    addr_table_put(by_key, pid, tid, r->nthreads);
+    *thread = (uint32_t)r->nthreads++;
+    return 0;
+}
+
+static int sample_values(struct reader *r, size_t i, struct rsample *rs, uint64_t *total)
+{
+    const PbSample *s = r->pb->sample[i];
+    size_t at = pprof_offset(&r->off, PPROF_EL_SAMPLE, i);
+    uint64_t count = r->col[COL_COUNT] >= 0 ? (uint64_t)s->value[r->col[COL_COUNT]] : 0;
+    for (int c = COL_CPU; c <= COL_WALL; c++) {
+        if (r->col[c] < 0)
+            continue;
+        uint64_t v = (uint64_t)s->value[r->col[c]];
+        if (v > UINT64_MAX / r->col_scale[c] / 4) {
+            pt_err("%s: offset %zu: %s value %" PRIu64 " is out of range", r->name, at,
+                   col_names[c], v);
+            return -1;
+        }
+        *(c == COL_CPU ? &rs->cpu_ns : &rs->wall_ns) = v * r->col_scale[c];
+    }
+    if (r->col[COL_ENERGY] >= 0)
+        rs->energy_j = (double)s->value[r->col[COL_ENERGY]] * r->energy_scale;
+    bool timed = rs->cpu_ns > 0 || rs->wall_ns > 0;
+    if (r->col[COL_COUNT] < 0)
+        count = timed ? 1 : 0;
+    else if (count == 0 && timed)
+        count = 1; /* time with no count: one sample carries it */
+    rs->n = count;
+    if (count > r->max_samples - *total) {
+        pt_err("%s: offset %zu: a count of %" PRIu64 " makes more than %" PRIu64 " samples in all",
+               r->name, at, count, r->max_samples);
+        return -1;
+    }
+    *total += count;
+    return 0;
+}
+
+/* --- stacks and PCs ------------------------------------------------------------ */
+
+/* A PC per location: its address, unless another location took it first
+ * (with frames of their own, both must stay apart) or it has none. */
+static void assign_pcs(struct reader *r)
+{
+    const PbProfile *pb = r->pb;
+    size_t n = pb->n_location;
+    r->loc_pc = xcalloc(n ? n : 1, sizeof(*r->loc_pc));
+    r->loc_named = xcalloc(n ? n : 1, sizeof(*r->loc_named));
+    bool table = false;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < pb->location[i]->n_line; k++)
+            r->loc_named[i] |= pb->location[i]->line[k]->function_id != 0;
+        table |= r->loc_named[i];
+    }
+    struct addr_table owner = {0};
+    uint64_t v, next = SYNTHETIC_PC_BASE;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a = pb->location[i]->address;
+        if (a != 0 && (!addr_table_get(&owner, 0, a, &v) || !table)) {
+            addr_table_put(&owner, 0, a, i);
+            r->loc_pc[i] = a;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a = pb->location[i]->address;
+        if (a != 0 && addr_table_get(&owner, 0, a, &v) && (v == i || !table))
+            continue;
+        while (addr_table_get(&owner, 0, next, &v))
+            next += 16;
+        addr_table_put(&owner, 0, next, i);
+        r->loc_pc[i] = next;
+        next += 16;
+    }
+    addr_table_free(&owner);
+}
+
+/* --- what the profile holds ------------------------------------------------------ */
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash && slash[1] ? slash + 1 : path;
+}
+
+static const PbMapping *mapping_of(const struct reader *r, const PbLocation *l)
+{
+    size_t m = l->mapping_id ? id_find(&r->mappings, l->mapping_id) : SIZE_MAX;
+    return m == SIZE_MAX ? NULL : r->pb->mapping[m];
+}
+
+/* Two table entries (as a leaf, as a return address) for location LOC in
+ * process PID, with one frame per line that names a function. */
+static void add_location(struct reader *r, size_t *cap, uint32_t pid, size_t loc)
+{
+    const PbLocation *l = r->pb->location[loc];
+    const PbMapping *m = mapping_of(r, l);
+    const char *path = m ? str_at(r, m->filename) : "";
+    uint32_t nframes = 0;
+    for (size_t k = 0; k < l->n_line; k++)
+        nframes += l->line[k]->function_id != 0;
+    if (nframes == 0)
+        return;
+    uint64_t offset =
+        m && l->address >= m->memory_start ? l->address - m->memory_start + m->file_offset : 0;
+    struct profile *p = r->out;
+    for (int ra = 0; ra <= 1; ra++) {
+        struct prof_sym_frame *f = xcalloc(nframes, sizeof(*f));
+        uint32_t j = 0;
+        for (size_t k = 0; k < l->n_line; k++) {
+            const Perftools__Profiles__Line *ln = l->line[k];
+            if (!ln->function_id)
+                continue;
+            const PbFunction *fn = r->pb->function[id_find(&r->functions, ln->function_id)];
+            const char *name = str_at(r, fn->name), *sys = str_at(r, fn->system_name);
+            if (!*name)
+                name = *sys ? sys : "[unknown]";
+            const char *binary = *path                                ? base_name(path)
+                                 : strncmp(name, "[syscall ", 9) == 0 ? "[kernel]"
+                                                                      : "[unknown]";
+            f[j] = (struct prof_sym_frame){
+                .binary = xstrdup(binary),
+                .path = xstrdup(path),
+                .function = xstrdup(name),
+                .mangled = xstrdup(sys),
+                .file = xstrdup(str_at(r, fn->filename)),
+                .line = ln->line > 0 && ln->line <= UINT32_MAX ? (uint32_t)ln->line : 0,
+                .inlined = j + 1 < nframes,
+            };
+            j++;
+        }
+        p->locations = xgrow(p->locations, cap, p->nlocations + 1, sizeof(*p->locations));
+        p->locations[p->nlocations++] = (struct prof_location){
+            .pid = pid,
+            .pc = r->loc_pc[loc],
+            .return_address = ra,
+            .offset = offset,
+            .nframes = nframes,
+            .frames = f,
+        };
+    }
+}
+
+/* Location ids to stacks; the table entries for the (process, location)
+ * pairs that samples use. */
+static void build_stacks(struct reader *r)
+{
+    const PbProfile *pb = r->pb;
+    struct profile *p = r->out;
+    size_t loc_cap = 0;
+    p->stacks = xcalloc(1, sizeof(*p->stacks)); /* id 0: none */
+    p->nstacks = 1;
+    struct stack_table *stacks = stack_table_new();
+    struct addr_table used = {0};
+    uint64_t *pcs = xmalloc(PPROF_MAX_DEPTH * sizeof(*pcs)), v;
+    for (size_t i = 0; i < pb->n_sample; i++) {
+        const PbSample *s = pb->sample[i];
+        struct rsample *rs = &r->samples[i];
+        if (!rs->n)
+            continue; /* stays 0: not a thread sample */
+        uint32_t pid = r->threads[rs->thread].pid;
+        uint32_t depth =
+            s->n_location_id > PPROF_MAX_DEPTH ? PPROF_MAX_DEPTH : (uint32_t)s->n_location_id;
+        for (uint32_t k = 0; k < depth; k++) {
+            size_t loc = id_find(&r->locations, s->location_id[k]);
+            pcs[k] = r->loc_pc[loc];
+            if (r->loc_named[loc] && !addr_table_get(&used, pid, loc, &v)) {
+                addr_table_put(&used, pid, loc, 1);
+                add_location(r, &loc_cap, pid, loc);
+            }
+        }
+        rs->stack = stack_table_id(stacks, p, pcs, depth);
+    }
+    free(pcs);
+    stack_table_free(stacks);
+    addr_table_free(&used);
+}
+
+static void parse_build_id(const char *hex, struct prof_map *m)
+{
+    size_t n = strlen(hex);
+    if (n == 0 || n % 2 || n / 2 > PROF_BUILD_ID_MAX)
+        return;
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned v = 0;
+        for (int k = 0; k < 2; k++) {
+            char c = hex[2 * i + (size_t)k];
+            unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                         : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                         : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+                                                : 16u;
+            if (d > 15)
+                return; /* Go's build ids are not hex: no ELF build-id */
+            v = v << 4 | d;
+        }
+        m->build_id[i] = (uint8_t)v;
+    }
+    m->build_id_len = (uint8_t)(n / 2);
+}
+
+static int fill_processes(struct reader *r, uint64_t t0)
+{
+    const PbProfile *pb = r->pb;
+    struct profile *p = r->out;
+    size_t cap = 0;
+    struct addr_table seen = {0};
+    uint64_t v;
+    for (size_t t = 0; t < r->nthreads; t++) {
+        if (addr_table_get(&seen, 0, r->threads[t].pid, &v))
+            continue;
+        addr_table_put(&seen, 0, r->threads[t].pid, 1);
+        const char *exe = pb->n_mapping ? str_at(r, pb->mapping[0]->filename) : "";
+        p->processes = xgrow(p->processes, &cap, p->nprocesses + 1, sizeof(*p->processes));
+        p->processes[p->nprocesses++] =
+            (struct prof_process){.pid = r->threads[t].pid, .start_ns = t0, .exe = xstrdup(exe)};
+    }
+    addr_table_free(&seen);
+    if (pb->n_mapping && (uint64_t)p->nprocesses * pb->n_mapping > MAX_MAPS) {
+        pt_err("%s: offset %zu: %zu mappings in %zu processes make more than %" PRIu64 " maps",
+               r->name, pprof_offset(&r->off, PPROF_EL_MAPPING, 0), pb->n_mapping, p->nprocesses,
+               MAX_MAPS);
+        return -1;
+    }
+    p->maps = xcalloc(p->nprocesses * pb->n_mapping + 1, sizeof(*p->maps));
+    for (size_t i = 0; i < p->nprocesses; i++)
+        for (size_t k = 0; k < pb->n_mapping; k++) {
+            const PbMapping *m = pb->mapping[k];
+            struct prof_map *pm = &p->maps[p->nmaps++];
+            *pm = (struct prof_map){
+                .pid = p->processes[i].pid,
+                .time_ns = t0,
+                .start = m->memory_start,
+                .end = m->memory_limit,
+                .offset = m->file_offset,
+                .perms = MAP_PERM_READ | MAP_PERM_EXEC,
+                .path = xstrdup(str_at(r, m->filename)),
+            };
+            parse_build_id(str_at(r, m->build_id), pm);
+        }
+    p->threads = xcalloc(r->nthreads + 1, sizeof(*p->threads));
+    for (size_t t = 0; t < r->nthreads; t++)
+        p->threads[p->nthreads++] = (struct prof_thread){.pid = r->threads[t].pid,
+                                                         .tid = r->threads[t].tid,
+                                                         .start_ns = t0,
+                                                         .name = xstrdup(r->threads[t].name)};
+    return 0;
+}
+
+/* --- the timeline ----------------------------------------------------------------- */
+
+/* Part K of N equal integer parts of V (the parts add up to V). */
+static uint64_t split(uint64_t v, uint64_t n, uint64_t k)
+{
+    if (n == 0)
+        return 0;
+    return (uint64_t)((unsigned __int128)v * (k + 1) / n - (unsigned __int128)v * k / n);
+}
+
+struct timeline {
+    struct profile *p;
+    size_t cap;
+    bool energy;
+    double energy_j; /* the counter so far */
+    uint64_t t;
+};
+
+static struct prof_sample *push_sample(struct timeline *tl, uint64_t time_ns)
+{
+    struct profile *p = tl->p;
+    p->samples = xgrow(p->samples, &tl->cap, p->nsamples + 1, sizeof(*p->samples));
+    struct prof_sample *s = &p->samples[p->nsamples++];
+    /* A thread-less sample still gets an allocation: no NULL goes to memcpy. */
+    *s = (struct prof_sample){.time_ns = time_ns, .threads = xcalloc(1, sizeof(*s->threads))};
+    if (tl->energy) {
+        s->values = xmalloc(sizeof(*s->values));
+        s->values[0] = tl->energy_j;
+    }
+    return s;
+}
+
+/* The thread's samples, its first one chosen so that as little wall time
+ * as possible is lost: ptprof counts none at a thread's first appearance,
+ * and a sample counted twice or more can give it to the others. */
+static void order_thread(const struct reader *r, size_t *order, const struct rthread *t)
+{
+    size_t best = 0;
+    uint64_t best_loss = UINT64_MAX;
+    for (size_t k = 0; k < t->nsamples; k++) {
+        const struct rsample *s = &r->samples[order[t->begin + k]];
+        if (s->n == 0)
+            continue;
+        uint64_t loss = s->n == 1 ? s->wall_ns : 0;
+        if (loss < best_loss) {
+            best_loss = loss;
+            best = k;
+        }
+        if (loss == 0)
+            break;
+    }
+    size_t chosen = order[t->begin + best];
+    memmove(order + t->begin + 1, order + t->begin, best * sizeof(*order));
+    order[t->begin] = chosen;
+}
+
+static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
+{
+    struct profile *p = r->out;
+    bool has_wall = r->col[COL_WALL] >= 0;
+    struct timeline tl = {.p = p, .energy = r->col[COL_ENERGY] >= 0, .t = t0};
+    if (tl.energy)
+        push_sample(&tl, tl.t); /* the counter's start: energy is a difference */
+    for (size_t ti = 0; ti < r->nthreads; ti++) {
+        const struct rthread *th = &r->threads[ti];
+        uint64_t cpu = 0;
+        bool first_unit = true;
+        for (size_t k = 0; k < th->nsamples; k++) {
+            const struct rsample *s = &r->samples[order[th->begin + k]];
+            bool first_sample = k == 0;
+            uint64_t pc = p->stacks[s->stack].depth ? p->stacks[s->stack].pcs[0] : 0;
+            for (uint64_t u = 0; u < s->n; u++) {
+                uint64_t c = r->col[COL_CPU] >= 0 ? split(s->cpu_ns, s->n, u)
+                             : r->period_is_cpu   ? r->period_ns
+                                                  : 0;
+                uint64_t w;
+                if (!has_wall)
+                    w = r->col[COL_CPU] >= 0 || r->period_is_cpu ? c : r->period_ns;
+                else if (first_sample)
+                    w = u == 0 ? 0 : split(s->wall_ns, s->n - 1, u - 1);
+                else
+                    w = split(s->wall_ns, s->n, u);
+                double e = 0;
+                if (tl.energy)
+                    e = s->cpu_ns ? s->energy_j * (double)c / (double)s->cpu_ns
+                                  : s->energy_j / (double)s->n;
+                uint64_t advance = first_unit ? 0 : w;
+                if (advance > UINT64_MAX - tl.t || c > UINT64_MAX - cpu) {
+                    pt_err("%s: offset %zu: the samples' times add up past 2^64 ns", r->name,
+                           pprof_offset(&r->off, PPROF_EL_SAMPLE, order[th->begin + k]));
+                    return -1;
+                }
+                /* The energy of an interval goes to its threads by CPU time
+                 * over the interval: make the interval this sample's CPU. */
+                if (e > 0 && c > 0 && advance > c)
+                    push_sample(&tl, tl.t + advance - c);
+                tl.t += advance;
+                cpu += c;
+                tl.energy_j += e;
+                struct prof_sample *ps = push_sample(&tl, tl.t);
+                ps->nthreads = 1;
+                ps->threads[0] = (struct prof_thread_sample){
+                    .pid = th->pid,
+                    .tid = th->tid,
+                    .pc = pc,
+                    .cpu_ns = cpu,
+                    .stack = s->stack,
+                    .syscall = -1,
+                };
+                if (first_unit)
+                    p->threads[ti].start_ns = tl.t;
+                first_unit = false;
+            }
+        }
+    }
+    /* Energy no thread used: intervals without threads. */
+    for (size_t i = 0; tl.energy && i < r->pb->n_sample; i++) {
+        if (r->samples[i].n != 0 || r->samples[i].energy_j <= 0)
+            continue;
+        tl.energy_j += r->samples[i].energy_j;
+        push_sample(&tl, tl.t);
+    }
+    return 0;
+}
+
+static void fill_meta(struct reader *r)
+{
+    const PbProfile *pb = r->pb;
+    struct profile *p = r->out;
+    size_t cap = 0, len = 1;
+    for (size_t i = 0; i < pb->n_sample_type; i++)
+        len += strlen(str_at(r, pb->sample_type[i]->type)) +
+               strlen(str_at(r, pb->sample_type[i]->unit)) + 2;
+    char *types = xmalloc(len);
+    types[0] = '\0';
+    for (size_t i = 0; i < pb->n_sample_type; i++) {
+        if (i)
+            strcat(types, " ");
+        strcat(types, str_at(r, pb->sample_type[i]->type));
+        strcat(types, "/");
+        strcat(types, str_at(r, pb->sample_type[i]->unit));
+    }
+    p->meta = xgrow(p->meta, &cap, p->nmeta + 3 + pb->n_comment, sizeof(*p->meta));
+    p->meta[p->nmeta++] = (struct prof_meta){xstrdup("pprof_sample_types"), types};
+    /* What info calls the program: pprof's main binary. */
+    if (pb->n_mapping && *str_at(r, pb->mapping[0]->filename))
+        p->meta[p->nmeta++] =
+            (struct prof_meta){xstrdup("command"), xstrdup(str_at(r, pb->mapping[0]->filename))};
+    if (*str_at(r, pb->default_sample_type))
+        p->meta[p->nmeta++] = (struct prof_meta){xstrdup("pprof_default_sample_type"),
+                                                 xstrdup(str_at(r, pb->default_sample_type))};
+    for (size_t i = 0; i < pb->n_comment; i++)
+        p->meta[p->nmeta++] =
+            (struct prof_meta){xstrdup("comment"), xstrdup(str_at(r, pb->comment[i]))};
+}
+
+static int convert(struct reader *r)
+{
+    const PbProfile *pb = r->pb;
+    struct profile *p = r->out;
+    if (validate(r) != 0 || classify_types(r) != 0)
+        return -1;
+    r->samples = xcalloc(pb->n_sample + 1, sizeof(*r->samples));
+    struct addr_table by_key = {0};
+    size_t threads_cap = 0;
+    uint64_t total = 0;
+    int rc = 0;
+    /* Samples that carry no thread sample (energy no thread used) make
+     * no thread of their own. */
+    for (size_t i = 0; i < pb->n_sample && rc == 0; i++) {
+        r->samples[i].thread = UINT32_MAX;
+        rc = sample_values(r, i, &r->samples[i], &total);
+        if (rc == 0 && r->samples[i].n)
+            rc = sample_thread(r, i, &by_key, &threads_cap, &r->samples[i].thread);
+    }
+    addr_table_free(&by_key);
+    if (rc != 0)
+        return -1;
+    uint64_t t0 = pb->time_nanos > 0 ? (uint64_t)pb->time_nanos : 0;
+    if (fill_processes(r, t0) != 0)
+        return -1;
+    assign_pcs(r);
+    build_stacks(r);
+
+    /* Each thread's samples together, threads in order of appearance. */
+    for (size_t i = 0; i < pb->n_sample; i++)
+        if (r->samples[i].n)
+            r->threads[r->samples[i].thread].nsamples++;
+    for (size_t t = 0, at = 0; t < r->nthreads; t++) {
+        r->threads[t].begin = at;
+        at += r->threads[t].nsamples;
+        r->threads[t].nsamples = 0;
+    }
+    size_t *order = xcalloc(pb->n_sample + 1, sizeof(*order));
+    for (size_t i = 0; i < pb->n_sample; i++) {
+        if (!r->samples[i].n)
+            continue;
+        struct rthread *t = &r->threads[r->samples[i].thread];
+        order[t->begin + t->nsamples++] = i;
+    }
+    for (size_t t = 0; t < r->nthreads; t++)
+        if (r->threads[t].nsamples)
+            order_thread(r, order, &r->threads[t]);
+
+    if (r->col[COL_ENERGY] >= 0) {
+        p->channels = xcalloc(1, sizeof(*p->channels));
+        p->channels[0] = (struct prof_channel){xstrdup("energy"), xstrdup("J"), PMU_KIND_ENERGY};
+        p->nchannels = 1;
+    }
+    rc = lay_out(r, order, t0);
+    free(order);
+    if (rc != 0)
+        return -1;
+    uint64_t end = p->nsamples ? p->samples[p->nsamples - 1].time_ns : t0;
+    p->totals = (struct prof_totals){
+        .wall_ns = pb->duration_nanos > 0 ? (uint64_t)pb->duration_nanos : end - t0,
+        .samples = total,
+        .ideal_samples = total,
+    };
+    p->has_totals = true;
+    p->frequency = r->period_ns ? 1e9 / (double)r->period_ns : 0;
+    fill_meta(r);
+    p->format = xstrdup("pprof");
+    return 0;
+}
+
+bool pprof_detect(const void *data, size_t len)
+{
+    return pprof_wire_starts_like(data, len) || pprof_wire_check(NULL, data, len, NULL) == 0;
+}
+
+int pprof_load_buffer_max(const char *name, const void *data, size_t len, uint64_t max_samples,
+                          struct profile *out)
+{
+    profile_init(out);
+    struct reader r = {.name = name, .out = out};
+    r.max_samples = max_samples < PPROF_MAX_SAMPLES ? max_samples : PPROF_MAX_SAMPLES;
+    if (pprof_wire_check(name, data, len, &r.off) != 0)
+        return -1;
+    size_t cap = len > (SIZE_MAX - (1u << 20)) / PPROF_DECODE_FACTOR
+                     ? SIZE_MAX
+                     : len * PPROF_DECODE_FACTOR + (1u << 20);
+    struct budget b = {.left = cap};
+    ProtobufCAllocator alloc;
+    alloc.alloc = budget_alloc;
+    alloc.free = budget_free;
+    alloc.allocator_data = &b;
+    PbProfile *pb = perftools__profiles__profile__unpack(&alloc, len, data);
+    if (!pb) {
+        if (b.exceeded)
+            pt_err("%s: offset 0: decoding it would take more than %zu MiB", name, cap >> 20);
+        else
+            pt_err("%s: offset 0: protobuf-c cannot decode it as a pprof Profile", name);
+        pprof_offsets_free(&r.off);
+        return -1;
+    }
+    r.pb = pb;
+    /* Bytes on the wire (pprof.proto): C strings here, cut at a NUL. */
+    r.strings = xcalloc(pb->n_string_table + 1, sizeof(*r.strings));
+    for (size_t i = 0; i < pb->n_string_table; i++) {
+        const ProtobufCBinaryData *bin = &pb->string_table[i];
+        r.strings[i] = xmalloc(bin->len + 1);
+        if (bin->len)
+            memcpy(r.strings[i], bin->data, bin->len);
+        r.strings[i][bin->len] = '\0';
+    }
+    int rc = convert(&r);
+    for (size_t i = 0; i < pb->n_string_table; i++)
+        free(r.strings[i]);
+    free(r.strings);
+    perftools__profiles__profile__free_unpacked(pb, &alloc);
+    pprof_offsets_free(&r.off);
+    free(r.mappings.e);
+    free(r.locations.e);
+    free(r.functions.e);
+    free(r.loc_pc);
+    free(r.loc_named);
+    free(r.threads);
+    free(r.samples);
+    if (rc != 0)
+        profile_free(out);
+    return rc;
+}
+
+int pprof_load_buffer(const char *name, const void *data, size_t len, struct profile *out)
+{
+    return pprof_load_buffer_max(name, data, len, PPROF_MAX_SAMPLES, out);
+}
