@@ -82,6 +82,7 @@ struct prof_stack {
 enum prof_thread_flags {
     PROF_THREAD_IN_SYSCALL = 1, /* stopped inside a system call: see syscall */
     PROF_THREAD_STOPPED = 2,    /* in a job-control stop */
+    PROF_THREAD_STACK_TRUNCATED = 4, /* the stack was cut at the end of the copied bytes */
 };
 
 struct prof_thread_sample {

@@ -51,6 +51,8 @@ void process_table_free(struct process_table *t);
 bool process_refresh_maps(struct process *p, struct output *out, uint64_t time_ns);
 void process_exec(struct process *p);
 bool process_knows_pc(const struct process *p, uint64_t pc);
+/* The mapping (as last read) holding ADDR, or NULL. */
+const struct map_entry *process_map_at(const struct process *p, uint64_t addr);
 
 /* The thread group and parent of TID from /proc/TID/status; -1 if gone. */
 int proc_status_ids(pid_t tid, pid_t *tgid, pid_t *ppid);

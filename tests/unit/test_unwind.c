@@ -440,8 +440,8 @@ static void sample(const char *name, enum stack_mode mode, const struct goal *go
                 continue;
             th->captured = false;
             int depth = mode == STACK_DWARF
-                            ? dwarf_unwind(u, th->tid, &th->snap, pcs, STACK_MAX_DEPTH)
-                            : unwind_fp(tr.pid, &th->snap, false, pcs, STACK_MAX_DEPTH);
+                            ? dwarf_unwind(u, th->tid, &th->snap, pcs, STACK_MAX_DEPTH, NULL)
+                            : unwind_fp(&th->snap, pcs, STACK_MAX_DEPTH, NULL);
             cr_assert_geq(depth, 1);
             cr_assert_eq(pcs[0], (uint64_t)REGS_PC(th->snap.regs));
             if (frame_is(&y, pcs, 0, "hot"))
@@ -527,7 +527,8 @@ Test(unwind, dwarf_unwinds_a_snapshot_after_the_process_is_gone, .timeout = 60)
     tracer_interrupt(&tr);
     tracer_resume(&tr);
     cr_assert(tr.threads[0].captured);
-    cr_assert_geq(dwarf_unwind(u, tr.threads[0].tid, &tr.threads[0].snap, pcs, STACK_MAX_DEPTH), 1);
+    cr_assert_geq(
+        dwarf_unwind(u, tr.threads[0].tid, &tr.threads[0].snap, pcs, STACK_MAX_DEPTH, NULL), 1);
 
     pid_t tid = 0;
     double end = now_s() + 10;
@@ -553,7 +554,7 @@ Test(unwind, dwarf_unwinds_a_snapshot_after_the_process_is_gone, .timeout = 60)
     cr_assert_eq(kill(tid, 0), -1, "thread %d still exists", (int)tid);
 
     struct tally t = {0};
-    int depth = dwarf_unwind(u, tid, &snap, pcs, STACK_MAX_DEPTH);
+    int depth = dwarf_unwind(u, tid, &snap, pcs, STACK_MAX_DEPTH, NULL);
     check_hot(&y, &t, pcs, depth);
     cr_assert_eq(t.hot_ok, 1, "unwound after exit: %s", t.bad_hot);
 
@@ -652,7 +653,7 @@ static void fake_stack_build(struct fake_stack *f, const int *records, int n, ui
         f->words[i] = k + 1 < n ? word_addr(f, records[k + 1]) + RECORD_OFFSET : last_fp;
         f->words[i + 1] = 0x1000 + (uint64_t)k; /* return address into caller k */
     }
-    memset(&f->s.regs, 0, sizeof(f->s.regs));
+    memset(&f->s, 0, sizeof(f->s));
     SET_PC(f->s.regs, 0x42);
     SET_FP(f->s.regs, word_addr(f, records[0]) + RECORD_OFFSET);
     f->s.sp = word_addr(f, 0);
@@ -667,7 +668,7 @@ Test(unwind_fp, follows_the_chain_and_stops_at_a_null_frame_pointer)
     const int records[] = {2, 6, 20, 40};
     fake_stack_build(&f, records, 4, 0, 64);
     uint64_t pcs[16];
-    int depth = unwind_fp(getpid(), &f.s, false, pcs, 16);
+    int depth = unwind_fp(&f.s, pcs, 16, NULL);
     cr_assert_eq(depth, 5);
     cr_assert_eq(pcs[0], 0x42);
     for (int k = 0; k < 4; k++)
@@ -682,7 +683,7 @@ Test(unwind_fp, stops_at_a_frame_pointer_that_does_not_increase)
     uint64_t pcs[16];
     /* The record at 20 points back down to 6: its return address is real,
      * what it links to is not. */
-    cr_assert_eq(unwind_fp(getpid(), &f.s, false, pcs, 16), 3);
+    cr_assert_eq(unwind_fp(&f.s, pcs, 16, NULL), 3);
 }
 
 Test(unwind_fp, stops_at_a_misaligned_frame_pointer)
@@ -691,20 +692,27 @@ Test(unwind_fp, stops_at_a_misaligned_frame_pointer)
     const int records[] = {4, 12};
     fake_stack_build(&f, records, 2, word_addr(&f, 30) + RECORD_OFFSET + 3, 64);
     uint64_t pcs[16];
-    cr_assert_eq(unwind_fp(getpid(), &f.s, false, pcs, 16), 3);
+    cr_assert_eq(unwind_fp(&f.s, pcs, 16, NULL), 3);
 }
 
-Test(unwind_fp, leaves_the_copy_only_when_the_process_may_be_read)
+Test(unwind_fp, a_record_above_the_copy_ends_the_walk_and_says_the_stack_was_cut)
 {
     struct fake_stack f;
     const int records[] = {2, 6, 20, 40};
     /* Only 16 words were copied: the records at 20 and 40 lie above. */
     fake_stack_build(&f, records, 4, 0, 16);
     uint64_t pcs[16];
-    cr_assert_eq(unwind_fp(getpid(), &f.s, false, pcs, 16), 3);
-    /* Our own memory is the "process": the live walk finds the rest. */
-    cr_assert_eq(unwind_fp(getpid(), &f.s, true, pcs, 16), 5);
-    cr_assert_eq(pcs[4], 0x1003);
+    bool cut = false;
+    cr_assert_eq(unwind_fp(&f.s, pcs, 16, &cut), 3);
+    cr_assert(cut, "a walk that needed the bytes above the copy must say it was cut");
+    /* The same copy reaching the top of the stack: the walk simply ended. */
+    f.s.complete = true;
+    cr_assert_eq(unwind_fp(&f.s, pcs, 16, &cut), 3);
+    cr_assert_not(cut, "nothing lies above a complete copy");
+    /* A whole copy: nothing cut. */
+    fake_stack_build(&f, records, 4, 0, 64);
+    cr_assert_eq(unwind_fp(&f.s, pcs, 16, &cut), 5);
+    cr_assert_not(cut);
 }
 
 Test(unwind_fp, never_writes_more_than_max)
@@ -713,9 +721,9 @@ Test(unwind_fp, never_writes_more_than_max)
     const int records[] = {2, 6, 20, 40};
     fake_stack_build(&f, records, 4, 0, 64);
     uint64_t pcs[3] = {0};
-    cr_assert_eq(unwind_fp(getpid(), &f.s, false, pcs, 2), 2);
+    cr_assert_eq(unwind_fp(&f.s, pcs, 2, NULL), 2);
     cr_assert_eq(pcs[2], 0);
-    cr_assert_eq(unwind_fp(getpid(), &f.s, false, pcs, 0), 0);
+    cr_assert_eq(unwind_fp(&f.s, pcs, 0, NULL), 0);
 }
 
 Test(stack_mode, names_round_trip_and_unknown_names_are_refused)
