@@ -356,8 +356,27 @@ static void note_reblocked(struct thread *th)
         return;
     if (!thread_read_syscall(th, &nr, &sp, &pc) || sp != th->sp || pc != th->pc)
         return;
-    if (nr == th->syscall_raw || syscall_is_restart(nr))
-        th->idle_since = now;
+    if (nr != th->syscall_raw && !syscall_is_restart(nr))
+        return;
+    th->idle_since = now;
+    /* Blocked again: where it sleeps now names a call the copy could not. */
+    if (syscall_is_restart(th->syscall))
+        th->syscall = syscall_origin_name(&th->origin, nr, pc, sp, th->pid, th->tid);
+}
+
+/* Attached to a running process: its threads may sit in calls the kernel
+ * already restarted.  Learn their names now, while they are blocked in
+ * them (syscall_origin.h). */
+static void learn_blocked_calls(struct recorder *r)
+{
+    struct thread_table *tt = &r->tracer.threads;
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        int nr;
+        uint64_t sp, pc;
+        if (thread_read_syscall(th, &nr, &sp, &pc))
+            syscall_origin_name(&th->origin, nr, pc, sp, th->pid, th->tid);
+    }
 }
 
 /* After the resume: everything that takes time. */
@@ -915,6 +934,8 @@ int record_run(const struct record_options *opts)
     rc = start_target(&r);
     if (rc != 0)
         goto out;
+    if (opts->attach_pid)
+        learn_blocked_calls(&r);
     /* The target has its environment; the unwinder must not fetch debug
      * info over the network in the middle of a recording. */
     unsetenv("DEBUGINFOD_URLS");

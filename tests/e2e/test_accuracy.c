@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "record_native.h"
+#include "report_csv.h"
 #include "test_record_common.h"
 
 #define NFUNCS 4
@@ -54,71 +55,24 @@ static void read_truth(const char *path, double *pct)
         pct[f] = 100.0 * ns[f] / sum;
 }
 
-/* Index of column NAME in the CSV header line HEADER, or -1. */
-static int csv_column(const char *header, const char *name)
-{
-    size_t len = strlen(name);
-    int col = 0;
-    for (const char *p = header; *p; col++) {
-        if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\n' || p[len] == '\0'))
-            return col;
-        p = strchr(p, ',');
-        if (!p)
-            break;
-        p++;
-    }
-    return -1;
-}
-
-/* Field COL of the CSV row LINE as a number.  The work functions' rows
- * have no quoted fields, so commas separate fields. */
-static double csv_field(const char *line, int col)
-{
-    for (int c = 0; c < col; c++) {
-        line = strchr(line, ',');
-        if (!line)
-            return NAN;
-        line++;
-    }
-    char *end;
-    double v = strtod(line, &end);
-    return end == line ? NAN : v;
-}
-
 /* The work functions' total_pct in "report -k procedure" CSV of PROFILE,
  * rescaled to percent of their sum: total_pct is a share of all the
  * profile's CPU time, startup and libc included, which the workload does
  * not measure. */
 static void report_shares(const char *profile, double *pct)
 {
-    char *ptprof = build_ptprof();
-    const char *argv[] = {ptprof, "report", profile, "--format", "csv", "-k", "procedure", NULL};
-    struct spawn_result res;
-    run_argv(&res, argv, NULL, NULL, 120);
-    cr_assert_eq(spawn_exit_code(res.status), 0, "ptprof report\n" RUN_FMT, RUN_ARGS(&res));
-    int col = csv_column(res.out, "total_pct");
-    cr_assert_geq(col, 0, "no total_pct column in\n%.2000s", res.out);
-
+    const char *args[] = {profile, "-k", "procedure", NULL};
+    char *csv = report_csv(args);
     double sum = 0;
     for (int f = 0; f < NFUNCS; f++) {
-        pct[f] = NAN;
-        size_t len = strlen(funcs[f]);
-        for (const char *line = res.out; line && *line; line = strchr(line, '\n')) {
-            if (*line == '\n')
-                line++;
-            if (strncmp(line, funcs[f], len) == 0 && line[len] == ',') {
-                pct[f] = csv_field(line, col);
-                break;
-            }
-        }
-        cr_assert(!isnan(pct[f]), "no row for %s in\n%.3000s", funcs[f], res.out);
+        pct[f] = report_csv_value(csv, funcs[f], "total_pct");
+        cr_assert(!isnan(pct[f]), "no row for %s in\n%.3000s", funcs[f], csv);
         sum += pct[f];
     }
-    cr_assert_gt(sum, 0, "no CPU time in the work functions:\n%.3000s", res.out);
+    cr_assert_gt(sum, 0, "no CPU time in the work functions:\n%.3000s", csv);
     for (int f = 0; f < NFUNCS; f++)
         pct[f] = 100.0 * pct[f] / sum;
-    spawn_result_free(&res);
-    free(ptprof);
+    free(csv);
 }
 
 /* Record WORKLOAD THREADS SECONDS with -g MODE into R (a fresh directory),
