@@ -5,11 +5,14 @@
  *
  * usage: phases THREADS SECONDS LOGFILE
  *   THREADS threads (the main thread is one of them) spin for SECONDS of
- *   wall time.  A thread always executes phase_N, N = (realtime / 20 us)
- *   mod 64, reading CLOCK_REALTIME (the vDSO) in a tight loop: whenever it
- *   runs, its PC and stack move on within microseconds, so two samples
- *   that find it at the same PC with the same stack mean it did not run in
- *   between (or, rarely, came back to the same phase at the same PC).
+ *   wall time.  Time is cut in 20 us slots; in each a thread runs one of 64
+ *   phase functions, which reads CLOCK_REALTIME (the vDSO) in a tight loop
+ *   through one of 8 helper functions, both picked by a hash of the slot
+ *   (not periodic: samples at any interval meet any pair).  Whenever a
+ *   thread runs, its PC and stack move on within microseconds, so two
+ *   samples that find it at the same PC with the same stack mean it did
+ *   not run in between (or, about once in 512, came back to the same pair
+ *   at the same PC).
  *   Every gap of more than GAP_NS between two clock reads is a time the
  *   thread did not run (stopped by the sampler, preempted, interrupted);
  *   at the end LOGFILE gets, per thread, a line "thread TID" followed by
@@ -45,8 +48,18 @@ static uint64_t realtime_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The phase now; notes the gap since the previous read. */
-static inline __attribute__((always_inline)) uint64_t phase_now(struct runner *r)
+/* The slot's hash: which phase and which helper run in it. */
+static uint64_t slot_mix(uint64_t slot)
+{
+    slot ^= slot >> 31;
+    slot *= 0x9e3779b97f4a7c15ULL;
+    return slot ^ (slot >> 29);
+}
+
+/* Reads the clock, notes the gap since the previous read, and returns the
+ * slot's mix (END when the run is over). */
+#define END UINT64_MAX
+static inline __attribute__((always_inline)) uint64_t slot_now(struct runner *r)
 {
     uint64_t now = realtime_ns();
     if (now - r->last > GAP_NS && r->ngaps < MAX_GAPS) {
@@ -55,16 +68,32 @@ static inline __attribute__((always_inline)) uint64_t phase_now(struct runner *r
         r->ngaps++;
     }
     r->last = now;
-    return now >= r->end ? NPHASES : (now / PHASE_NS) % NPHASES;
+    return now >= r->end ? END : slot_mix(now / PHASE_NS);
 }
 
-#define PHASE(n)                                                                                   \
-    KEEP uint64_t phase_##n(struct runner *r)                                                      \
+#define HELPER(n)                                                                                  \
+    KEEP uint64_t helper_##n(struct runner *r)                                                     \
     {                                                                                              \
-        uint64_t p;                                                                                \
-        while ((p = phase_now(r)) == (n))                                                          \
-            ;                                                                                      \
-        return p;                                                                                  \
+        return slot_now(r);                                                                        \
+    }
+HELPER(0)
+HELPER(1) HELPER(2) HELPER(3) HELPER(4) HELPER(5) HELPER(6)
+    HELPER(7) static uint64_t (*const helpers[8])(struct runner *) = {
+        helper_0, helper_1, helper_2, helper_3, helper_4, helper_5, helper_6, helper_7,
+};
+
+static unsigned phase_of(uint64_t mix)
+{
+    return mix == END ? NPHASES : (unsigned)(mix % NPHASES);
+}
+
+/* Runs while the slot's phase is N; returns the next slot's mix. */
+#define PHASE(n)                                                                                   \
+    KEEP uint64_t phase_##n(struct runner *r, uint64_t mix)                                        \
+    {                                                                                              \
+        while (phase_of(mix) == (n))                                                               \
+            mix = helpers[(mix >> 6) % 8](r);                                                      \
+        return mix;                                                                                \
     }
 PHASE(0)
 PHASE(1) PHASE(2) PHASE(3) PHASE(4) PHASE(5) PHASE(6) PHASE(7) PHASE(8) PHASE(9) PHASE(10) PHASE(11)
@@ -76,7 +105,8 @@ PHASE(1) PHASE(2) PHASE(3) PHASE(4) PHASE(5) PHASE(6) PHASE(7) PHASE(8) PHASE(9)
                         PHASE(54) PHASE(55) PHASE(56) PHASE(57) PHASE(58) PHASE(59) PHASE(60)
                             PHASE(61) PHASE(62) PHASE(63)
 
-                                static uint64_t (*const phases[NPHASES])(struct runner *) = {
+                                static uint64_t (*const phases[NPHASES])(struct runner *,
+                                                                         uint64_t) = {
                                     phase_0,  phase_1,  phase_2,  phase_3,  phase_4,  phase_5,
                                     phase_6,  phase_7,  phase_8,  phase_9,  phase_10, phase_11,
                                     phase_12, phase_13, phase_14, phase_15, phase_16, phase_17,
@@ -95,9 +125,9 @@ static void *run(void *arg)
     struct runner *r = arg;
     r->tid = (pid_t)syscall(SYS_gettid);
     r->last = realtime_ns();
-    uint64_t p = phase_now(r);
-    while (p < NPHASES)
-        p = phases[p](r);
+    uint64_t mix = slot_now(r);
+    while (phase_of(mix) < NPHASES)
+        mix = phases[phase_of(mix)](r, mix);
     return NULL;
 }
 
