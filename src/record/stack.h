@@ -129,22 +129,24 @@ struct Dwfl *dwarf_unwinder_modules(struct dwarf_unwinder *u);
 /*
  * Frame pointers through frameless code.  A function without a frame
  * pointer (a leaf GCC builds without one, the vDSO's and libc's functions,
- * any function sampled in its prologue or epilogue) leaves the frame
- * pointer register holding its caller's frame, so a frame-pointer walk
- * from there skips the caller: the leaf's time is charged to the caller's
- * caller.  stack_repair_fp() unwinds the innermost frames by their CFI
- * (.eh_frame, through U's modules), reading saved words from the snapshot
- * S, for as long as each frame's CFA is computed from the stack pointer;
- * at the first frame that keeps a frame pointer it continues with CHAIN,
- * the frame-pointer walk from S's registers (unwind_fp(), or the kernel's
- * user callchain of a perf sample: pc first, then return addresses), or
- * walks the copy itself when a frameless function had reused the frame
- * pointer register.  Writes the mended stack to OUT (at most MAX) and
- * returns its depth; OUT may not alias CHAIN.  Where nothing needs mending
- * (the leaf keeps a frame pointer, no CFI, no module) OUT is CHAIN.  At
- * most STACK_REPAIR_MAX_FRAMES frames are unwound by CFI.  *TRUNCATED as
- * for unwind_fp() (the caller's value for CHAIN is kept when CHAIN is
- * used).
+ * any function sampled in its prologue or epilogue) links no frame record,
+ * so a frame-pointer walk skips its caller: the time of a program function
+ * calling clock_gettime is charged to that function's caller.
+ * stack_repair_fp() unwinds the innermost frames by their CFI (.eh_frame,
+ * through U's modules: build U with dwarf_unwinder_new() for the process),
+ * reading saved words from the snapshot S (registers plus a copy of the
+ * stack from SP: a perf sample's REGS_USER and STACK_USER fill one), up to
+ * the first two consecutive frames that keep a frame pointer; from the
+ * outer of those it goes on with CHAIN (DEPTH entries: the frame-pointer
+ * walk from S's registers, pc first then return addresses, as unwind_fp()
+ * or the kernel's user callchain give it) where CHAIN passes that frame,
+ * or else walks the frame records in the copy.  Writes the mended stack to
+ * OUT (at most MAX; OUT may not alias CHAIN) and returns its depth.  Where
+ * nothing is known (no module, no CFI for the leaf) OUT is CHAIN.  At most
+ * STACK_REPAIR_MAX_FRAMES frames are unwound by CFI.  *TRUNCATED (when not
+ * NULL) is set as unwind_fp() does when the mended part ran off the copy,
+ * and left as the caller set it for CHAIN when CHAIN is used.  Cost: a CFI
+ * lookup per frame unwound (about a microsecond), after the resume.
  */
 #define STACK_REPAIR_MAX_FRAMES 8
 int stack_repair_fp(struct dwarf_unwinder *u, const struct stack_snapshot *s, const uint64_t *chain,

@@ -203,18 +203,46 @@ static bool cfa_from_frame_pointer(const Dwarf_Op *ops, size_t nops)
 
 /* Where the CFI walk ended. */
 enum walk_end {
-    WALK_FP_FRAME,  /* at a frame that keeps a frame pointer */
-    WALK_NO_CFI,    /* at code the CFI does not describe */
+    WALK_FP_FRAMES, /* at the second of two frames that keep a frame pointer */
+    WALK_NO_CFI,    /* at code the CFI does not describe (or after enough steps) */
     WALK_STACK_END, /* the outermost frame: nothing above */
     WALK_CUT,       /* a word lay above the copy */
 };
 
+/* Where CHAIN goes on from the frame whose frame pointer is FP: CHAIN's
+ * return addresses were read from the records the frame pointer links
+ * from the registers' value on; record i sitting at FP makes chain[i + 1]
+ * that frame's return address.  Records are followed in the copy; -1 when
+ * FP is not found there. */
+static int chain_continues_at(const struct stack_snapshot *s, uint64_t fp, int depth)
+{
+    uint64_t f = (uint64_t)REGS_FP(s->regs);
+    for (int i = 0; i + 1 < depth; i++) {
+        if (f == fp)
+            return i + 1;
+        uint64_t record[2];
+        bool above = false;
+        if (!stack_word(s, f, &record[0], &above) || record[0] <= f)
+            return -1;
+        f = record[0];
+    }
+    return -1;
+}
+
+/*
+ * A frame-pointer walk loses the caller of every frame without a frame
+ * pointer, and such frames sit innermost (a leaf, the vDSO, libc called
+ * from the program).  So the innermost frames are unwound by their CFI up
+ * to the first two consecutive frames that keep a frame pointer: from the
+ * outer of those the frame pointers are right again (at least as far as
+ * the code keeps them), and CHAIN, or the copy, goes on.
+ */
 int stack_repair_fp(struct dwarf_unwinder *u, const struct stack_snapshot *s, const uint64_t *chain,
                     int depth, uint64_t *out, int max, bool *truncated)
 {
     int n = depth < max ? depth : max;
-    Dwfl *dwfl = u ? dwarf_unwinder_modules(u) : NULL;
-    if (dwfl == NULL || n <= 0) {
+    Dwfl *dwfl = u && n > 0 ? dwarf_unwinder_modules(u) : NULL;
+    if (dwfl == NULL) {
         memcpy(out, chain, (size_t)(n > 0 ? n : 0) * sizeof(*out));
         return n > 0 ? n : 0;
     }
@@ -225,29 +253,25 @@ int stack_repair_fp(struct dwarf_unwinder *u, const struct stack_snapshot *s, co
     int found = 0;
     out[found++] = pc;
     enum walk_end end = WALK_NO_CFI;
-    bool above_copy = false;
-    for (int step = 0; step <= STACK_REPAIR_MAX_FRAMES && found < max; step++) {
+    bool above_copy = false, callee_keeps_fp = false;
+    for (int step = 0; found < max; step++) {
         Dwarf_Frame *frame = frame_at(dwfl, pc, step == 0);
-        if (frame == NULL) {
-            end = WALK_NO_CFI;
-            break;
-        }
         Dwarf_Op *cfa_ops;
         size_t cfa_nops;
-        uint64_t cfa, ra, fp = 0;
-        bool is_value;
-        if (dwarf_frame_cfa(frame, &cfa_ops, &cfa_nops) != 0 || cfa_nops == 0) {
+        if (frame == NULL || dwarf_frame_cfa(frame, &cfa_ops, &cfa_nops) != 0 || cfa_nops == 0) {
             free(frame);
             end = WALK_NO_CFI;
             break;
         }
-        if (cfa_from_frame_pointer(cfa_ops, cfa_nops)) {
+        bool keeps_fp = cfa_from_frame_pointer(cfa_ops, cfa_nops);
+        if ((keeps_fp && callee_keeps_fp) || step == STACK_REPAIR_MAX_FRAMES) {
             free(frame);
-            end = WALK_FP_FRAME;
+            end = keeps_fp ? WALK_FP_FRAMES : WALK_NO_CFI;
             break;
         }
-        if (step == STACK_REPAIR_MAX_FRAMES ||
-            !evaluate(cfa_ops, cfa_nops, 0, &f, &cfa, &is_value)) {
+        uint64_t cfa, ra, fp = 0;
+        bool is_value;
+        if (!evaluate(cfa_ops, cfa_nops, 0, &f, &cfa, &is_value)) {
             free(frame);
             end = WALK_NO_CFI;
             break;
@@ -270,27 +294,21 @@ int stack_repair_fp(struct dwarf_unwinder *u, const struct stack_snapshot *s, co
         f.value[REG_FP] = fp;
         f.known[REG_FP] = fp_rule == RULE_OK;
         f.value[REG_RA] = ra;
+        callee_keeps_fp = keeps_fp;
         pc = ra;
         out[found++] = pc;
     }
 
-    if (found == 1 && end != WALK_STACK_END) {
-        /* The leaf keeps a frame pointer, or nothing is known about it:
-         * the chain stands as it is. */
-        memcpy(out, chain, (size_t)n * sizeof(*out));
-        return n;
-    }
     if (end == WALK_STACK_END || end == WALK_CUT || found >= max || !f.known[REG_FP]) {
         if (truncated)
             *truncated = end == WALK_CUT && !s->complete;
         return found;
     }
-    /* Continue with the frame pointers from the frame the walk reached. */
-    if (f.value[REG_FP] == (uint64_t)REGS_FP(s->regs)) {
-        /* The frameless frames left the register alone: the chain's
-         * return addresses from its second entry on are that frame's
-         * callers. */
-        for (int i = 1; i < n && found < max; i++)
+    /* Go on by frame pointers from the frame reached: with CHAIN where it
+     * passes that frame (its truncation stands), else over the copy. */
+    int at = chain_continues_at(s, f.value[REG_FP], n);
+    if (at >= 0) {
+        for (int i = at; i < n && found < max; i++)
             out[found++] = chain[i];
         return found;
     }

@@ -127,8 +127,10 @@ static void handle_status(struct tracer *tr, pid_t tid, int status)
     ptrace(PTRACE_CONT, tid, 0, (void *)(long)WSTOPSIG(status));
 }
 
-static void tracer_start(struct tracer *tr, const char *path, const char *seconds)
+/* Starts ARGV (argv[0] is the path) traced. */
+static void tracer_start_argv(struct tracer *tr, char *const *argv)
 {
+    const char *path = argv[0];
     memset(tr, 0, sizeof(*tr));
     int go[2];
     cr_assert_eq(pipe(go), 0);
@@ -140,7 +142,7 @@ static void tracer_start(struct tracer *tr, const char *path, const char *second
         char c;
         if (read(go[0], &c, 1) != 1)
             _exit(126);
-        execl(path, path, seconds, (char *)NULL);
+        execv(path, argv);
         _exit(127);
     }
     close(go[0]);
@@ -162,6 +164,12 @@ static void tracer_start(struct tracer *tr, const char *path, const char *second
         if (exec_stop)
             break;
     }
+}
+
+static void tracer_start(struct tracer *tr, const char *path, const char *seconds)
+{
+    char *const argv[] = {(char *)path, (char *)seconds, NULL};
+    tracer_start_argv(tr, argv);
 }
 
 /* Lets the target run for SECONDS, answering its ptrace stops. */
@@ -614,6 +622,82 @@ Test(unwind, capture_copies_the_top_of_the_stack_up_to_its_end, .timeout = 60)
     tracer_resume(&tr);
     tracer_kill(&tr, NULL);
     free(path);
+}
+
+/* The four work functions of shares. */
+static bool is_work(const struct symbols *y, const uint64_t *pcs, int i)
+{
+    const char *n = frame_name(y, pcs, i);
+    return n && has_prefix(n, "work_");
+}
+
+/*
+ * shares (frame pointers) in "clock" mode spends about half its time in
+ * libc's clock_gettime and the vDSO's, neither of which links a frame
+ * record: the plain walk goes from there straight to run_worker, and
+ * stack_repair_fp() must put the work function back in between.
+ */
+Test(unwind, fp_repair_finds_the_callers_of_frameless_clock_reads, .timeout = 60)
+{
+    char *path = build_workload("shares");
+    char *const argv[] = {path, "1", "20", "clock", NULL};
+    struct tracer tr;
+    tracer_start_argv(&tr, argv);
+    tracer_run(&tr, 0.05);
+    struct symbols y;
+    symbols_load(&y, tr.pid, path);
+    struct dwarf_unwinder *u = dwarf_unwinder_new(tr.pid);
+    cr_assert_not_null(u);
+
+    uint64_t chain[STACK_MAX_DEPTH], pcs[STACK_MAX_DEPTH];
+    int outside = 0, plain_ok = 0, mended_ok = 0;
+    char bad[1024] = "";
+    double end = now_s() + 20;
+    while (outside < 200 && now_s() < end && !tr.gone) {
+        tracer_interrupt(&tr);
+        tracer_resume(&tr);
+        struct traced_thread *th = &tr.threads[0];
+        if (!th->captured)
+            continue;
+        th->captured = false;
+        int depth = unwind_fp(&th->snap, chain, STACK_MAX_DEPTH, NULL);
+        if (name_at(&y, chain[0]))
+            continue; /* the leaf is the workload's own: nothing to mend */
+        outside++;
+        bool truncated = false;
+        int mended = stack_repair_fp(u, &th->snap, chain, depth, pcs, STACK_MAX_DEPTH, &truncated);
+        cr_assert_eq(pcs[0], chain[0], "the leaf changed");
+        /* leaf (and libc) <- work_* <- run_worker <- main */
+        for (int i = 1; i < depth; i++) {
+            if (is_work(&y, chain, i)) {
+                plain_ok++;
+                break;
+            }
+        }
+        int w = -1;
+        for (int i = 1; i < mended && w < 0; i++)
+            if (is_work(&y, pcs, i))
+                w = i;
+        bool ok = w > 0 && w + 2 < mended && frame_is(&y, pcs, w + 1, "run_worker") &&
+                  frame_is(&y, pcs, w + 2, "main") && !truncated;
+        mended_ok += ok;
+        if (!ok && !bad[0])
+            describe(&y, pcs, mended, bad, sizeof(bad));
+        tracer_run(&tr, 0.001);
+    }
+    cr_assert(!tr.gone, "the workload ended early");
+    tracer_kill(&tr, NULL);
+    dwarf_unwinder_free(u);
+    symbols_free(&y);
+    free(path);
+    cr_assert_geq(outside, 100, "only %d samples outside the workload's code", outside);
+    cr_assert_leq(plain_ok * 10, outside,
+                  "the plain walk already finds the work function in %d of %d samples: the "
+                  "workload no longer tests anything",
+                  plain_ok, outside);
+    cr_assert_geq(mended_ok * 100, outside * 98,
+                  "%d of %d mended stacks read leaf <- work_* <- run_worker <- main; e.g. %s",
+                  mended_ok, outside, bad);
 }
 
 /* --- the frame-pointer walk on made-up stacks ------------------------------ */
