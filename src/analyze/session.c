@@ -44,11 +44,37 @@ struct symbolizer *session_symbolizer(const char *path, const struct profile *pr
     return sym;
 }
 
+/* Above this share of cut stacks (in percent), analyses warn. */
+#define CUT_STACKS_WARN_PERCENT 1.0
+
+/* Stacks the recorder cut at the end of its copy lack their outer callers:
+ * say so, once per file (some commands walk a file several times). */
+static void warn_cut_stacks(const char *path, const struct profile *prof)
+{
+    static char *warned[16];
+    static size_t nwarned;
+    uint64_t with_stack, cut;
+    profile_count_cut_stacks(prof, &with_stack, &cut);
+    double pct = with_stack ? 100.0 * (double)cut / (double)with_stack : 0.0;
+    if (pct <= CUT_STACKS_WARN_PERCENT)
+        return;
+    for (size_t i = 0; i < nwarned; i++)
+        if (strcmp(warned[i], path) == 0)
+            return;
+    if (nwarned < sizeof(warned) / sizeof(warned[0]))
+        warned[nwarned++] = xstrdup(path);
+    pt_warn("%s: %.1f%% of the stacks (%llu of %llu) were cut at the end of the recorder's "
+            "stack copy: their outer callers are missing (record with a larger --stack-size)",
+            strcmp(path, "-") == 0 ? "<stdin>" : path, pct, (unsigned long long)cut,
+            (unsigned long long)with_stack);
+}
+
 int session_walk_profile(const char *path, const struct profile *prof,
                          const struct session_options *opts, struct strtab *keys,
                          struct strtab *names, const struct walk_visitor *v,
                          struct walk_totals *totals)
 {
+    warn_cut_stacks(path, prof);
     struct symbolizer *sym = session_symbolizer(path, prof, opts);
     struct frame_resolver r = {resolve, sym};
     char *error = NULL;

@@ -192,6 +192,12 @@ static void print_contents(const struct profile *p, const struct profile_file *f
                    ? "none (the format holds only PCs)"
                    : "unknown";
     printf("  stacks:     %s, %zu distinct\n", mode, p->nstacks ? p->nstacks - 1 : 0);
+    uint64_t with_stack, cut;
+    profile_count_cut_stacks(p, &with_stack, &cut);
+    if (with_stack)
+        printf("  cut stacks: %" PRIu64 " of %" PRIu64 " (%.1f%%) ended at the end of the "
+               "recorder's stack copy\n",
+               cut, with_stack, 100.0 * (double)cut / (double)with_stack);
     printf("  maps:       %zu\n", p->nmaps);
     if (p->truncated)
         printf("  status:     TRUNCATED at offset %" PRIu64 " (recorder killed?)\n",

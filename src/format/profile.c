@@ -111,3 +111,15 @@ void profile_describe_status(int32_t status, char *buf, size_t len)
         snprintf(buf, len, "status 0x%x", (unsigned)st);
     }
 }
+
+void profile_count_cut_stacks(const struct profile *p, uint64_t *with_stack, uint64_t *cut)
+{
+    *with_stack = *cut = 0;
+    for (size_t i = 0; i < p->nsamples; i++) {
+        for (uint32_t t = 0; t < p->samples[i].nthreads; t++) {
+            const struct prof_thread_sample *ts = &p->samples[i].threads[t];
+            *with_stack += ts->stack != 0;
+            *cut += ts->stack != 0 && (ts->flags & PROF_THREAD_STACK_TRUNCATED);
+        }
+    }
+}

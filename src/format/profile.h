@@ -80,8 +80,8 @@ struct prof_stack {
 };
 
 enum prof_thread_flags {
-    PROF_THREAD_IN_SYSCALL = 1, /* stopped inside a system call: see syscall */
-    PROF_THREAD_STOPPED = 2,    /* in a job-control stop */
+    PROF_THREAD_IN_SYSCALL = 1,      /* stopped inside a system call: see syscall */
+    PROF_THREAD_STOPPED = 2,         /* in a job-control stop */
     PROF_THREAD_STACK_TRUNCATED = 4, /* the stack was cut at the end of the copied bytes */
 };
 
@@ -181,5 +181,10 @@ const char *profile_meta(const struct profile *p, const char *key);
  * "exit 3", "killed by SIGSEGV", "killed by SIGABRT (core dumped)"... */
 const char *profile_kind_name(enum pmu_kind kind);
 void profile_describe_status(int32_t status, char *buf, size_t len);
+
+/* Thread samples with a stack, and how many of them the recorder cut at
+ * the end of its stack copy (PROF_THREAD_STACK_TRUNCATED): their outer
+ * callers are missing. */
+void profile_count_cut_stacks(const struct profile *p, uint64_t *with_stack, uint64_t *cut);
 
 #endif

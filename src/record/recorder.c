@@ -16,6 +16,7 @@
 #include "record/priority.h"
 #include "record/profiler_signals.h"
 #include "record/regs.h"
+#include "record/sample_queue.h"
 #include "record/stack.h"
 #include "record/tracer.h"
 #include "util/log.h"
@@ -45,6 +46,9 @@
 #define MAPS_REFRESH_NS (500 * 1000 * 1000ULL)
 /* A thread that does not stop within this time is left out of a sample. */
 #define STOP_PATIENCE_NS (100 * 1000 * 1000ULL)
+/* A sample waits at least this long (or a quarter period) for its threads
+ * to stop before going on without those still waiting for a CPU. */
+#define STOP_WINDOW_MIN_NS (100 * 1000ULL)
 /* After a sample, the program runs at least this share of a period before
  * the next one (docs/recording.md: how it was chosen). */
 #define MIN_GAP_PERCENT 25
@@ -56,7 +60,9 @@ struct sample_costs {
     uint64_t copy_ns;   /* copying registers, schedstat and stacks */
     uint64_t unwind_ns; /* after the resume: unwinding */
     uint64_t after_ns;  /* after the resume: everything (unwinding, writing, maps) */
-    uint64_t stopped;   /* thread stops, summed over samples */
+    uint64_t taken;     /* samples taken (written ones are r->samples) */
+    uint64_t stopped;   /* threads copied in time, summed over samples */
+    uint64_t late;      /* threads copied after their sample was built */
     uint64_t reused;    /* threads whose last copy was reused */
     uint64_t dropped;   /* deadlines skipped because a sample ran late */
     uint64_t truncated; /* stacks cut at the end of their copy */
@@ -86,13 +92,15 @@ struct recorder {
     bool job_stop_pending;
     uint64_t job_stop_since;
 
+    /* samples waiting for threads that stop late */
+    struct sample_queue queue;
+    bool in_stop_window; /* tracer_stop_all() is running */
+
     /* per-sample scratch */
     struct pending_copy *copies; /* stack copies of a batch of stopped threads */
     size_t copies_cap;
     struct stack_copy *batch_copies;
     size_t batch_copies_cap;
-    struct prof_thread_sample *batch;
-    size_t batch_cap;
     bool *maps_refreshed; /* per process, this sample */
     size_t maps_refreshed_cap;
     uint64_t next_maps_refresh;
@@ -116,8 +124,8 @@ static void free_scratch(struct recorder *r)
 {
     free(r->copies);
     free(r->batch_copies);
-    free(r->batch);
     free(r->maps_refreshed);
+    sample_queue_free(&r->queue);
 }
 
 /* --- sampling ------------------------------------------------------------- */
@@ -244,6 +252,7 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
         if (stack_capture_regs(th->tid, th->snap) != 0)
             continue; /* gone */
         th->captured = true;
+        th->deferred = !r->in_stop_window;
         th->before_signal = caught_before_handler(th, &th->snap->regs);
         struct thread_sched sched;
         /* After PTRACE_GETREGSET, which waited until the thread was off its
@@ -379,24 +388,152 @@ static void learn_blocked_calls(struct recorder *r)
     }
 }
 
-/* After the resume: everything that takes time. */
-static void build_sample(struct recorder *r, uint64_t wall)
+/* A thread's entry in a sample, from what is known of it now. */
+static struct prof_thread_sample entry_of(const struct thread *th)
+{
+    uint32_t flags = 0;
+    if (th->group_stop)
+        flags |= PROF_THREAD_STOPPED;
+    if (th->syscall >= 0)
+        flags |= PROF_THREAD_IN_SYSCALL;
+    if (th->truncated && th->stack)
+        flags |= PROF_THREAD_STACK_TRUNCATED;
+    return (struct prof_thread_sample){
+        .pid = (uint32_t)th->pid,
+        .tid = (uint32_t)th->tid,
+        .pc = th->pc,
+        .cpu_ns = th->cpu_ns,
+        .stack = th->stack,
+        .syscall = th->syscall,
+        .flags = flags,
+    };
+}
+
+/* A copied thread: its call, its stack (unwound now), into th. */
+static void finish_capture(struct recorder *r, struct thread *th, uint64_t wall)
+{
+    struct process *p = &r->tracer.procs.procs[th->proc];
+    bool *refreshed = &r->maps_refreshed[th->proc];
+    uint64_t pcs[STACK_MAX_DEPTH];
+    read_capture(th);
+    th->syscall =
+        syscall_origin_name(&th->origin, th->syscall_raw, th->pc, th->sp, th->pid, th->tid);
+    ensure_maps_know(r, p, &th->pc, 1, wall, refreshed);
+    int depth = unwind_captured(r, th, p, pcs);
+    if (th->before_signal) {
+        if (depth > 0)
+            depth = from_interrupted_pc(pcs, depth, th->sig_pc);
+        th->pc = th->sig_pc;
+        th->syscall = -1;
+    }
+    if (depth > 1)
+        ensure_maps_know(r, p, pcs + 1, (size_t)depth - 1, wall, refreshed);
+    th->stack = depth > 0 && r->opts->stack_mode != STACK_NONE
+                    ? output_stack(r->out, pcs, (uint32_t)depth)
+                    : 0;
+}
+
+/* Per-process "maps re-read for this sample" flags, cleared. */
+static void reset_maps_refreshed(struct recorder *r)
+{
+    size_t n = r->tracer.procs.count;
+    /* Kept between samples: a sample is not worth a calloc. */
+    r->maps_refreshed = xgrow(r->maps_refreshed, &r->maps_refreshed_cap, n ? n : 1, sizeof(bool));
+    memset(r->maps_refreshed, 0, n * sizeof(bool));
+}
+
+/* Writes the samples no thread is owed for any more. */
+static void write_ready(struct recorder *r, bool force)
+{
+    long n = sample_queue_flush(&r->queue, r->out, force);
+    if (n < 0) {
+        pt_err("cannot write the profile; sampling stops");
+        r->sampling = false;
+        return;
+    }
+    r->samples += (uint64_t)n;
+}
+
+/*
+ * Threads that stopped after their sample was built (they waited for a
+ * CPU): their copies fill the places kept for them in every open sample.
+ * Places of threads that are gone are dropped.
+ */
+static void finish_late_stops(struct recorder *r)
 {
     struct thread_table *tt = &r->tracer.threads;
-    struct process_table *pt = &r->tracer.procs;
-    uint64_t pcs[STACK_MAX_DEPTH];
-    r->batch = xgrow(r->batch, &r->batch_cap, tt->count, sizeof(*r->batch));
-    /* Kept between samples: a sample is not worth a calloc. */
-    bool *refreshed = r->maps_refreshed =
-        xgrow(r->maps_refreshed, &r->maps_refreshed_cap, pt->count ? pt->count : 1, sizeof(bool));
-    memset(refreshed, 0, pt->count * sizeof(bool));
-    uint32_t n = 0;
+    bool any = false;
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        if (!th->captured || !th->deferred)
+            continue;
+        if (!any)
+            reset_maps_refreshed(r);
+        any = true;
+        th->deferred = false;
+        finish_capture(r, th, realtime_ns());
+        struct prof_thread_sample e = entry_of(th);
+        sample_queue_fill(&r->queue, &e);
+        r->costs.late++;
+        if (th->check_reblocked)
+            note_reblocked(th);
+    }
+    for (size_t i = 0; i < r->queue.count; i++) {
+        const struct open_sample *s = &r->queue.samples[(r->queue.head + i) % SAMPLE_QUEUE_MAX];
+        for (uint32_t k = 0; k < s->nthreads && s->waiting; k++) {
+            struct thread *th = thread_find(tt, (pid_t)s->threads[k].tid);
+            if (!th || th->exiting)
+                sample_queue_forget(&r->queue, s->threads[k].tid);
+        }
+    }
+    write_ready(r, false);
+}
+
+/* tracer_drain(), then what late stops bring. */
+static void drain(struct recorder *r)
+{
+    tracer_drain(&r->tracer);
+    finish_late_stops(r);
+}
+
+/*
+ * A thread owed by an earlier sample for longer than STOP_PATIENCE_NS
+ * cannot stop (uninterruptible sleep): it becomes `late`, its interrupt
+ * stays pending (its eventual stop is just answered), and the samples
+ * waiting for it take what the kernel tells of it without stopping it.
+ */
+static void give_up_on_slow_stops(struct recorder *r)
+{
+    struct thread_table *tt = &r->tracer.threads;
+    uint64_t now = monotonic_ns();
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        if (!th->awaited || now - th->held_since < STOP_PATIENCE_NS)
+            continue;
+        th->awaited = false;
+        th->late = true;
+        if (thread_read_blocked(th)) {
+            th->syscall =
+                syscall_origin_name(&th->origin, th->syscall_raw, th->pc, th->sp, th->pid, th->tid);
+            th->stack = 0;
+        }
+        thread_read_cpu(th, &th->cpu_ns);
+        struct prof_thread_sample e = entry_of(th);
+        sample_queue_fill(&r->queue, &e);
+    }
+}
+
+/* After the resume: everything that takes time, for the sample at WALL. */
+static void build_sample(struct recorder *r, struct open_sample *s, uint64_t wall)
+{
+    struct thread_table *tt = &r->tracer.threads;
+    reset_maps_refreshed(r);
     /* CPU times of the threads neither copied nor known idle first, right
      * after the resume: unwinding takes time, and CPU time read after it
      * would include running done since. */
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
-        if (!th->captured && !th->reused)
+        if (!th->captured && !th->reused && !th->awaited)
             thread_read_cpu(th, &th->cpu_ns);
     }
     for (size_t i = 0; i < tt->count; i++) {
@@ -414,53 +551,26 @@ static void build_sample(struct recorder *r, uint64_t wall)
         }
         if (th->announced || th->exiting || (!th->captured_once && !th->captured))
             continue; /* nothing true to say about it yet */
-        struct process *p = &pt->procs[th->proc];
-        if (th->captured) {
-            read_capture(th);
-            th->syscall =
-                syscall_origin_name(&th->origin, th->syscall_raw, th->pc, th->sp, th->pid, th->tid);
-            ensure_maps_know(r, p, &th->pc, 1, wall, &refreshed[th->proc]);
-            int depth = unwind_captured(r, th, p, pcs);
-            if (th->before_signal) {
-                if (depth > 0)
-                    depth = from_interrupted_pc(pcs, depth, th->sig_pc);
-                th->pc = th->sig_pc;
-                th->syscall = -1;
-            }
-            if (depth > 1)
-                ensure_maps_know(r, p, pcs + 1, (size_t)depth - 1, wall, &refreshed[th->proc]);
-            th->stack = depth > 0 && r->opts->stack_mode != STACK_NONE
-                            ? output_stack(r->out, pcs, (uint32_t)depth)
-                            : 0;
+        if (th->awaited && !th->captured) {
+            /* On its way to a CPU: its copy comes later (finish_late_stops). */
+            sample_wait(s, (uint32_t)th->pid, (uint32_t)th->tid);
+            continue;
         }
-        uint32_t flags = 0;
-        if (th->group_stop)
-            flags |= PROF_THREAD_STOPPED;
-        if (th->syscall >= 0)
-            flags |= PROF_THREAD_IN_SYSCALL;
-        if (th->truncated && th->stack)
-            flags |= PROF_THREAD_STACK_TRUNCATED;
-        r->batch[n++] = (struct prof_thread_sample){
-            .pid = (uint32_t)th->pid,
-            .tid = (uint32_t)th->tid,
-            .pc = th->pc,
-            .cpu_ns = th->cpu_ns,
-            .stack = th->stack,
-            .syscall = th->syscall,
-            .flags = flags,
-        };
+        if (th->captured) {
+            th->deferred = false;
+            finish_capture(r, th, wall);
+        }
+        struct prof_thread_sample e = entry_of(th);
+        sample_add(s, &e);
+        /* Earlier samples may be waiting for this thread too. */
+        if (th->captured && r->queue.count > 1)
+            sample_queue_fill(&r->queue, &e);
     }
     /* Last, to give the threads interrupted in a call time to go back in. */
     for (size_t i = 0; i < tt->count; i++)
         if (tt->threads[i].captured && tt->threads[i].check_reblocked)
             note_reblocked(&tt->threads[i]);
-    if (n == 0)
-        return; /* every thread is on its way out */
-    if (output_sample(r->out, wall, r->pmu_values, r->batch, n) != 0) {
-        pt_err("cannot write the profile; sampling stops");
-        r->sampling = false;
-    }
-    r->samples++;
+    write_ready(r, false);
 }
 
 /*
@@ -481,7 +591,7 @@ static void find_idle(struct recorder *r)
         th->check_reblocked = false;
         th->reused = false;
         if (th->stopped || th->group_stop || th->late || th->in_vfork || th->announced ||
-            th->exiting || !th->idle_known || !th->captured_once)
+            th->exiting || th->awaited || !th->idle_known || !th->captured_once)
             continue;
         struct thread_sched now;
         if (thread_read_sched(th, &now) && now.cpu_ns == th->idle_since.cpu_ns &&
@@ -493,33 +603,51 @@ static void find_idle(struct recorder *r)
     }
 }
 
+/* How long a sample waits for its threads to stop before it goes on
+ * without the slow ones (docs/recording.md). */
+static uint64_t stop_window(const struct recorder *r)
+{
+    uint64_t w = r->period / 4;
+    return w < STOP_WINDOW_MIN_NS ? STOP_WINDOW_MIN_NS
+           : w > STOP_PATIENCE_NS ? STOP_PATIENCE_NS
+                                  : w;
+}
+
 static void take_sample(struct recorder *r)
 {
+    if (sample_queue_full(&r->queue)) {
+        r->costs.dropped++; /* stops stopped coming: no room for one more */
+        return;
+    }
     uint64_t wall = realtime_ns();
     read_pmu(r); /* the machine's, not the threads': outside the stop */
     uint64_t t_check = monotonic_ns();
+    give_up_on_slow_stops(r);
     find_idle(r);
     uint64_t t0 = monotonic_ns();
-    tracer_stop_all(&r->tracer, STOP_PATIENCE_NS, capture_stopped, r);
+    r->in_stop_window = true;
+    tracer_stop_all(&r->tracer, stop_window(r));
+    r->in_stop_window = false;
     uint64_t t2 = monotonic_ns();
     /* The time a stopped thread stood still, on average. */
     if (r->tracer.held_threads)
         r->latency_ns += r->tracer.held_ns / r->tracer.held_threads;
     r->costs.check_ns += t0 - t_check;
     r->costs.window_ns += t2 - t0;
+    r->costs.taken++;
     struct thread_table *tt = &r->tracer.threads;
     for (size_t i = 0; i < tt->count; i++)
         r->costs.stopped += tt->threads[i].captured;
     if (r->tracer.first_exited)
         return;
-    build_sample(r, wall);
+    build_sample(r, sample_queue_open(&r->queue, wall, r->pmu_values), wall);
     /* The stops this sample reaped left SIGCHLD pending (one, however many
      * stops): consume it, then answer whatever arrived meanwhile (a later
      * stop raises a new one), so the loop does not wake up once more for
      * nothing. */
     struct timespec zero = {0, 0};
     sigtimedwait(&r->tracer.sigchld_only, NULL, &zero);
-    tracer_drain(&r->tracer);
+    drain(r);
     r->costs.after_ns += monotonic_ns() - t2;
 }
 
@@ -541,7 +669,7 @@ static void forward_if_needed(struct recorder *r, int sig, uint64_t received)
      * time before deciding it never got the signal. */
     uint64_t give_up = received + SIGNAL_ECHO_NS;
     for (;;) {
-        tracer_drain(&r->tracer);
+        drain(r);
         if (target_got(r, sig, received - SIGNAL_ECHO_NS))
             return;
         uint64_t now = monotonic_ns();
@@ -600,7 +728,7 @@ static void follow_job_stop(struct recorder *r)
     struct pollfd p = {.fd = r->signal_fd, .events = POLLIN};
     for (int tries = 0; tries < 10 && target_job_stopped(r); tries++) {
         poll(&p, 1, 10);
-        tracer_drain(&r->tracer);
+        drain(r);
     }
     if (target_job_stopped(r) && !target_got(r, SIGCONT, before))
         kill(r->tracer.first_pid, SIGCONT);
@@ -779,7 +907,7 @@ static void print_summary(const struct recorder *r)
             (unsigned long long)r->tracer.signals_passed);
     /* Where a sample's time goes (docs/recording.md reads these). */
     const struct sample_costs *c = &r->costs;
-    double per = r->samples ? 1e3 * (double)r->samples : 1.0;
+    double per = c->taken ? 1e3 * (double)c->taken : 1.0, taken = c->taken ? (double)c->taken : 1;
     fprintf(stderr,
             "[debug] window:      %.2f us from the first interrupt to the last resume (copying "
             "%.2f us) per sample\n",
@@ -788,10 +916,9 @@ static void print_summary(const struct recorder *r)
             "[debug] outside:     check %.2f us, unwind %.2f us, after %.2f us per sample\n",
             (double)c->check_ns / per, (double)c->unwind_ns / per, (double)c->after_ns / per);
     fprintf(stderr,
-            "[debug] stops:       %.2f threads stopped, %.2f reused per sample (idle since "
-            "their last copy)\n",
-            r->samples ? (double)c->stopped / (double)r->samples : 0.0,
-            r->samples ? (double)c->reused / (double)r->samples : 0.0);
+            "[debug] stops:       %.2f threads stopped, %.2f reused (idle since their last "
+            "copy), %.2f stopped late (waiting for a CPU) per sample\n",
+            (double)c->stopped / taken, (double)c->reused / taken, (double)c->late / taken);
     fprintf(stderr,
             "[debug] deadlines:   %llu dropped (a sample ran into them, or left the "
             "program less than %.0f us)\n",
@@ -810,6 +937,8 @@ static int finish_profile(struct recorder *r)
 {
     if (!r->out)
         return 0;
+    /* Samples still waiting for a thread are written without it. */
+    write_ready(r, true);
     struct process *first = &r->tracer.procs.procs[TRACER_FIRST_PROCESS];
     if (!first->exited)
         process_refresh_maps(first, r->out, realtime_ns());
@@ -858,7 +987,7 @@ static void run_loop(struct recorder *r)
             on_timer(r);
         /* Every other stop is answered at once: a new thread or a signal
          * must not wait for a tick. */
-        tracer_drain(&r->tracer);
+        drain(r);
         if (!r->sampling && r->out && !r->opts->attach_pid)
             finish_profile(r); /* interrupted: the profile is complete now */
         follow_job_stop(r);
@@ -921,6 +1050,9 @@ int record_run(const struct record_options *opts)
     }
     r.out = output_open(opts->output, opts->format, r.pmu);
     tracer_init(&r.tracer, r.out, opts->inherit);
+    r.tracer.on_stopped = capture_stopped;
+    r.tracer.on_stopped_ctx = &r;
+    sample_queue_init(&r.queue, r.pmu ? r.pmu->nchannels : 0);
     /* A tuning knob for benchmarks: how long to poll for stops (ns). */
     const char *spin = getenv("PTPROF_SPIN_NS");
     if (spin && *spin)

@@ -63,6 +63,7 @@ struct thread {
     size_t copy_limit;            /* bytes of stack it copies; grows when cut short */
     uint64_t stack_lo, stack_hi;  /* the mapping holding its stack, as last found */
     bool captured;                /* copied in the current sample */
+    bool deferred;                /* ...after that sample was built (it stopped late) */
     bool before_signal;           /* copied before its signal handler ran */
     bool truncated;               /* its last stack ended at the end of the copy */
     int syscall_raw;              /* the number the registers gave, restart_syscall included */

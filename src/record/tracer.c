@@ -271,7 +271,15 @@ void tracer_drain(struct tracer *t)
         pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
         if (tid <= 0)
             break;
-        tracer_resume(t, tracer_on_status(t, tid, status));
+        struct thread *th = tracer_on_status(t, tid, status);
+        if (th && th->awaited && th->stopped && !th->group_stop) {
+            /* The stop a sample still waits for: copied like the others. */
+            th->awaited = false;
+            if (t->on_stopped)
+                t->on_stopped(t->on_stopped_ctx, t, &tid, 1);
+            th = thread_find(&t->threads, tid);
+        }
+        tracer_resume(t, th);
     }
 }
 
@@ -304,9 +312,10 @@ static void hand_over(struct tracer *t, size_t n, tracer_stopped_fn on_stopped, 
     }
 }
 
-void tracer_stop_all(struct tracer *t, uint64_t patience_ns, tracer_stopped_fn on_stopped,
-                     void *ctx)
+void tracer_stop_all(struct tracer *t, uint64_t patience_ns)
 {
+    tracer_stopped_fn on_stopped = t->on_stopped;
+    void *ctx = t->on_stopped_ctx;
     /* Collect the stops that already happened first.  Interrupting a thread
      * that sits in an unreaped stop (a signal being delivered) would leave
      * the interrupt pending: the thread would stop again at its signal
@@ -326,11 +335,13 @@ void tracer_stop_all(struct tracer *t, uint64_t patience_ns, tracer_stopped_fn o
         struct thread *th = &t->threads.threads[i];
         if (th->stopped && !th->group_stop) {
             th->held_since = began;
+            th->awaited = false; /* a stop an earlier sample waited for */
             add_to_batch(t, &batch, th->tid);
             continue;
         }
+        /* Awaited already: a stop owed to an earlier sample, still coming. */
         if (th->stopped || th->group_stop || th->announced || th->exiting || th->reused ||
-            th->late || th->in_vfork)
+            th->late || th->in_vfork || th->awaited)
             continue;
         if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0) {
             th->awaited = true;
@@ -370,25 +381,29 @@ void tracer_stop_all(struct tracer *t, uint64_t patience_ns, tracer_stopped_fn o
                 break;
             struct thread *before = thread_find(&t->threads, tid);
             bool was_awaited = before && before->awaited;
+            bool interrupted_now = was_awaited && before->held_since >= began;
             struct thread *th = tracer_on_status(t, tid, status);
             if (th) {
                 th->awaited = false;
-                if (!was_awaited)
+                if (!interrupted_now)
                     th->held_since = monotonic_ns();
                 if (th->stopped && !th->group_stop)
                     add_to_batch(t, &batch, tid);
             }
-            if (was_awaited)
+            if (interrupted_now)
                 awaited--;
         }
         hand_over(t, batch, on_stopped, ctx);
     }
     for (size_t i = 0; i < t->threads.count; i++) {
         struct thread *th = &t->threads.threads[i];
-        if (th->awaited && !th->stopped)
-            th->late = true; /* its interrupt stays pending; do not repeat it */
-        th->awaited = false;
-        /* Group-stops met on the way go back to their stop (PTRACE_LISTEN). */
+        if (!on_stopped) {
+            if (th->awaited && !th->stopped)
+                th->late = true; /* its interrupt stays pending; do not repeat it */
+            th->awaited = false;
+        }
+        /* Group-stops met on the way go back to their stop (PTRACE_LISTEN);
+         * threads still awaited stay so: tracer_drain() copies them. */
         if (on_stopped && th->stopped)
             tracer_resume(t, th);
     }
@@ -402,10 +417,12 @@ void tracer_resume_all(struct tracer *t)
 
 void tracer_detach_all(struct tracer *t)
 {
-    /* Every thread must stop to be let go, the idle ones too. */
+    /* Every thread must stop to be let go, the idle ones too, and stay
+     * stopped: no copies now. */
+    t->on_stopped = NULL;
     for (size_t i = 0; i < t->threads.count; i++)
         t->threads.threads[i].reused = false;
-    tracer_stop_all(t, 200 * 1000 * 1000ULL, NULL, NULL);
+    tracer_stop_all(t, 200 * 1000 * 1000ULL);
     /* New threads may still report their first stop: detach them too. */
     for (int round = 0; round < 50 && t->threads.count > 0; round++) {
         for (size_t i = t->threads.count; i-- > 0;) {

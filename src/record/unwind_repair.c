@@ -82,10 +82,13 @@ static bool reg_value(const struct frame_regs *f, uint64_t regno, uint64_t *v)
 /*
  * Evaluate a CFI expression as libdw hands it out (dwarf_frame_cfa(),
  * dwarf_frame_register()).  *IS_VALUE tells a value (DW_OP_stack_value, or
- * a register's content) from the address of a stack slot.
+ * a register's content) from the address of a stack slot.  Dereferences
+ * (a signal frame's CFA is the stack pointer the kernel saved) read the
+ * copy.
  */
 static bool evaluate(const Dwarf_Op *ops, size_t nops, uint64_t cfa, const struct frame_regs *f,
-                     uint64_t *result, bool *is_value)
+                     const struct stack_snapshot *s, uint64_t *result, bool *is_value,
+                     bool *above_copy)
 {
     uint64_t stack[8];
     size_t depth = 0;
@@ -108,6 +111,11 @@ static bool evaluate(const Dwarf_Op *ops, size_t nops, uint64_t cfa, const struc
             if (depth < 1)
                 return false;
             stack[depth - 1] += op->number;
+            continue;
+        }
+        if (op->atom == DW_OP_deref) {
+            if (depth < 1 || !stack_word(s, stack[depth - 1], &stack[depth - 1], above_copy))
+                return false;
             continue;
         }
         if (op->atom == DW_OP_call_frame_cfa) {
@@ -136,15 +144,17 @@ static bool evaluate(const Dwarf_Op *ops, size_t nops, uint64_t cfa, const struc
                    (op->atom >= DW_OP_const1u && op->atom <= DW_OP_const8s)) {
             v = op->number;
         } else {
-            return false; /* dereferences, branches: not for this walk */
+            return false; /* branches, sized dereferences: not for this walk */
         }
         if (depth == sizeof(stack) / sizeof(stack[0]))
             return false;
         stack[depth++] = v;
     }
-    if (depth != 1)
+    /* The value is the top of the stack: libdw starts register expressions
+     * with the CFA pushed, as DWARF says. */
+    if (depth == 0)
         return false;
-    *result = stack[0];
+    *result = stack[depth - 1];
     return true;
 }
 
@@ -166,7 +176,7 @@ static enum rule_result caller_register(Dwarf_Frame *frame, int regno, uint64_t 
     }
     uint64_t v;
     bool is_value;
-    if (!evaluate(ops, nops, cfa, f, &v, &is_value))
+    if (!evaluate(ops, nops, cfa, f, s, &v, &is_value, above_copy))
         return RULE_FAILED;
     if (is_value) {
         *out = v;
@@ -175,10 +185,11 @@ static enum rule_result caller_register(Dwarf_Frame *frame, int regno, uint64_t 
     return stack_word(s, v, out, above_copy) ? RULE_OK : RULE_FAILED;
 }
 
-/* The CFI of the code at PC (a return address unless it is the leaf's). */
-static Dwarf_Frame *frame_at(Dwfl *dwfl, uint64_t pc, bool leaf)
+/* The CFI of the code at PC (a return address unless EXACT: the leaf's,
+ * or the PC a signal interrupted). */
+static Dwarf_Frame *frame_at(Dwfl *dwfl, uint64_t pc, bool exact)
 {
-    uint64_t lookup = leaf ? pc : pc - 1;
+    uint64_t lookup = exact ? pc : pc - 1;
     Dwfl_Module *mod = dwfl_addrmodule(dwfl, lookup);
     if (mod == NULL)
         return NULL;
@@ -253,9 +264,9 @@ int stack_repair_fp(struct dwarf_unwinder *u, const struct stack_snapshot *s, co
     int found = 0;
     out[found++] = pc;
     enum walk_end end = WALK_NO_CFI;
-    bool above_copy = false, callee_keeps_fp = false;
+    bool above_copy = false, callee_keeps_fp = false, exact = true;
     for (int step = 0; found < max; step++) {
-        Dwarf_Frame *frame = frame_at(dwfl, pc, step == 0);
+        Dwarf_Frame *frame = frame_at(dwfl, pc, exact);
         Dwarf_Op *cfa_ops;
         size_t cfa_nops;
         if (frame == NULL || dwarf_frame_cfa(frame, &cfa_ops, &cfa_nops) != 0 || cfa_nops == 0) {
@@ -270,12 +281,14 @@ int stack_repair_fp(struct dwarf_unwinder *u, const struct stack_snapshot *s, co
             break;
         }
         uint64_t cfa, ra, fp = 0;
-        bool is_value;
-        if (!evaluate(cfa_ops, cfa_nops, 0, &f, &cfa, &is_value)) {
+        bool is_value, signal_frame = false;
+        if (!evaluate(cfa_ops, cfa_nops, 0, &f, s, &cfa, &is_value, &above_copy)) {
             free(frame);
-            end = WALK_NO_CFI;
+            end = above_copy ? WALK_CUT : WALK_NO_CFI;
             break;
         }
+        /* A signal frame's "return address" is the interrupted PC itself. */
+        dwarf_frame_info(frame, NULL, NULL, &signal_frame);
         enum rule_result ra_rule = caller_register(frame, REG_RA, cfa, &f, s, &ra, &above_copy);
         enum rule_result fp_rule = caller_register(frame, REG_FP, cfa, &f, s, &fp, &above_copy);
         free(frame);
@@ -295,6 +308,7 @@ int stack_repair_fp(struct dwarf_unwinder *u, const struct stack_snapshot *s, co
         f.known[REG_FP] = fp_rule == RULE_OK;
         f.value[REG_RA] = ra;
         callee_keeps_fp = keeps_fp;
+        exact = signal_frame;
         pc = ra;
         out[found++] = pc;
     }
