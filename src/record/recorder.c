@@ -40,6 +40,9 @@
 /* How long the target may take to show it received a signal the profiler
  * got too (terminal, killpg) before the profiler forwards it itself. */
 #define SIGNAL_ECHO_NS (100 * 1000 * 1000ULL)
+/* After Ctrl-C or SIGTERM, the profile waits this long for the program to
+ * die of it (its exit is then recorded) before it is written anyway. */
+#define EXIT_GRACE_NS (1000 * 1000 * 1000ULL)
 /* A job-control stop the target never performs is forgotten after this. */
 #define JOB_STOP_PATIENCE_NS (1000 * 1000 * 1000ULL)
 /* Maps are re-read at least this often (and at once for an unknown PC). */
@@ -87,6 +90,7 @@ struct recorder {
     bool sampling;       /* the timer runs and samples are taken */
     bool stop_requested; /* Ctrl-C, SIGTERM or --duration */
     uint64_t deadline;   /* --duration, monotonic; 0 = none */
+    uint64_t finish_by;  /* sampling stopped: write the profile by then (monotonic) */
 
     /* job control */
     bool job_stop_pending;
@@ -748,6 +752,9 @@ static void on_profiler_signal(struct recorder *r, const struct signalfd_siginfo
             forward_if_needed(r, sig, now);
         if (r->sampling)
             pt_debug("signal %d: sampling stops", sig);
+        /* The program most likely dies of it: give it the time to, so its
+         * exit is in the profile.  A second signal means now. */
+        r->finish_by = r->stop_requested ? now : now + EXIT_GRACE_NS;
         r->stop_requested = true;
         stop_sampling(r);
         break;
@@ -975,6 +982,11 @@ static void run_loop(struct recorder *r)
     };
     while (!recording_over(r)) {
         int timeout = r->job_stop_pending ? 50 : -1;
+        if (!r->sampling && r->out) {
+            uint64_t now = monotonic_ns();
+            int left = r->finish_by > now ? (int)((r->finish_by - now) / 1000000 + 1) : 0;
+            timeout = timeout < 0 || left < timeout ? left : timeout;
+        }
         if (poll(fds, 2, timeout) < 0 && errno != EINTR)
             break;
         read_signals(r);
@@ -988,7 +1000,7 @@ static void run_loop(struct recorder *r)
         /* Every other stop is answered at once: a new thread or a signal
          * must not wait for a tick. */
         drain(r);
-        if (!r->sampling && r->out && !r->opts->attach_pid)
+        if (!r->sampling && r->out && !r->opts->attach_pid && monotonic_ns() >= r->finish_by)
             finish_profile(r); /* interrupted: the profile is complete now */
         follow_job_stop(r);
     }
