@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +116,10 @@ struct recorder {
     uint64_t rng;
 
     uint64_t min_gap; /* ns a sample leaves the program before the next */
+
+    /* benchmark knobs (read_benchmark_knobs) */
+    bool fixed_copy; /* PTPROF_STACK_GROW=0: the configured copy size, always */
+    int pin_cpu;     /* PTPROF_CPU=N: the tracer runs on CPU N only; -1 = anywhere */
 
     /* statistics */
     uint64_t start_mono, end_mono;
@@ -270,9 +275,11 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
         }
         if (!stacks)
             continue;
-        bool to_top;
+        bool to_top = false;
         uint64_t sp = th->snap->sp;
-        size_t want = stack_copy_plan(sp, stack_top(r, th, sp), th->copy_limit, &to_top);
+        size_t want = r->fixed_copy
+                          ? th->copy_limit
+                          : stack_copy_plan(sp, stack_top(r, th, sp), th->copy_limit, &to_top);
         stack_snapshot_reserve(th->snap, want);
         r->copies = xgrow(r->copies, &r->copies_cap, ncopies + 1, sizeof(*r->copies));
         r->copies[ncopies++] = (struct pending_copy){
@@ -332,7 +339,8 @@ static int unwind_captured(struct recorder *r, struct thread *th, struct process
     if (cut) {
         /* Copy more of this thread's stack from now on. */
         r->costs.truncated++;
-        th->copy_limit = stack_copy_grow(th->copy_limit, r->opts->stack_size);
+        if (!r->fixed_copy)
+            th->copy_limit = stack_copy_grow(th->copy_limit, r->opts->stack_size);
     }
     r->costs.unwind_ns += monotonic_ns() - start;
     return depth;
@@ -789,6 +797,36 @@ static void read_signals(struct recorder *r)
 /* --- setup, the loop, the end --------------------------------------------- */
 
 /*
+ * Knobs for the benchmarks (bench/README.md), to measure the choices
+ * docs/recording.md explains: PTPROF_SPIN_NS (poll for stops this long
+ * before sleeping), PTPROF_MIN_GAP_PCT (read by arm_timer()),
+ * PTPROF_STACK_GROW=0 (copy the configured size, never more), PTPROF_CPU=N
+ * (keep the tracer on CPU N).
+ */
+static void read_benchmark_knobs(struct recorder *r)
+{
+    const char *spin = getenv("PTPROF_SPIN_NS");
+    if (spin && *spin)
+        r->tracer.spin_ns = strtoull(spin, NULL, 10);
+    const char *grow = getenv("PTPROF_STACK_GROW");
+    r->fixed_copy = grow && strcmp(grow, "0") == 0;
+    const char *cpu = getenv("PTPROF_CPU");
+    r->pin_cpu = cpu && *cpu ? atoi(cpu) : -1;
+}
+
+/* After the target started (it keeps the CPUs it was given). */
+static void pin_tracer(struct recorder *r)
+{
+    if (r->pin_cpu < 0)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(r->pin_cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0)
+        pt_warn("PTPROF_CPU=%d: %s", r->pin_cpu, strerror(errno));
+}
+
+/*
  * Sample times: an absolute grid start + k * period (no drift: the k-th
  * sample is due at the same time however late the others were), each
  * moved by a random offset of up to a quarter period either way.  A
@@ -1065,10 +1103,7 @@ int record_run(const struct record_options *opts)
     r.tracer.on_stopped = capture_stopped;
     r.tracer.on_stopped_ctx = &r;
     sample_queue_init(&r.queue, r.pmu ? r.pmu->nchannels : 0);
-    /* A tuning knob for benchmarks: how long to poll for stops (ns). */
-    const char *spin = getenv("PTPROF_SPIN_NS");
-    if (spin && *spin)
-        r.tracer.spin_ns = strtoull(spin, NULL, 10);
+    read_benchmark_knobs(&r);
     if (!r.out)
         goto out;
     r.signal_fd = profsig_open(&r.original_mask);
@@ -1080,6 +1115,7 @@ int record_run(const struct record_options *opts)
         goto out;
     if (opts->attach_pid)
         learn_blocked_calls(&r);
+    pin_tracer(&r);
     /* The target has its environment; the unwinder must not fetch debug
      * info over the network in the middle of a recording. */
     unsetenv("DEBUGINFOD_URLS");
