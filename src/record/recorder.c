@@ -181,11 +181,12 @@ static bool caught_before_handler(struct thread *th, const struct user_regs_stru
 }
 
 /* Drop the handler's frames: keep the stack from the interrupted PC on.
- * A DWARF unwind passes the signal frame, which records that PC exactly.
- * A frame-pointer walk does not see the signal frame at all: at the
- * handler's first instruction the frame pointer is still the interrupted
- * function's, so the walk's callers are already that function's callers
- * and only the leaf is to be replaced.  Returns the new depth. */
+ * A DWARF unwind, and a frame-pointer walk mended by CFI, pass the signal
+ * frame, which records that PC exactly.  A plain frame-pointer walk does
+ * not see the signal frame at all: at the handler's first instruction the
+ * frame pointer is still the interrupted function's, so the walk's callers
+ * are already that function's callers and only the leaf is to be
+ * replaced.  Returns the new depth. */
 static int from_interrupted_pc(uint64_t *frames, int depth, uint64_t pc)
 {
     for (int k = 1; k < depth; k++) {

@@ -39,17 +39,17 @@ struct thread {
     bool stopped;        /* in a ptrace-stop: we owe it a resume */
     bool group_stop;     /* stopped by job control: resume with PTRACE_LISTEN */
     bool announced;      /* known from a clone event, first stop not seen yet */
-    bool awaited;        /* the sampler interrupted it and waits for the stop */
+    bool awaited;        /* interrupted, its stop not seen yet (a sample waits for it) */
     uint64_t held_since; /* monotonic ns it was interrupted (or found stopped) */
     bool exiting;        /* past PTRACE_EVENT_EXIT: never interrupt it again */
     int pending_signal;  /* to deliver when resumed */
     uint64_t pc;         /* last PC read */
     uint64_t cpu_ns;     /* last CPU time read */
     uint32_t stack;      /* last stack id recorded */
-    int syscall;         /* system call it was last seen blocked in, or -1 */
+    int syscall;         /* the call it was last seen blocked in (named), or -1 */
     uint64_t sp;         /* stack pointer at the last capture */
     int syscall_fd;      /* /proc/PID/task/TID/syscall, opened on first need */
-    bool reused;         /* this sample reuses the last capture (still blocked) */
+    bool reused;         /* this sample reuses the last capture (it has not run since) */
     bool late;           /* interrupted but not stopped in time: the stop is pending */
     bool in_vfork;       /* waiting for its vfork child: cannot be interrupted */
     bool sig_fresh;      /* a signal was delivered since the last capture... */

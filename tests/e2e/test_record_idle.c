@@ -241,14 +241,6 @@ Test(record_idle, a_thread_that_ran_is_never_reused, .timeout = 90)
                         uint64_t ran = ran_between(&threads[t], from, s->time_ns);
                         if (ran > 200000) {
                             wrong++;
-                            if (getenv("SHOW_WRONG"))
-                                cr_log_info("wrong: tid %d dt %.0f us ran %.0f us cpu delta %lld "
-                                            "from-prev %.0f us pc %#llx",
-                                            threads[t].tid, (double)(s->time_ns - prev_time) / 1e3,
-                                            (double)ran / 1e3,
-                                            (long long)(ts->cpu_ns - prev->cpu_ns),
-                                            (double)(from - prev_time) / 1e3,
-                                            (unsigned long long)ts->pc);
                             snprintf(example, sizeof(example),
                                      "thread %d at %#llx in samples %.6f s apart ran %.0f us",
                                      threads[t].tid, (unsigned long long)ts->pc,
