@@ -77,7 +77,8 @@ static inline __attribute__((always_inline)) uint64_t slot_now(struct runner *r)
         return slot_now(r);                                                                        \
     }
 HELPER(0)
-HELPER(1) HELPER(2) HELPER(3) HELPER(4) HELPER(5) HELPER(6)
+HELPER(1)
+HELPER(2) HELPER(3) HELPER(4) HELPER(5) HELPER(6)
     HELPER(7) static uint64_t (*const helpers[8])(struct runner *) = {
         helper_0, helper_1, helper_2, helper_3, helper_4, helper_5, helper_6, helper_7,
 };
@@ -96,7 +97,8 @@ static unsigned phase_of(uint64_t mix)
         return mix;                                                                                \
     }
 PHASE(0)
-PHASE(1) PHASE(2) PHASE(3) PHASE(4) PHASE(5) PHASE(6) PHASE(7) PHASE(8) PHASE(9) PHASE(10) PHASE(11)
+PHASE(1)
+PHASE(2) PHASE(3) PHASE(4) PHASE(5) PHASE(6) PHASE(7) PHASE(8) PHASE(9) PHASE(10) PHASE(11)
     PHASE(12) PHASE(13) PHASE(14) PHASE(15) PHASE(16) PHASE(17) PHASE(18) PHASE(19) PHASE(20)
         PHASE(21) PHASE(22) PHASE(23) PHASE(24) PHASE(25) PHASE(26) PHASE(27) PHASE(28) PHASE(29)
             PHASE(30) PHASE(31) PHASE(32) PHASE(33) PHASE(34) PHASE(35) PHASE(36) PHASE(37)
