@@ -75,12 +75,19 @@ static inline __attribute__((always_inline)) uint64_t slot_now(struct runner *r)
     KEEP uint64_t helper_##n(struct runner *r)                                                     \
     {                                                                                              \
         return slot_now(r);                                                                        \
-    }
-HELPER(0)
-HELPER(1)
-HELPER(2) HELPER(3) HELPER(4) HELPER(5) HELPER(6)
-    HELPER(7) static uint64_t (*const helpers[8])(struct runner *) = {
-        helper_0, helper_1, helper_2, helper_3, helper_4, helper_5, helper_6, helper_7,
+    }                                                                                              \
+    _Static_assert(1, "helper " #n)
+HELPER(0);
+HELPER(1);
+HELPER(2);
+HELPER(3);
+HELPER(4);
+HELPER(5);
+HELPER(6);
+HELPER(7);
+
+static uint64_t (*const helpers[8])(struct runner *) = {
+    helper_0, helper_1, helper_2, helper_3, helper_4, helper_5, helper_6, helper_7,
 };
 
 static unsigned phase_of(uint64_t mix)
@@ -95,31 +102,82 @@ static unsigned phase_of(uint64_t mix)
         while (phase_of(mix) == (n))                                                               \
             mix = helpers[(mix >> 6) % 8](r);                                                      \
         return mix;                                                                                \
-    }
-PHASE(0)
-PHASE(1)
-PHASE(2) PHASE(3) PHASE(4) PHASE(5) PHASE(6) PHASE(7) PHASE(8) PHASE(9) PHASE(10) PHASE(11)
-    PHASE(12) PHASE(13) PHASE(14) PHASE(15) PHASE(16) PHASE(17) PHASE(18) PHASE(19) PHASE(20)
-        PHASE(21) PHASE(22) PHASE(23) PHASE(24) PHASE(25) PHASE(26) PHASE(27) PHASE(28) PHASE(29)
-            PHASE(30) PHASE(31) PHASE(32) PHASE(33) PHASE(34) PHASE(35) PHASE(36) PHASE(37)
-                PHASE(38) PHASE(39) PHASE(40) PHASE(41) PHASE(42) PHASE(43) PHASE(44) PHASE(45)
-                    PHASE(46) PHASE(47) PHASE(48) PHASE(49) PHASE(50) PHASE(51) PHASE(52) PHASE(53)
-                        PHASE(54) PHASE(55) PHASE(56) PHASE(57) PHASE(58) PHASE(59) PHASE(60)
-                            PHASE(61) PHASE(62) PHASE(63)
+    }                                                                                              \
+    _Static_assert(1, "phase " #n)
+PHASE(0);
+PHASE(1);
+PHASE(2);
+PHASE(3);
+PHASE(4);
+PHASE(5);
+PHASE(6);
+PHASE(7);
+PHASE(8);
+PHASE(9);
+PHASE(10);
+PHASE(11);
+PHASE(12);
+PHASE(13);
+PHASE(14);
+PHASE(15);
+PHASE(16);
+PHASE(17);
+PHASE(18);
+PHASE(19);
+PHASE(20);
+PHASE(21);
+PHASE(22);
+PHASE(23);
+PHASE(24);
+PHASE(25);
+PHASE(26);
+PHASE(27);
+PHASE(28);
+PHASE(29);
+PHASE(30);
+PHASE(31);
+PHASE(32);
+PHASE(33);
+PHASE(34);
+PHASE(35);
+PHASE(36);
+PHASE(37);
+PHASE(38);
+PHASE(39);
+PHASE(40);
+PHASE(41);
+PHASE(42);
+PHASE(43);
+PHASE(44);
+PHASE(45);
+PHASE(46);
+PHASE(47);
+PHASE(48);
+PHASE(49);
+PHASE(50);
+PHASE(51);
+PHASE(52);
+PHASE(53);
+PHASE(54);
+PHASE(55);
+PHASE(56);
+PHASE(57);
+PHASE(58);
+PHASE(59);
+PHASE(60);
+PHASE(61);
+PHASE(62);
+PHASE(63);
 
-                                static uint64_t (*const phases[NPHASES])(struct runner *,
-                                                                         uint64_t) = {
-                                    phase_0,  phase_1,  phase_2,  phase_3,  phase_4,  phase_5,
-                                    phase_6,  phase_7,  phase_8,  phase_9,  phase_10, phase_11,
-                                    phase_12, phase_13, phase_14, phase_15, phase_16, phase_17,
-                                    phase_18, phase_19, phase_20, phase_21, phase_22, phase_23,
-                                    phase_24, phase_25, phase_26, phase_27, phase_28, phase_29,
-                                    phase_30, phase_31, phase_32, phase_33, phase_34, phase_35,
-                                    phase_36, phase_37, phase_38, phase_39, phase_40, phase_41,
-                                    phase_42, phase_43, phase_44, phase_45, phase_46, phase_47,
-                                    phase_48, phase_49, phase_50, phase_51, phase_52, phase_53,
-                                    phase_54, phase_55, phase_56, phase_57, phase_58, phase_59,
-                                    phase_60, phase_61, phase_62, phase_63,
+static uint64_t (*const phases[NPHASES])(struct runner *, uint64_t) = {
+    phase_0,  phase_1,  phase_2,  phase_3,  phase_4,  phase_5,  phase_6,  phase_7,
+    phase_8,  phase_9,  phase_10, phase_11, phase_12, phase_13, phase_14, phase_15,
+    phase_16, phase_17, phase_18, phase_19, phase_20, phase_21, phase_22, phase_23,
+    phase_24, phase_25, phase_26, phase_27, phase_28, phase_29, phase_30, phase_31,
+    phase_32, phase_33, phase_34, phase_35, phase_36, phase_37, phase_38, phase_39,
+    phase_40, phase_41, phase_42, phase_43, phase_44, phase_45, phase_46, phase_47,
+    phase_48, phase_49, phase_50, phase_51, phase_52, phase_53, phase_54, phase_55,
+    phase_56, phase_57, phase_58, phase_59, phase_60, phase_61, phase_62, phase_63,
 };
 
 static void *run(void *arg)
