@@ -1026,9 +1026,11 @@ static void run_loop(struct recorder *r)
             int left = r->finish_by > now ? (int)((r->finish_by - now) / 1000000 + 1) : 0;
             timeout = timeout < 0 || left < timeout ? left : timeout;
         }
-        if (poll(fds, 2, timeout) < 0 && errno != EINTR)
+        int ready = poll(fds, 2, timeout);
+        if (ready < 0 && errno != EINTR)
             break;
-        read_signals(r);
+        if (ready > 0 && (fds[0].revents & POLLIN))
+            read_signals(r);
         /* A due sample goes first: it collects pending stops itself and
          * captures a thread in a signal-delivery stop where the signal
          * interrupted it.  Resuming that thread first would put it on its
