@@ -339,7 +339,13 @@ void tracer_stop_all(struct tracer *t, uint64_t patience_ns)
             add_to_batch(t, &batch, th->tid);
             continue;
         }
-        /* Awaited already: a stop owed to an earlier sample, still coming. */
+        /* Awaited already: a stop owed to an earlier sample, still coming;
+         * to detach, it is waited for like the others. */
+        if (th->awaited && !th->stopped && !on_stopped) {
+            th->held_since = began;
+            awaited++;
+            continue;
+        }
         if (th->stopped || th->group_stop || th->announced || th->exiting || th->reused ||
             th->late || th->in_vfork || th->awaited)
             continue;
