@@ -105,25 +105,36 @@ static void report_map(const struct process *p, const struct map_entry *e, struc
     output_map(out, &m);
 }
 
+bool process_capture_image(struct process *p, uint64_t start, uint64_t end, const char *name,
+                           struct output *out)
+{
+    size_t size = end > start ? (size_t)(end - start) : 0;
+    if (size == 0 || size > (1u << 20))
+        return false;
+    void *buf = xmalloc(size);
+    struct iovec local = {buf, size};
+    struct iovec remote = {(void *)(uintptr_t)start, size};
+    bool ok = process_vm_readv(p->pid, &local, 1, &remote, 1, 0) == (ssize_t)size;
+    if (ok)
+        output_image(out, (uint32_t)p->pid, start, name, buf, size);
+    free(buf);
+    return ok;
+}
+
 static void capture_vdso(struct process *p, struct output *out)
 {
     for (size_t i = 0; i < p->maps.count; i++) {
         const struct map_entry *e = &p->maps.entries[i];
-        if (strcmp(e->path, "[vdso]") != 0)
-            continue;
-        size_t size = (size_t)(e->end - e->start);
-        if (size == 0 || size > (1u << 20))
+        if (strcmp(e->path, "[vdso]") == 0) {
+            p->vdso_captured = process_capture_image(p, e->start, e->end, "[vdso]", out);
             return;
-        void *buf = xmalloc(size);
-        struct iovec local = {buf, size};
-        struct iovec remote = {(void *)(uintptr_t)e->start, size};
-        if (process_vm_readv(p->pid, &local, 1, &remote, 1, 0) == (ssize_t)size) {
-            output_image(out, (uint32_t)p->pid, e->start, "[vdso]", buf, size);
-            p->vdso_captured = true;
         }
-        free(buf);
-        return;
     }
+}
+
+int process_build_id(const struct map_entry *e, uint8_t *out)
+{
+    return is_file_backed(e) ? cached_build_id(e, out) : 0;
 }
 
 /* Is E (from a list sorted by start) also in SORTED?  Binary search on the

@@ -52,6 +52,14 @@ bool process_refresh_maps(struct process *p, struct output *out, uint64_t time_n
 void process_exec(struct process *p);
 bool process_knows_pc(const struct process *p, uint64_t pc);
 
+/* The ELF build-id of the file E maps (read once per file), into OUT
+ * (PROF_BUILD_ID_MAX bytes); returns its length, 0 for none. */
+int process_build_id(const struct map_entry *e, uint8_t *out);
+/* Copy [START, END) of P's memory (at most 1 MiB) into an IMAGE named NAME
+ * (the [vdso]); false when it cannot be read. */
+bool process_capture_image(struct process *p, uint64_t start, uint64_t end, const char *name,
+                           struct output *out);
+
 /* The thread group and parent of TID from /proc/TID/status; -1 if gone. */
 int proc_status_ids(pid_t tid, pid_t *tgid, pid_t *ppid);
 /* /proc/PID/task/TID/comm into BUF ("" when unreadable). */
