@@ -251,6 +251,9 @@ static int open_counter(const struct perf_counter *c, pid_t tid, int cpu, int le
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
     a.disabled = 0; /* follows its leader */
+    /* Every event of a group must use its leader's clock. */
+    a.use_clockid = 1;
+    a.clockid = CLOCK_MONOTONIC;
     int fd = sys_perf_event_open(&a, tid, cpu, leader, PERF_FLAG_FD_CLOEXEC);
     if (fd >= 0)
         return fd;
