@@ -6,6 +6,7 @@
 #include "interop/folded.h"
 #include "interop/gmon.h"
 #include "interop/gperftools.h"
+#include "interop/perf_data.h"
 #include "format/native.h"
 #include "interop/perf_script.h"
 #include "interop/pperf.h"
@@ -36,6 +37,8 @@ const char *profile_file_format(const struct profile_file *f)
 {
     if (native_is_native(f->raw.data, f->raw.len))
         return "native";
+    if (perf_data_detect(f->raw.data, f->raw.len))
+        return "perf-data";
     if (gmon_detect(f->raw.data, f->raw.len))
         return "gmon";
     if (gperftools_detect(f->raw.data, f->raw.len, NULL))
@@ -86,6 +89,14 @@ int profile_parse(const struct profile_file *f, struct profile *out)
             }
         }
         return 0;
+    }
+    if (perf_data_detect(f->raw.data, f->raw.len)) {
+        /* Its header's sections describe the whole file. */
+        if (f->raw.truncated) {
+            pt_err("%s", f->raw.error);
+            return -1;
+        }
+        return perf_data_load_buffer(f->name, f->raw.data, f->raw.len, out);
     }
     if (gperftools_detect(f->raw.data, f->raw.len, NULL)) {
         /* Without its trailer a prefix is not a profile: say where the

@@ -4,7 +4,8 @@
  * Contract: profile_load() reads PATH ("-" is standard input, named
  * "<stdin>" in messages), decompresses gzip, bzip2 or zstd recognised by
  * their magic bytes, and decides the format by content, never by name: the
- * native magic selects the native reader (native.h), "gmon" gprof's
+ * native magic selects the native reader (native.h), "PERFILE2" perf's
+ * perf.data (perf_data.h), "gmon" gprof's
  * gmon.out (gmon.h: the executable is then the map "a.out"), then
  * gperftools' header (gperftools.h), pprof's profile.proto (pprof.h: a
  * well-formed protobuf with pprof's string table), the text of `perf script`
@@ -44,8 +45,8 @@ struct profile_file {
 
 int profile_file_read(const char *path, struct profile_file *f);
 void profile_file_free(struct profile_file *f);
-/* "native", "gmon", "gperftools", "pprof", "perf-script", "folded" or
- * "pperf", by content. */
+/* "native", "perf-data", "gmon", "gperftools", "pprof", "perf-script",
+ * "folded" or "pperf", by content. */
 const char *profile_file_format(const struct profile_file *f);
 int profile_parse(const struct profile_file *f, struct profile *out);
 int profile_load(const char *path, struct profile *out);
