@@ -802,6 +802,8 @@ static void finish(struct reader *r)
     for (size_t i = 0; i < r->nevents; i++)
         chains |= (r->events[i].layout.sample_type & PERF_SAMPLE_CALLCHAIN) != 0;
     add_meta(p, "stacks", chains ? "perf call chains" : "none (perf record without -g)");
+    if (r->cpu_is_clock)
+        add_meta(p, "cpu_time", "sampled");
     add_meta(p, "clock",
              r->has_clock_ref ? "wall clock (from the file's clock data)"
                               : "perf's clock (no wall-clock reference in the file)");
