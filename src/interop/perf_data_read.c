@@ -464,9 +464,15 @@ static size_t event_of(const struct reader *r, const uint8_t *rec, size_t size, 
 
 /* --- the records ------------------------------------------------------------ */
 
+/* perf's clock to the wall clock: monotonic (saturating), so the order of
+ * the records is kept whatever the reference says. */
 static uint64_t wall_of(const struct reader *r, uint64_t t)
 {
-    return r->has_clock_ref ? r->tod_ns + (t - r->ref_ns) : t;
+    if (!r->has_clock_ref)
+        return t;
+    if (t >= r->ref_ns)
+        return t - r->ref_ns > UINT64_MAX - r->tod_ns ? UINT64_MAX : r->tod_ns + (t - r->ref_ns);
+    return r->ref_ns - t > r->tod_ns ? 0 : r->tod_ns - (r->ref_ns - t);
 }
 
 static size_t process_index(struct reader *r, uint32_t pid, uint32_t ppid, uint64_t t);
@@ -652,6 +658,9 @@ static void on_exit_task(struct reader *r, const struct perf_record *rec)
 static void on_sample(struct reader *r, const struct perf_record *rec, size_t event)
 {
     const struct perf_sample *s = &rec->u.sample;
+    /* (A tid seen before under another pid keeps its thread: the sample's
+     * process must exist all the same.) */
+    process_index(r, s->pid, 0, rec->time);
     size_t t = thread_index(r, s->pid, s->tid, rec->time, NULL);
     if (event == r->cpu_event)
         r->threads[t].cpu_ns += r->cpu_is_clock ? s->period : r->ns_per_sample;
@@ -737,6 +746,8 @@ static void replay(struct reader *r)
         const char *why;
         if (perf_record_parse(&r->events[event].layout, at, size, &rec, &why) == 0)
             continue; /* checked when indexed */
+        if (!rec.has_time)
+            rec.time = r->index[i].time; /* the time of the record before it */
         switch (rec.type) {
         case PERF_REC_SAMPLE:
             on_sample(r, &rec, event);
