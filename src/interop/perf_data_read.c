@@ -736,7 +736,8 @@ static int by_time(const void *a, const void *b)
 
 static void replay(struct reader *r)
 {
-    qsort(r->index, r->nindex, sizeof(*r->index), by_time);
+    if (r->nindex > 1)
+        qsort(r->index, r->nindex, sizeof(*r->index), by_time);
     for (size_t i = 0; i < r->nindex; i++) {
         const uint8_t *at = r->d + r->index[i].off;
         size_t size = r->index[i].size;

@@ -531,7 +531,8 @@ static void drain(struct engine *e, uint64_t horizon)
             queue_record(e, rec, size);
         perf_ring_release(ring);
     }
-    qsort(e->queue, e->nqueue, sizeof(*e->queue), by_time);
+    if (e->nqueue > 1)
+        qsort(e->queue, e->nqueue, sizeof(*e->queue), by_time);
     size_t done = 0;
     while (done < e->nqueue && e->queue[done].time <= horizon) {
         process_record(e, e->arena + e->queue[done].off, e->queue[done].size);
