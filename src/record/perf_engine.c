@@ -702,7 +702,8 @@ static int finish_profile(struct engine *e)
         .samples = e->cpu_samples,
         .ideal_samples = (uint64_t)floor((double)task_clock / 1e9 * e->opts->frequency),
     };
-    e->finish_rc = output_finish(e->out, &totals, NULL);
+    struct map_list no_pperf_maps = {0}; /* the native format has its MAP records */
+    e->finish_rc = output_finish(e->out, &totals, &no_pperf_maps);
     e->out = NULL;
     if (e->opts->debug)
         print_summary(e, task_clock);
