@@ -108,6 +108,7 @@ struct reader {
     struct thread_state *threads;
     size_t procs_cap, threads_cap, pprocs_cap, pthreads_cap, maps_cap, samples_cap;
     uint64_t lost;
+    size_t event; /* the event of the record being replayed */
     uint64_t *pcs;
     char *cmdline, *host, *kernel, *perf_version;
     const char *err;
@@ -543,8 +544,9 @@ static void set_string(char **dst, const char *s)
     *dst = xstrdup(s);
 }
 
-static void on_comm(struct reader *r, const struct perf_record *rec)
+static void on_comm(void *ctx, const struct perf_record *rec)
 {
+    struct reader *r = ctx;
     const struct perf_comm *c = &rec->u.comm;
     size_t t = thread_index(r, c->pid, c->tid, rec->time, c->comm);
     set_string(&r->p->threads[t].name, c->comm);
@@ -570,8 +572,9 @@ static uint32_t map_perms(const struct perf_mmap *m)
            ((m->flags & 1) ? 8u : 0u);
 }
 
-static void on_mmap(struct reader *r, const struct perf_record *rec)
+static void on_mmap(void *ctx, const struct perf_record *rec)
 {
+    struct reader *r = ctx;
     const struct perf_mmap *m = &rec->u.mmap;
     if (!m->filename || m->addr > UINT64_MAX - m->len)
         return;
@@ -613,8 +616,9 @@ static void on_mmap(struct reader *r, const struct perf_record *rec)
     add_map(r, &map);
 }
 
-static void on_fork(struct reader *r, const struct perf_record *rec)
+static void on_fork(void *ctx, const struct perf_record *rec)
 {
+    struct reader *r = ctx;
     const struct perf_task *t = &rec->u.task;
     uint32_t parent_thread;
     const char *name = u32map_get(&r->thread_of, t->ptid, &parent_thread)
@@ -645,8 +649,9 @@ static void on_fork(struct reader *r, const struct perf_record *rec)
     free(name_copy);
 }
 
-static void on_exit_task(struct reader *r, const struct perf_record *rec)
+static void on_exit_task(void *ctx, const struct perf_record *rec)
 {
+    struct reader *r = ctx;
     const struct perf_task *t = &rec->u.task;
     uint32_t idx;
     if (u32map_get(&r->thread_of, t->tid, &idx))
@@ -655,8 +660,10 @@ static void on_exit_task(struct reader *r, const struct perf_record *rec)
         r->p->processes[idx].exit_ns = wall_of(r, rec->time);
 }
 
-static void on_sample(struct reader *r, const struct perf_record *rec, size_t event)
+static void on_sample(void *ctx, const struct perf_record *rec)
 {
+    struct reader *r = ctx;
+    size_t event = r->event;
     const struct perf_sample *s = &rec->u.sample;
     /* (A tid seen before under another pid keeps its thread: the sample's
      * process must exist all the same.) */
@@ -734,6 +741,20 @@ static int by_time(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static void count_lost(void *ctx, uint64_t count)
+{
+    ((struct reader *)ctx)->lost += count;
+}
+
+static const struct perf_record_visitor reader_visitor = {
+    .sample = on_sample,
+    .mmap = on_mmap,
+    .comm = on_comm,
+    .fork = on_fork,
+    .exit = on_exit_task,
+    .lost = count_lost,
+};
+
 static void replay(struct reader *r)
 {
     if (r->nindex > 1)
@@ -749,32 +770,8 @@ static void replay(struct reader *r)
             continue; /* checked when indexed */
         if (!rec.has_time)
             rec.time = r->index[i].time; /* the time of the record before it */
-        switch (rec.type) {
-        case PERF_REC_SAMPLE:
-            on_sample(r, &rec, event);
-            break;
-        case PERF_REC_MMAP:
-        case PERF_REC_MMAP2:
-            on_mmap(r, &rec);
-            break;
-        case PERF_REC_COMM:
-            on_comm(r, &rec);
-            break;
-        case PERF_REC_FORK:
-            on_fork(r, &rec);
-            break;
-        case PERF_REC_EXIT:
-            on_exit_task(r, &rec);
-            break;
-        case PERF_REC_LOST:
-            r->lost += rec.u.lost.lost;
-            break;
-        case PERF_REC_LOST_SAMPLES:
-            r->lost += rec.u.dropped;
-            break;
-        default:
-            break;
-        }
+        r->event = event;
+        perf_record_visit(&rec, &reader_visitor, r);
     }
 }
 

@@ -441,3 +441,44 @@ bool perf_record_identifier(const uint8_t *rec, size_t size, bool is_sample, uin
     *id = is_sample ? perf_u64(rec + PERF_REC_HEADER_SIZE, 0) : perf_u64(rec + size - 8, 0);
     return true;
 }
+
+void perf_record_visit(const struct perf_record *r, const struct perf_record_visitor *v, void *ctx)
+{
+    switch (r->type) {
+    case PERF_REC_SAMPLE:
+        if (v->sample)
+            v->sample(ctx, r);
+        break;
+    case PERF_REC_MMAP:
+    case PERF_REC_MMAP2:
+        if (v->mmap)
+            v->mmap(ctx, r);
+        break;
+    case PERF_REC_COMM:
+        if (v->comm)
+            v->comm(ctx, r);
+        break;
+    case PERF_REC_FORK:
+        if (v->fork)
+            v->fork(ctx, r);
+        break;
+    case PERF_REC_EXIT:
+        if (v->exit)
+            v->exit(ctx, r);
+        break;
+    case PERF_REC_LOST:
+        if (v->lost)
+            v->lost(ctx, r->u.lost.lost);
+        break;
+    case PERF_REC_LOST_SAMPLES:
+        if (v->lost)
+            v->lost(ctx, r->u.dropped);
+        break;
+    case PERF_REC_THROTTLE:
+        if (v->throttle)
+            v->throttle(ctx);
+        break;
+    default:
+        break;
+    }
+}

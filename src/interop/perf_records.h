@@ -161,6 +161,20 @@ struct perf_record {
 size_t perf_record_parse(const struct perf_layout *l, const uint8_t *data, size_t avail,
                          struct perf_record *out, const char **why);
 
+/* What a reader does with each kind of record; NULL members skip it. */
+struct perf_record_visitor {
+    void (*sample)(void *ctx, const struct perf_record *r);
+    void (*mmap)(void *ctx, const struct perf_record *r); /* MMAP and MMAP2 */
+    void (*comm)(void *ctx, const struct perf_record *r);
+    void (*fork)(void *ctx, const struct perf_record *r);
+    void (*exit)(void *ctx, const struct perf_record *r);
+    void (*lost)(void *ctx, uint64_t count); /* LOST and LOST_SAMPLES */
+    void (*throttle)(void *ctx);
+};
+
+/* Hand R to the member of V its type calls for. */
+void perf_record_visit(const struct perf_record *r, const struct perf_record_visitor *v, void *ctx);
+
 /* Where the IDENTIFIER of a record sits (for choosing among layouts): the
  * first u64 of a sample, the last of any other record with a trailer. */
 bool perf_record_identifier(const uint8_t *rec, size_t size, bool is_sample, uint64_t *id);

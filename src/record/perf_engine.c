@@ -164,30 +164,6 @@ static struct perf_thread *add_thread(struct engine *e, size_t proc, pid_t tid, 
     return th;
 }
 
-static void report_map(struct engine *e, struct process *p, const struct map_entry *me,
-                       uint64_t mono, const uint8_t *build_id, uint8_t build_id_len)
-{
-    struct prof_map m = {
-        .pid = (uint32_t)p->pid,
-        .time_ns = to_realtime(e, mono),
-        .start = me->start,
-        .end = me->end,
-        .offset = me->offset,
-        .inode = me->inode,
-        .dev_major = me->dev_major,
-        .dev_minor = me->dev_minor,
-        .perms = me->perms,
-        .path = me->path,
-    };
-    if (build_id && build_id_len) {
-        memcpy(m.build_id, build_id, build_id_len);
-        m.build_id_len = build_id_len;
-    } else if (me->perms & MAP_PERM_EXEC) {
-        m.build_id_len = (uint8_t)process_build_id(me, m.build_id);
-    }
-    output_map(e->out, &m);
-}
-
 /* The EXEC record of a process comes before its new maps; its path is the
  * first file mapped after the exec (the kernel maps the program before its
  * interpreter), or what /proc says when no mapping came. */
@@ -219,8 +195,9 @@ static uint32_t perms_of(const struct perf_mmap *m)
     return perms;
 }
 
-static void on_mmap(struct engine *e, const struct perf_record *r)
+static void on_mmap(void *ctx, const struct perf_record *r)
 {
+    struct engine *e = ctx;
     const struct perf_mmap *m = &r->u.mmap;
     struct process *p = process_find(&e->procs, (pid_t)m->pid);
     if (!p || !m->filename)
@@ -240,12 +217,9 @@ static void on_mmap(struct engine *e, const struct perf_record *r)
     };
     if (me.end < me.start)
         return;
-    if (m->has_build_id)
-        me.inode = me.inode ? me.inode : 1; /* file-backed, inode unknown */
     maps_replace(&p->maps, &me);
     p->maps_version++;
-    report_map(e, p, &me, r->time, m->has_build_id ? m->build_id : NULL,
-               m->has_build_id ? m->build_id_size : 0);
+    process_report_map(p, &me, e->out, to_realtime(e, r->time));
     if (strcmp(m->filename, "[vdso]") == 0 && !p->vdso_captured)
         p->vdso_captured = process_capture_image(p, me.start, me.end, "[vdso]", e->out);
     if (p->unwinder)
@@ -254,8 +228,9 @@ static void on_mmap(struct engine *e, const struct perf_record *r)
 
 static void flush_entries(struct engine *e, uint64_t time_rt);
 
-static void on_comm(struct engine *e, const struct perf_record *r)
+static void on_comm(void *ctx, const struct perf_record *r)
 {
+    struct engine *e = ctx;
     const struct perf_comm *c = &r->u.comm;
     struct perf_thread *th = perf_threads_find(&e->threads, (pid_t)c->tid);
     if (th && c->comm)
@@ -284,8 +259,9 @@ static void on_comm(struct engine *e, const struct perf_record *r)
     }
 }
 
-static void on_fork(struct engine *e, const struct perf_record *r)
+static void on_fork(void *ctx, const struct perf_record *r)
 {
+    struct engine *e = ctx;
     const struct perf_task *t = &r->u.task;
     struct perf_thread *creator = perf_threads_find(&e->threads, (pid_t)t->ptid);
     const char *name = creator ? creator->name : NULL;
@@ -317,7 +293,7 @@ static void on_fork(struct engine *e, const struct perf_record *r)
     set_exe(e, idx, exe_copy);
     for (size_t i = 0; i < parent->maps.count; i++) {
         maps_replace(&child->maps, &parent->maps.entries[i]);
-        report_map(e, child, &parent->maps.entries[i], r->time, NULL, 0);
+        process_report_map(child, &parent->maps.entries[i], e->out, rt);
     }
     add_thread(e, idx, (pid_t)t->tid, r->time, name ? name_copy : NULL);
 }
@@ -330,8 +306,9 @@ static size_t live_threads_of(const struct engine *e, pid_t pid)
     return n;
 }
 
-static void on_exit_record(struct engine *e, const struct perf_record *r)
+static void on_exit_record(void *ctx, const struct perf_record *r)
 {
+    struct engine *e = ctx;
     const struct perf_task *t = &r->u.task;
     struct perf_thread *th = perf_threads_find(&e->threads, (pid_t)t->tid);
     if (!th)
@@ -413,8 +390,9 @@ static void take_counters(struct engine *e, struct perf_thread *th, const struct
     }
 }
 
-static void on_sample(struct engine *e, const struct perf_record *r)
+static void on_sample(void *ctx, const struct perf_record *r)
 {
+    struct engine *e = ctx;
     const struct perf_sample *s = &r->u.sample;
     struct perf_thread *th = perf_threads_find(&e->threads, (pid_t)s->tid);
     if (!th) {
@@ -482,41 +460,32 @@ static int by_time(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static void count_lost(void *ctx, uint64_t count)
+{
+    ((struct engine *)ctx)->lost += count;
+}
+
+static void count_throttle(void *ctx)
+{
+    ((struct engine *)ctx)->throttled++;
+}
+
+static const struct perf_record_visitor engine_visitor = {
+    .sample = on_sample,
+    .mmap = on_mmap,
+    .comm = on_comm,
+    .fork = on_fork,
+    .exit = on_exit_record,
+    .lost = count_lost,
+    .throttle = count_throttle,
+};
+
 static void process_record(struct engine *e, const uint8_t *rec, size_t size)
 {
     struct perf_record r;
     const char *why;
-    if (perf_record_parse(&e->ev.layout, rec, size, &r, &why) == 0)
-        return;
-    switch (r.type) {
-    case PERF_REC_SAMPLE:
-        on_sample(e, &r);
-        break;
-    case PERF_REC_MMAP:
-    case PERF_REC_MMAP2:
-        on_mmap(e, &r);
-        break;
-    case PERF_REC_COMM:
-        on_comm(e, &r);
-        break;
-    case PERF_REC_FORK:
-        on_fork(e, &r);
-        break;
-    case PERF_REC_EXIT:
-        on_exit_record(e, &r);
-        break;
-    case PERF_REC_LOST:
-        e->lost += r.u.lost.lost;
-        break;
-    case PERF_REC_LOST_SAMPLES:
-        e->lost += r.u.dropped;
-        break;
-    case PERF_REC_THROTTLE:
-        e->throttled++;
-        break;
-    default:
-        break;
-    }
+    if (perf_record_parse(&e->ev.layout, rec, size, &r, &why) != 0)
+        perf_record_visit(&r, &engine_visitor, e);
 }
 
 /* Take everything the kernel wrote and process, in time order, what is
@@ -872,15 +841,8 @@ static int start_launched(struct engine *e)
 static int start_attached(struct engine *e)
 {
     pid_t pid = e->opts->attach_pid;
-    pid_t tgid = pid, ppid = 0;
-    if (proc_status_ids(pid, &tgid, &ppid) != 0) {
-        pt_err("no process %d", (int)pid);
+    if (process_check_attachable(pid) != 0)
         return PT_EXIT_USAGE;
-    }
-    if (tgid != pid) {
-        pt_err("%d is a thread of process %d; attach to the process", (int)pid, (int)tgid);
-        return PT_EXIT_USAGE;
-    }
     e->first_pid = pid;
     e->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     uint64_t now = monotonic_ns();

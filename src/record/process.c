@@ -2,6 +2,7 @@
 #include "record/process.h"
 #include "record/stack.h"
 #include "symbol/build_id.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -85,8 +86,8 @@ static int cached_build_id(const struct map_entry *e, uint8_t *out)
     return c->len;
 }
 
-static void report_map(const struct process *p, const struct map_entry *e, struct output *out,
-                       uint64_t time_ns)
+void process_report_map(const struct process *p, const struct map_entry *e, struct output *out,
+                        uint64_t time_ns)
 {
     struct prof_map m = {
         .pid = (uint32_t)p->pid,
@@ -132,9 +133,18 @@ static void capture_vdso(struct process *p, struct output *out)
     }
 }
 
-int process_build_id(const struct map_entry *e, uint8_t *out)
+int process_check_attachable(pid_t pid)
 {
-    return is_file_backed(e) ? cached_build_id(e, out) : 0;
+    pid_t tgid = pid, ppid = 0;
+    if (proc_status_ids(pid, &tgid, &ppid) != 0) {
+        pt_err("no process %d", (int)pid);
+        return -1;
+    }
+    if (tgid != pid) {
+        pt_err("%d is a thread of process %d; attach to the process", (int)pid, (int)tgid);
+        return -1;
+    }
+    return 0;
 }
 
 /* Is E (from a list sorted by start) also in SORTED?  Binary search on the
@@ -174,7 +184,7 @@ bool process_refresh_maps(struct process *p, struct output *out, uint64_t time_n
     }
     for (size_t j = 0; j < now.count; j++) {
         if (!contains(&p->maps, &now.entries[j])) {
-            report_map(p, &now.entries[j], out, time_ns);
+            process_report_map(p, &now.entries[j], out, time_ns);
             maps_add_unique(&p->since_exec, &now.entries[j]);
             changed = true;
         }
