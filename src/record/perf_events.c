@@ -187,6 +187,9 @@ int perf_events_init(struct perf_event_set *s, const struct record_options *opts
     memset(s, 0, sizeof(*s));
     if (opts->events && perf_counters_parse(opts->events, &s->counters) != 0)
         return -1;
+    if (opts->stack_mode == STACK_DWARF && opts->stack_size > PERF_STACK_COPY_MAX)
+        pt_warn("--stack-size: the perf engine copies at most %u bytes of stack a sample",
+                PERF_STACK_COPY_MAX);
     sampling_attr(&s->attr, opts);
     if (s->counters.n) {
         s->attr.sample_type |= PERF_SAMPLE_READ;
