@@ -126,11 +126,15 @@ static void add_frame(struct path_builder *b, size_t *n, const struct key_frame 
     f->inlined = inlined;
 }
 
-static void add_location(struct path_builder *b, size_t *n, uint32_t pid, uint64_t time,
+/* False when PC is a return address into memory that holds no code: the
+ * stack's remaining frames are an unwinder's misreading, not calls. */
+static bool add_location(struct path_builder *b, size_t *n, uint32_t pid, uint64_t time,
                          uint64_t pc, bool return_address, const char *thread)
 {
     const struct sym_location *loc =
         b->resolver.resolve(b->resolver.ctx, pid, time, pc, return_address);
+    if (loc && loc->not_code && return_address)
+        return false;
     char pcbuf[32];
     snprintf(pcbuf, sizeof(pcbuf), "0x%" PRIx64, loc ? loc->offset : pc);
     if (!loc || loc->nframes == 0 || !loc->frames) {
@@ -141,7 +145,7 @@ static void add_location(struct path_builder *b, size_t *n, uint32_t pid, uint64
                                .mangled = "",
                                .thread = thread};
         add_frame(b, n, &kf, false);
-        return;
+        return true;
     }
     for (uint32_t i = 0; i < loc->nframes; i++) {
         const struct sym_frame *f = &loc->frames[i];
@@ -154,6 +158,7 @@ static void add_location(struct path_builder *b, size_t *n, uint32_t pid, uint64
                                .thread = thread};
         add_frame(b, n, &kf, f->inlined);
     }
+    return true;
 }
 
 static int u32_cmp(const void *a, const void *b)
@@ -188,7 +193,8 @@ static struct path *build(struct path_builder *b, uint64_t time, const struct pr
         depth = b->p->stacks[k->stack].depth;
     }
     for (uint32_t i = 0; i < depth; i++)
-        add_location(b, &n, t->pid, time, pcs[i], i > 0, thread);
+        if (!add_location(b, &n, t->pid, time, pcs[i], i > 0, thread))
+            break;
 
     b->unique = xgrow(b->unique, &b->unique_cap, n, sizeof(*b->unique));
     for (size_t i = 0; i < n; i++)

@@ -42,7 +42,8 @@ static void usage(FILE *out)
         "Show where the time or energy of a profile went, per key. Several files of the\n"
         "same program are averaged (repeated runs). Any profile format, plain or compressed.\n"
         "\n"
-        "      --callers FUNC    what called FUNC, as shares of FUNC's total\n"
+        "      --callers FUNC    what called FUNC, as shares of FUNC's total; FUNC is a\n"
+        "                        name, or a pattern with * ? [...] ('work_*')\n"
         "      --callees FUNC    what FUNC called, and its own share ([self])\n"
         "      --tree            the call tree, outermost frames first\n"
         "      --limit P         keep the top rows until they hold P %% of the total\n"
@@ -234,7 +235,9 @@ int cmd_report(int argc, char **argv)
             !mean.totals.has_energy)
             pt_warn("report: no power or energy channel in the profile (record with -p)");
         if (a.focus != FOCUS_NONE && !mean.focus_found)
-            pt_warn("report: no sample has %s on its stack", a.focus_function);
+            pt_warn("report: no sample has %s on its stack (FUNC is a name, a name without "
+                    "its parameters, or a pattern such as '%s*')",
+                    a.focus_function, a.focus_function);
         if (a.html) {
             rc = report_html(&a.an, files, nfiles, &mean, reports, a.html);
         } else if (render_report(stdout, &mean, a.format, width, (const char *const *)files,

@@ -7,6 +7,7 @@
 #include "symbol/progress.h"
 #include "symbol/strpool.h"
 #include "symbol/symcache.h"
+#include "record/maps.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -318,6 +319,15 @@ static struct sym_location *unnamed(struct symbolizer *s, const struct binary *b
     return loc;
 }
 
+/* Memory that holds no code: a return address there came from a frame
+ * that is not one.  Maps whose permissions are unknown (0) may hold code. */
+static bool holds_no_code(const struct prof_map *m)
+{
+    if (m->perms != 0 && !(m->perms & MAP_PERM_EXEC))
+        return true;
+    return strcmp(m->path, "[heap]") == 0 || strncmp(m->path, "[stack", 6) == 0;
+}
+
 static const struct sym_location *from_maps(struct symbolizer *s, uint32_t pid, uint64_t time,
                                             uint64_t pc, bool ra)
 {
@@ -332,7 +342,10 @@ static const struct sym_location *from_maps(struct symbolizer *s, uint32_t pid, 
         return (const struct sym_location *)(uintptr_t)v;
     struct binary *b = &s->bins[bi];
     struct sym_location *loc = NULL;
-    if (!b->pseudo && !s->from_table) {
+    if (ra && holds_no_code(m)) {
+        loc = unnamed(s, b, off);
+        loc->not_code = true;
+    } else if (!b->pseudo && !s->from_table) {
         /* A return address points after the call: the call is the byte
          * before it. */
         uint32_t n;
@@ -403,7 +416,9 @@ const struct sym_location *symbolizer_resolve(struct symbolizer *s, uint32_t pid
 {
     if (s->from_table) {
         uint64_t v;
-        if (addr_table_get(&s->table, (uint64_t)pid << 1 | return_address, pc, &v))
+        size_t mi = return_address ? map_index_find(s->maps, pid, pc, time_ns) : MAP_INDEX_NONE;
+        bool garbage = mi != MAP_INDEX_NONE && holds_no_code(&s->p->maps[mi]);
+        if (!garbage && addr_table_get(&s->table, (uint64_t)pid << 1 | return_address, pc, &v))
             return (const struct sym_location *)(uintptr_t)v;
     }
     return from_maps(s, pid, time_ns, pc, return_address);

@@ -20,7 +20,9 @@
  *    the call instruction, not the one after it, is named.  It never fails:
  *    what cannot be named becomes one frame "BINARY+0xOFFSET" (function
  *    set to that, file "" and line 0), and a PC outside every map becomes
- *    "[unmapped]".  One warning per binary that cannot be read.
+ *    "[unmapped]".  One warning per binary that cannot be read.  A return
+ *    address in a mapping that holds no code is marked not_code (its
+ *    frames are those of the mapping, BINARY+0xOFFSET).
  *  - Only unique addresses are resolved (results are memoized), and with
  *    OPTS->cache the results per build-id persist under the XDG cache
  *    directory ($XDG_CACHE_HOME/ptprof or ~/.cache/ptprof), written
@@ -53,6 +55,11 @@ struct sym_location {
     uint64_t offset; /* PC's offset in its binary (file offset), 0 if unmapped */
     uint32_t nframes;
     const struct sym_frame *frames;
+    /* A return address in memory that holds no code (the [heap], the
+     * [stack], a mapping without execute permission): the unwinder read a
+     * frame that is not one, and this frame and those after it are
+     * garbage. */
+    bool not_code;
 };
 
 struct symbolizer_options {

@@ -276,8 +276,8 @@ Test(report_engine, every_key_and_combinations)
  * t = 100 (an exec).  The analysis must not reuse the old path. */
 static const struct sym_frame before_exec = {"old", "", "old_fn", "", "", 0, false};
 static const struct sym_frame after_exec = {"new", "", "new_fn", "", "", 0, false};
-static const struct sym_location loc_before = {0x10, 1, &before_exec};
-static const struct sym_location loc_after = {0x10, 1, &after_exec};
+static const struct sym_location loc_before = {0x10, 1, &before_exec, false};
+static const struct sym_location loc_after = {0x10, 1, &after_exec, false};
 
 static const struct sym_location *exec_resolve(void *ctx, uint32_t pid, uint64_t time_ns,
                                                uint64_t pc, bool ra)
