@@ -114,12 +114,19 @@ static void cache_grow(struct path_builder *b)
     b->nslots = n;
 }
 
-static void add_frame(struct path_builder *b, size_t *n, const struct key_frame *kf, bool inlined)
+/* MERGE: the frame before is an inner frame of the same address; when
+ * the keys cannot tell them apart (-k binary, -k symbol) the outer one
+ * replaces it, so an inline chain is one frame, not a call to itself. */
+static void add_frame(struct path_builder *b, size_t *n, const struct key_frame *kf, bool inlined,
+                      bool merge)
 {
     size_t len = key_compose(&b->spec, kf, &b->buf, &b->buf_cap);
+    uint32_t key = strtab_intern(b->keys, b->buf, len);
+    if (merge && *n > 0 && b->frames[*n - 1].key == key)
+        (*n)--;
     b->frames = xgrow(b->frames, &b->frames_cap, *n + 1, sizeof(*b->frames));
     struct path_frame *f = &b->frames[(*n)++];
-    f->key = strtab_intern(b->keys, b->buf, len);
+    f->key = key;
     f->function = strtab_intern_str(b->names, kf->function);
     f->mangled =
         kf->mangled && kf->mangled[0] ? strtab_intern_str(b->names, kf->mangled) : f->function;
@@ -144,9 +151,10 @@ static bool add_location(struct path_builder *b, size_t *n, uint32_t pid, uint64
                                .function = KEY_UNKNOWN,
                                .mangled = "",
                                .thread = thread};
-        add_frame(b, n, &kf, false);
+        add_frame(b, n, &kf, false, false);
         return true;
     }
+    const char *symbol = loc->frames[loc->nframes - 1].function;
     for (uint32_t i = 0; i < loc->nframes; i++) {
         const struct sym_frame *f = &loc->frames[i];
         struct key_frame kf = {.pc = pcbuf,
@@ -154,9 +162,10 @@ static bool add_location(struct path_builder *b, size_t *n, uint32_t pid, uint64
                                .file = f->file ? f->file : "",
                                .function = f->function ? f->function : KEY_UNKNOWN,
                                .mangled = f->mangled ? f->mangled : "",
+                               .symbol = symbol ? symbol : KEY_UNKNOWN,
                                .line = f->line,
                                .thread = thread};
-        add_frame(b, n, &kf, f->inlined);
+        add_frame(b, n, &kf, f->inlined, i > 0);
     }
     return true;
 }
@@ -184,7 +193,7 @@ static struct path *build(struct path_builder *b, uint64_t time, const struct pr
                                .function = fn,
                                .mangled = "",
                                .thread = thread};
-        add_frame(b, &n, &kf, false);
+        add_frame(b, &n, &kf, false, false);
     }
     const uint64_t *pcs = &t->pc;
     uint32_t depth = 1;

@@ -51,7 +51,9 @@ enum analysis_option {
 
 #define ANALYSIS_HELP                                                                              \
     "  -k, --keys KEYS       comma list of pc, binary, file, procedure,\n"                         \
-    "                        procedure_mangled, line, thread (binary,procedure)\n"                 \
+    "                        procedure_mangled, symbol, line, thread\n"                            \
+    "                        (binary,procedure; symbol: the function the code was\n"               \
+    "                        compiled into, not the function inlined there)\n"                     \
     "  -m, --metric M        cpu (default), wall, samples, energy, power, executions\n"            \
     "      --wall            the same as --metric wall: every thread, on or off CPU\n"             \
     "      --account-latency subtract the profiler's own time per sample from wall time\n"         \

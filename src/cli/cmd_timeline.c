@@ -41,7 +41,7 @@ static void usage(FILE *out)
             "      --start S         begin S seconds after the profile's start\n"
             "      --end S           end S seconds after the profile's start\n"
             "  -k, --keys KEYS       what lanes show: comma list of pc, binary, file,\n"
-            "                        procedure, procedure_mangled, line (procedure)\n"
+            "                        procedure, procedure_mangled, symbol, line (procedure)\n"
             "      --width PX        the picture's width in pixels (%d; %d to %d)\n"
             "      --max-threads N   lanes for at most N threads, those with the most CPU\n"
             "                        time (%d; at most %d)\n"

@@ -27,6 +27,13 @@
  * no ELF symbol the DWARF subprogram names it.  Damaged DWARF gives fewer
  * details, never a crash.
  *
+ * dwfl_reader_function_start() is for an address nothing names (a static
+ * function of a stripped file): the call frame information describes each
+ * function in one FDE (fde_index.h: .eh_frame, which strip keeps, else
+ * .debug_frame), so the FDE holding FILE_OFFSET gives the file offset of
+ * the function's first byte in *START.  False when no FDE holds it (or none maps back to
+ * the file).
+ *
  * dwfl_reader_has_dwarf() tells whether DWARF was found (in the file or a
  * separate debug file), which the persistent cache records.
  */
@@ -46,6 +53,7 @@ struct dwfl_reader *dwfl_reader_open(const char *path, int fd, char **debuginfo_
                                      const char **why);
 size_t dwfl_reader_frames(struct dwfl_reader *r, uint64_t file_offset, struct strpool *pool,
                           struct sym_frame *out, size_t max);
+bool dwfl_reader_function_start(struct dwfl_reader *r, uint64_t file_offset, uint64_t *start);
 bool dwfl_reader_has_dwarf(struct dwfl_reader *r);
 void dwfl_reader_close(struct dwfl_reader *r);
 

@@ -283,6 +283,20 @@ static struct symcache *cache_of(struct symbolizer *s, struct binary *b)
     return b->cache;
 }
 
+/* "BINARY+0xOFFSET": what names an address, or a function, without a
+ * symbol. */
+static struct sym_frame unnamed_frame(struct symbolizer *s, const struct binary *b, uint64_t off)
+{
+    char *name = xasprintf("%s+0x%llx", b->name, (unsigned long long)off);
+    struct sym_frame f = {.binary = b->name,
+                          .path = b->reader ? b->used : "",
+                          .function = strpool_intern(s->pool, name),
+                          .mangled = "",
+                          .file = ""};
+    free(name);
+    return f;
+}
+
 /* The frames of file offset OFF of B, or NULL when nothing names it. */
 static const struct sym_frame *binary_frames(struct symbolizer *s, struct binary *b, uint64_t off,
                                              uint32_t *n)
@@ -297,6 +311,13 @@ static const struct sym_frame *binary_frames(struct symbolizer *s, struct binary
         return NULL;
     struct sym_frame buf[MAX_FRAMES];
     uint32_t got = (uint32_t)dwfl_reader_frames(b->reader, off, s->pool, buf, MAX_FRAMES);
+    uint64_t start;
+    if (got == 0 && dwfl_reader_function_start(b->reader, off, &start)) {
+        /* No name, but its function's bounds: every address of it gets the
+         * same name, that of its first byte, so its samples add up. */
+        buf[0] = unnamed_frame(s, b, start);
+        got = 1;
+    }
     symcache_add(c, off, buf, got);
     f = symcache_lookup(c, off, n);
     return f && *n ? f : NULL;
@@ -308,13 +329,7 @@ static struct sym_location *unnamed(struct symbolizer *s, const struct binary *b
 {
     struct sym_location *loc = strpool_alloc(s->pool, sizeof(*loc));
     struct sym_frame *f = strpool_alloc(s->pool, sizeof(*f));
-    char *name = xasprintf("%s+0x%llx", b->name, (unsigned long long)off);
-    *f = (struct sym_frame){.binary = b->name,
-                            .path = b->reader ? b->used : "",
-                            .function = strpool_intern(s->pool, name),
-                            .mangled = "",
-                            .file = ""};
-    free(name);
+    *f = unnamed_frame(s, b, off);
     *loc = (struct sym_location){.offset = off, .nframes = 1, .frames = f};
     return loc;
 }
