@@ -3,6 +3,7 @@
 #include "format/map_index.h"
 #include "symbol/addr_table.h"
 #include "symbol/binary_finder.h"
+#include "symbol/build_id.h"
 #include "symbol/dwfl_reader.h"
 #include "symbol/progress.h"
 #include "symbol/strpool.h"
@@ -32,7 +33,9 @@ struct binary {
     uint8_t id[PROF_BUILD_ID_MAX];
     size_t idlen;
     const struct prof_image *image;
-    bool pseudo; /* nothing to read: "[stack]", anonymous memory... */
+    bool pseudo;        /* nothing to read: "[stack]", anonymous memory... */
+    const char *given;  /* the file the user named for it (--binary), or NULL */
+    bool given_differs; /* ...whose build-id is not the recorded one */
     bool open_tried;
     const char *used; /* the file that answers, "" until opened */
     struct dwfl_reader *reader;
@@ -42,6 +45,9 @@ struct binary {
 struct symbolizer {
     const struct profile *p;
     bool progress;
+    const char **given; /* --binary files, interned */
+    size_t ngiven;
+    const char *program; /* the one that is the first process's executable */
     struct strpool *pool;
     struct binary_finder *finder;
     char *cache_dir; /* NULL: no persistent cache */
@@ -142,6 +148,68 @@ static size_t image_build_id(const struct prof_image *img, uint8_t *out)
     return n;
 }
 
+/* --- binaries the user named --------------------------------------------- */
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* The path of the first process's executable, as its maps record it. */
+static const char *program_path(const struct profile *p)
+{
+    if (p->nprocesses && p->processes[0].exe && p->processes[0].exe[0])
+        return p->processes[0].exe;
+    uint32_t pid = p->nprocesses ? p->processes[0].pid : 0;
+    for (size_t i = 0; i < p->nmaps; i++)
+        if (p->maps[i].pid == pid && (p->maps[i].perms & MAP_PERM_EXEC) && p->maps[i].path[0] &&
+            p->maps[i].path[0] != '[')
+            return p->maps[i].path;
+    return NULL;
+}
+
+/* Which given file stands for which recorded one: by base name; a file
+ * whose name no map has is the program (one such file only). */
+static void match_given(struct symbolizer *s, const struct symbolizer_options *opts)
+{
+    for (size_t g = 0; opts && g < opts->nbinaries; g++) {
+        const char *path = strpool_intern(s->pool, opts->binaries[g]);
+        bool named = false;
+        for (size_t i = 0; i < s->p->nmaps && !named; i++)
+            named = strcmp(base_name(s->p->maps[i].path), base_name(path)) == 0;
+        if (named) {
+            s->given = xrealloc(s->given, (s->ngiven + 1) * sizeof(*s->given));
+            s->given[s->ngiven++] = path;
+        } else if (!s->program && program_path(s->p)) {
+            s->program = path;
+        } else {
+            pt_warn("--binary %s: the profile has no binary of that name%s", path,
+                    s->program ? " (another one is already the program)" : "");
+        }
+    }
+}
+
+/* The given file for the binary recorded as PATH, or NULL. */
+static const char *given_for(const struct symbolizer *s, const char *path)
+{
+    for (size_t g = 0; g < s->ngiven; g++)
+        if (strcmp(base_name(s->given[g]), base_name(path)) == 0)
+            return s->given[g];
+    const char *prog = s->program ? program_path(s->p) : NULL;
+    if (prog && (strcmp(prog, path) == 0 || strcmp(base_name(prog), base_name(path)) == 0))
+        return s->program;
+    return NULL;
+}
+
+static void use_given(struct binary *b, const char *given)
+{
+    b->given = given;
+    uint8_t id[PROF_BUILD_ID_MAX];
+    int n = build_id_read(given, id, sizeof(id));
+    b->given_differs = b->idlen > 0 && (n != (int)b->idlen || memcmp(id, b->id, b->idlen) != 0);
+}
+
 static size_t binary_of_map(struct symbolizer *s, size_t mi)
 {
     if (s->bin_of_map[mi] != NONE)
@@ -175,6 +243,9 @@ static size_t binary_of_map(struct symbolizer *s, size_t mi)
          * memory, have no file: nothing to read or warn about ([vdso]
          * without an image is a binary we cannot read). */
         bin->pseudo = len == 0 || (path[0] == '[' && !image && strcmp(path, "[vdso]") != 0);
+        const char *given = bin->pseudo || image ? NULL : given_for(s, path);
+        if (given)
+            use_given(bin, given);
     }
     s->bin_of_map[mi] = b;
     return b;
@@ -217,10 +288,27 @@ static struct dwfl_reader *open_image(struct symbolizer *s, struct binary *b)
     return r;
 }
 
+/* The file the user named for B, even of another build (they said so). */
+static void open_given(struct symbolizer *s, struct binary *b)
+{
+    if (b->given_differs)
+        pt_warn("%s: --binary %s is another build than the one profiled (its build-id "
+                "differs); its names may be wrong",
+                b->path, b->given);
+    const char *why;
+    b->reader = dwfl_reader_open(b->given, -1, binary_finder_debuginfo_path(s->finder), &why);
+    if (b->reader)
+        b->used = b->given;
+    else
+        pt_warn("%s: %s; its addresses are shown as %s+0xOFFSET", b->given, why, b->name);
+}
+
 static void open_binary(struct symbolizer *s, struct binary *b)
 {
     b->open_tried = true;
-    if (b->image) {
+    if (b->given) {
+        open_given(s, b);
+    } else if (b->image) {
         b->reader = open_image(s, b);
         b->used = b->path;
     } else if (b->path[0] == '[') {
@@ -274,7 +362,8 @@ static struct symcache *cache_of(struct symbolizer *s, struct binary *b)
 {
     if (!b->cache) {
         b->cache = symcache_new(s->pool, b->name, b->image ? b->path : "");
-        if (s->cache_dir && b->idlen > 0) {
+        /* Another build's answers are not the recorded build's. */
+        if (s->cache_dir && b->idlen > 0 && !b->given_differs) {
             char *debug = binary_finder_debug_file(s->finder, b->id, b->idlen);
             symcache_load(b->cache, s->cache_dir, b->id, b->idlen, debug != NULL);
             free(debug);
@@ -419,6 +508,7 @@ struct symbolizer *symbolizer_new(const struct profile *p, const struct symboliz
         .binary = UNMAPPED, .path = "", .function = UNMAPPED, .mangled = "", .file = ""};
     s->unmapped = (struct sym_location){.offset = 0, .nframes = 1, .frames = &s->unmapped_frame};
     index_maps(s);
+    match_given(s, opts);
     if (p->nlocations > 0) {
         s->from_table = true;
         load_table(s);
@@ -492,6 +582,7 @@ void symbolizer_free(struct symbolizer *s)
     addr_table_free(&s->locs);
     addr_table_free(&s->table);
     binary_finder_free(s->finder);
+    free(s->given);
     free(s->cache_dir);
     strpool_free(s->pool);
     free(s);

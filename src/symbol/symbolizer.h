@@ -8,6 +8,7 @@
  *    binary is opened.  Otherwise binaries are found as the profile's maps
  *    name them (absolute paths; base names of the original raw format are
  *    searched in OPTS->search_dirs, then standard library directories),
+ *    unless OPTS->binaries names the file (see symbolizer_options),
  *    checked against the recorded build-id (a mismatch is reported once
  *    per binary and the file is not used), and read with elfutils' libdwfl
  *    (ELF symbols, .symtab or .dynsym for stripped files, DWARF lines and
@@ -65,6 +66,12 @@ struct sym_location {
 struct symbolizer_options {
     const char *const *search_dirs;
     size_t nsearch_dirs;
+    /* Files the user named as the profiled binaries (--binary): one stands
+     * for every recorded binary of its base name; one whose name matches
+     * none is the program (the first process's executable).  Used even
+     * when its build-id differs from the recorded one, with a warning. */
+    const char *const *binaries;
+    size_t nbinaries;
     bool cache;    /* use the persistent cache */
     bool progress; /* progress bar on a terminal */
 };
