@@ -1,6 +1,7 @@
 /* dwfl_reader.c - see dwfl_reader.h */
 #include "symbol/dwfl_reader.h"
 #include "symbol/symbol_alias.h"
+#include "symbol/debug_server.h"
 #include "symbol/demangle.h"
 #include "symbol/addr_table.h"
 #include "symbol/elf_symtab.h"
@@ -53,6 +54,7 @@ struct dwfl_reader {
     struct symbol_alias *syms;
     size_t nsyms;
     struct plt_symbols plt; /* owns the names of the stubs in syms */
+    int fetch_error;        /* a debuginfod server's error (errno), 0 if none */
     bool fdes_loaded;
     struct fde_index fdes; /* function bounds from the CFI, for unnamed code */
     struct addr_table cus; /* CU DIE offset -> index in cu_ix + 1 */
@@ -79,6 +81,21 @@ static int collect_segments(Elf *elf, struct elf_symtab *out)
     return out->nsegments ? 0 : -1;
 }
 
+/* elfutils' own search (the .build-id tree, .gnu_debuglink, then the
+ * debuginfod servers), remembering how a server failed: libdwfl returns
+ * the client's negative errno as the descriptor. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+                          const char *file_name, const char *debuglink_file,
+                          GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+    struct dwfl_reader *r = *userdata;
+    int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                          debuglink_crc, debuginfo_file_name);
+    if (fd < -1 && r)
+        r->fetch_error = -fd;
+    return fd;
+}
+
 struct dwfl_reader *dwfl_reader_open(const char *path, int fd, char **debuginfo_path,
                                      const char **why)
 {
@@ -86,7 +103,7 @@ struct dwfl_reader *dwfl_reader_open(const char *path, int fd, char **debuginfo_
     r->has_dwarf = -1;
     r->callbacks = (Dwfl_Callbacks){
         .find_elf = dwfl_build_id_find_elf,
-        .find_debuginfo = dwfl_standard_find_debuginfo,
+        .find_debuginfo = find_debuginfo,
         .section_address = dwfl_offline_section_address,
         .debuginfo_path = debuginfo_path,
     };
@@ -109,6 +126,10 @@ struct dwfl_reader *dwfl_reader_open(const char *path, int fd, char **debuginfo_
     *why = "not a readable ELF file";
     if (!r->mod)
         goto fail;
+    void **userdata;
+    dwfl_module_info(r->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+    *userdata = r;
+    debug_server_check_client(r->dwfl);
     Elf *elf = dwfl_module_getelf(r->mod, &r->bias);
     if (!elf)
         goto fail;
@@ -143,6 +164,11 @@ void dwfl_reader_close(struct dwfl_reader *r)
     free(r->cu_ix);
     addr_table_free(&r->cus);
     free(r);
+}
+
+int dwfl_reader_fetch_error(const struct dwfl_reader *r)
+{
+    return r->fetch_error;
 }
 
 bool dwfl_reader_has_dwarf(struct dwfl_reader *r)

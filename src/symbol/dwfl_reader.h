@@ -35,7 +35,11 @@
  * the file).
  *
  * dwfl_reader_has_dwarf() tells whether DWARF was found (in the file or a
- * separate debug file), which the persistent cache records.
+ * separate debug file, looked for by elfutils' dwfl_standard_find_debuginfo:
+ * the .build-id tree, .gnu_debuglink, then debuginfod servers, see
+ * debug_server.h), which the persistent cache records.
+ * dwfl_reader_fetch_error() is the errno a debuginfod server's answer
+ * ended with during that search (0: none asked, or it answered).
  */
 #ifndef PTPROF_SYMBOL_DWFL_READER_H
 #define PTPROF_SYMBOL_DWFL_READER_H
@@ -55,6 +59,7 @@ size_t dwfl_reader_frames(struct dwfl_reader *r, uint64_t file_offset, struct st
                           struct sym_frame *out, size_t max);
 bool dwfl_reader_function_start(struct dwfl_reader *r, uint64_t file_offset, uint64_t *start);
 bool dwfl_reader_has_dwarf(struct dwfl_reader *r);
+int dwfl_reader_fetch_error(const struct dwfl_reader *r);
 void dwfl_reader_close(struct dwfl_reader *r);
 
 #endif

@@ -4,6 +4,7 @@
 #include "symbol/addr_table.h"
 #include "symbol/binary_finder.h"
 #include "symbol/build_id.h"
+#include "symbol/debug_server.h"
 #include "symbol/dwfl_reader.h"
 #include "symbol/progress.h"
 #include "symbol/strpool.h"
@@ -355,6 +356,7 @@ static void open_binary(struct symbolizer *s, struct binary *b)
     if (b->reader) {
         symcache_set_path(b->cache, b->used);
         symcache_set_quality(b->cache, dwfl_reader_has_dwarf(b->reader));
+        debug_server_failed(b->path, dwfl_reader_fetch_error(b->reader));
     }
 }
 
@@ -367,6 +369,11 @@ static struct symcache *cache_of(struct symbolizer *s, struct binary *b)
             char *debug = binary_finder_debug_file(s->finder, b->id, b->idlen);
             symcache_load(b->cache, s->cache_dir, b->id, b->idlen, debug != NULL);
             free(debug);
+            /* Answers made without debug info: a server may have it now.
+             * Opening the binary asks; what it brings replaces them. */
+            if (symcache_loaded(b->cache) && !symcache_has_dwarf(b->cache) &&
+                debug_server_enabled() && !b->open_tried)
+                open_binary(s, b);
         }
     }
     return b->cache;
@@ -497,6 +504,7 @@ static void load_table(struct symbolizer *s)
 
 struct symbolizer *symbolizer_new(const struct profile *p, const struct symbolizer_options *opts)
 {
+    debug_server_begin();
     struct symbolizer *s = xcalloc(1, sizeof(*s));
     s->p = p;
     s->pool = strpool_new();

@@ -115,6 +115,11 @@ bool symcache_loaded(const struct symcache *c)
     return c->loaded;
 }
 
+bool symcache_has_dwarf(const struct symcache *c)
+{
+    return c->has_dwarf;
+}
+
 void symcache_set_quality(struct symcache *c, bool has_dwarf)
 {
     if (!c->quality_known) {
