@@ -6,6 +6,7 @@
 #include "symbol/build_id.h"
 #include "symbol/debug_server.h"
 #include "symbol/dwfl_reader.h"
+#include "symbol/jit_symbols.h"
 #include "symbol/progress.h"
 #include "symbol/strpool.h"
 #include "symbol/symcache.h"
@@ -54,12 +55,14 @@ struct symbolizer {
     char *cache_dir; /* NULL: no persistent cache */
     struct binary *bins;
     size_t nbins, bins_cap;
-    size_t *bin_of_map;      /* per map, NONE until first used */
-    size_t *id_of_map;       /* per map, the map whose build-id names its file */
-    struct map_index *maps;  /* which map holds a PC, when maps changed */
-    struct addr_table locs;  /* (binary << 1 | return address, offset) -> location */
-    bool from_table;         /* the profile's symbol tables answer */
-    struct addr_table table; /* (pid << 1 | return address, pc) -> location */
+    size_t *bin_of_map;         /* per map, NONE until first used */
+    size_t *id_of_map;          /* per map, the map whose build-id names its file */
+    struct map_index *maps;     /* which map holds a PC, when maps changed */
+    struct addr_table locs;     /* (binary << 1 | return address, offset) -> location */
+    bool from_table;            /* the profile's symbol tables answer */
+    struct addr_table table;    /* (pid << 1 | return address, pc) -> location */
+    struct jit_symbols *jit;    /* names of JIT code the recorder copied */
+    struct addr_table jit_locs; /* (pid << 1 | return address, pc) -> location */
     struct sym_frame unmapped_frame;
     struct sym_location unmapped;
 };
@@ -439,21 +442,58 @@ static bool holds_no_code(const struct prof_map *m)
     return strcmp(m->path, "[heap]") == 0 || strncmp(m->path, "[stack", 6) == 0;
 }
 
+/* The code at PC of process PID by its JIT's name, or NULL.  A return
+ * address is looked up at the call, the byte before it. */
+static const struct sym_location *from_jit(struct symbolizer *s, uint32_t pid, uint64_t pc, bool ra)
+{
+    uint64_t key = (uint64_t)pid << 1 | ra, v;
+    if (addr_table_get(&s->jit_locs, key, pc, &v))
+        return (const struct sym_location *)(uintptr_t)v;
+    const char *name = jit_symbols_find(s->jit, pid, ra && pc > 0 ? pc - 1 : pc);
+    struct sym_location *loc = NULL;
+    if (name) {
+        struct sym_frame *f = strpool_alloc(s->pool, sizeof(*f));
+        const char *n = strpool_intern(s->pool, name);
+        *f = (struct sym_frame){
+            .binary = JIT_BINARY, .path = "", .function = n, .mangled = n, .file = ""};
+        loc = strpool_alloc(s->pool, sizeof(*loc));
+        *loc = (struct sym_location){.offset = pc, .nframes = 1, .frames = f};
+    }
+    addr_table_put(&s->jit_locs, key, pc, (uint64_t)(uintptr_t)loc);
+    return loc;
+}
+
+/* Memory without a file to read, where a JIT may have put code: anonymous
+ * memory, and memory files (memfd), which some JITs map twice. */
+static bool may_hold_jit_code(const struct binary *b)
+{
+    return b->pseudo || strncmp(b->path, "/memfd:", 7) == 0;
+}
+
 static const struct sym_location *from_maps(struct symbolizer *s, uint32_t pid, uint64_t time,
                                             uint64_t pc, bool ra)
 {
     size_t mi = map_index_find(s->maps, pid, pc, time);
-    if (mi == MAP_INDEX_NONE)
-        return &s->unmapped;
+    if (mi == MAP_INDEX_NONE) {
+        /* JIT code mapped after the recorder last read the maps. */
+        const struct sym_location *jit = from_jit(s, pid, pc, ra);
+        return jit ? jit : &s->unmapped;
+    }
     size_t bi = binary_of_map(s, mi);
     const struct prof_map *m = &s->p->maps[mi];
+    struct binary *b = &s->bins[bi];
+    /* Anonymous memory is one binary for every process and mapping: a JIT
+     * name is per process and address, not per offset. */
+    const struct sym_location *jit = may_hold_jit_code(b) ? from_jit(s, pid, pc, ra) : NULL;
+    if (jit)
+        return jit;
     uint64_t off = pc - m->start + m->offset;
-    uint64_t key = (uint64_t)bi << 1 | ra, v;
+    bool garbage = ra && holds_no_code(m);
+    uint64_t key = (uint64_t)bi << 2 | (uint64_t)garbage << 1 | ra, v;
     if (addr_table_get(&s->locs, key, off, &v))
         return (const struct sym_location *)(uintptr_t)v;
-    struct binary *b = &s->bins[bi];
     struct sym_location *loc = NULL;
-    if (ra && holds_no_code(m)) {
+    if (garbage) {
         loc = unnamed(s, b, off);
         loc->not_code = true;
     } else if (!b->pseudo && !s->from_table) {
@@ -517,6 +557,7 @@ struct symbolizer *symbolizer_new(const struct profile *p, const struct symboliz
     s->unmapped = (struct sym_location){.offset = 0, .nframes = 1, .frames = &s->unmapped_frame};
     index_maps(s);
     match_given(s, opts);
+    s->jit = jit_symbols_new(p);
     if (p->nlocations > 0) {
         s->from_table = true;
         load_table(s);
@@ -589,6 +630,8 @@ void symbolizer_free(struct symbolizer *s)
     free(s->id_of_map);
     addr_table_free(&s->locs);
     addr_table_free(&s->table);
+    addr_table_free(&s->jit_locs);
+    jit_symbols_free(s->jit);
     binary_finder_free(s->finder);
     free(s->given);
     free(s->cache_dir);

@@ -1439,3 +1439,69 @@ Test(symbolizer, unnamed_functions_are_grouped_by_their_fde)
     free(orig_lib);
     free(lib);
 }
+
+/* --- JIT code ------------------------------------------------------------------ */
+
+static void add_jit_image(struct profile *p, uint32_t pid, const char *text)
+{
+    p->images = xrealloc(p->images, (p->nimages + 1) * sizeof(*p->images));
+    p->images[p->nimages++] = (struct prof_image){
+        .pid = pid, .name = xstrdup("[perf-map]"), .data = (uint8_t *)xstrdup(text),
+        .size = strlen(text)};
+}
+
+Test(symbolizer, jit_code_is_named_by_its_perf_map_and_elf_code_is_not)
+{
+    build_prog("pie", "-fPIE -pie");
+    char *bin = tmp_path("pie");
+    uint64_t addr, size;
+    func_addr(bin, "alpha", &addr, &size);
+    struct profile p;
+    profile_init(&p);
+    uint64_t bias = map_file(&p, PID, bin, bin, bin, PIE_BASE);
+    const uint64_t anon = 0x7f0000100000ull;
+    add_map(&p, PID, anon, anon + 0x10000, 0, 5, "", NULL, 0);
+    add_map(&p, PID + 1, anon, anon + 0x10000, 0, 5, "", NULL, 0);
+    /* Two pieces overlap (the JIT reused memory: the later wins); one
+     * names the binary's alpha, which is not the JIT's to name; one lies
+     * where no map was read yet; a line is garbage. */
+    char *text = xasprintf("%llx 100 JS:~old\n"
+                           "%llx 40 JS:*hotLoop /app/hot.js:1:17\n"
+                           "%llx %llx bogus-alpha\n"
+                           "%llx 20 late_code\n"
+                           "zz 10 garbage\n"
+                           "%llx 0 empty\n",
+                           (unsigned long long)anon, (unsigned long long)anon + 0x40,
+                           (unsigned long long)(bias + addr), (unsigned long long)size,
+                           (unsigned long long)0x7f0000900000ull, (unsigned long long)anon + 0x200);
+    add_jit_image(&p, PID, text);
+    add_jit_image(&p, PID + 1, "7f0000100000 80 other_process_fn\n");
+    free(text);
+    struct symbolizer *s = new_symbolizer(&p, false);
+    const struct sym_location *loc = symbolizer_resolve(s, PID, 1, anon + 0x10, false);
+    cr_assert_eq(loc->nframes, 1);
+    cr_expect_str_eq(loc->frames[0].function, "JS:~old");
+    cr_expect_str_eq(loc->frames[0].binary, "[jit]");
+    loc = symbolizer_resolve(s, PID, 1, anon + 0x50, false);
+    cr_expect_str_eq(loc->frames[0].function, "JS:*hotLoop /app/hot.js:1:17", "the later piece");
+    /* A return address just past the piece names the call inside it. */
+    loc = symbolizer_resolve(s, PID, 1, anon + 0x80, true);
+    cr_expect_str_eq(loc->frames[0].function, "JS:*hotLoop /app/hot.js:1:17");
+    loc = symbolizer_resolve(s, PID, 1, anon + 0x80, false);
+    cr_expect_str_eq(loc->frames[0].function, "JS:~old");
+    loc = symbolizer_resolve(s, PID, 1, anon + 0x100, false);
+    cr_expect_str_eq(loc->frames[0].function, "[anon]+0x100", "past every piece: unnamed");
+    loc = symbolizer_resolve(s, PID, 1, anon + 0x200, false);
+    cr_expect_str_eq(loc->frames[0].function, "[anon]+0x200", "an empty piece names nothing");
+    loc = symbolizer_resolve(s, PID, 1, 0x7f0000900008ull, false);
+    cr_expect_str_eq(loc->frames[0].function, "late_code", "JIT code no map held yet");
+    /* Each process has its own list, at the same addresses. */
+    loc = symbolizer_resolve(s, PID + 1, 1, anon + 0x10, false);
+    cr_expect_str_eq(loc->frames[0].function, "other_process_fn");
+    /* ELF code is the ELF symbolizer's, whatever a JIT list says. */
+    loc = symbolizer_resolve(s, PID, 1, bias + addr + 2, false);
+    cr_expect_str_eq(loc->frames[loc->nframes - 1].function, "alpha");
+    symbolizer_free(s);
+    profile_free(&p);
+    free(bin);
+}
