@@ -23,6 +23,8 @@
 # Environment: NAMES_HZ (499), NAMES_SECONDS (about 4 s per program),
 # PERF (perf).  Prints a Markdown section on stdout (progress on stderr);
 # never fails the caller: a missing tool is n/a for its row.
+# Backquotes in the printf texts are Markdown, not command substitution.
+# shellcheck disable=SC2016
 set -u -o pipefail
 
 BUILD=${1:-build}
