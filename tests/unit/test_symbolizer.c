@@ -1386,8 +1386,8 @@ static char *expect_grouped(struct symbolizer *s, const struct profile *p, const
 {
     uint64_t addr, size;
     func_addr(unstripped, name, &addr, &size);
-    char *want = xasprintf("%s+0x%llx", binary,
-                           (unsigned long long)file_offset(p, PID, bias + addr));
+    char *want =
+        xasprintf("%s+0x%llx", binary, (unsigned long long)file_offset(p, PID, bias + addr));
     for (uint64_t d = 0; d < size; d += 3) {
         const struct sym_location *loc = symbolizer_resolve(s, PID, 1, bias + addr + d, false);
         cr_assert_eq(loc->nframes, 1);
@@ -1445,9 +1445,10 @@ Test(symbolizer, unnamed_functions_are_grouped_by_their_fde)
 static void add_jit_image(struct profile *p, uint32_t pid, const char *text)
 {
     p->images = xrealloc(p->images, (p->nimages + 1) * sizeof(*p->images));
-    p->images[p->nimages++] = (struct prof_image){
-        .pid = pid, .name = xstrdup("[perf-map]"), .data = (uint8_t *)xstrdup(text),
-        .size = strlen(text)};
+    p->images[p->nimages++] = (struct prof_image){.pid = pid,
+                                                  .name = xstrdup("[perf-map]"),
+                                                  .data = (uint8_t *)xstrdup(text),
+                                                  .size = strlen(text)};
 }
 
 Test(symbolizer, jit_code_is_named_by_its_perf_map_and_elf_code_is_not)
@@ -1503,5 +1504,52 @@ Test(symbolizer, jit_code_is_named_by_its_perf_map_and_elf_code_is_not)
     cr_expect_str_eq(loc->frames[loc->nframes - 1].function, "alpha");
     symbolizer_free(s);
     profile_free(&p);
+    free(bin);
+}
+
+Test(symbolizer, garbage_unwind_tables_plt_and_jit_lists_never_crash)
+{
+    write_file("plt.c", plt_src, sizeof(plt_src) - 1);
+    sh("cc -std=gnu11 -O2 -fPIE -pie -fcf-protection=full -Wl,-z,ibtplt -o orig plt.c && "
+       "strip --strip-all -o stripped orig");
+    char *bin = tmp_path("prog");
+    static const char *const sections[] = {".eh_frame", ".eh_frame_hdr", ".rela.plt", ".plt",
+                                           ".plt.sec",  ".rela.dyn",     ".dynsym"};
+    const size_t nsec = sizeof(sections) / sizeof(sections[0]);
+    for (unsigned seed = 1; seed <= nsec + 1; seed++) {
+        sh("cp stripped prog");
+        for (size_t k = 0; k < nsec; k++)
+            if (seed == nsec + 1 || k == seed - 1)
+                scramble_section(bin, sections[k], seed * 17 + (unsigned)k);
+        struct profile p;
+        profile_init(&p);
+        uint64_t bias = map_file(&p, PID, bin, bin, bin, PIE_BASE);
+        /* And a JIT list of random bytes; then every byte of the first
+         * pages (headers, PLT, code) and of the JIT's memory. */
+        unsigned char junk[512];
+        srand(seed);
+        for (size_t i = 0; i < sizeof(junk); i++)
+            junk[i] = (unsigned char)(i % 7 == 0 ? '\n' : i % 5 == 0 ? ' ' : rand());
+        p.images = xcalloc(1, sizeof(*p.images));
+        p.nimages = 1;
+        p.images[0] = (struct prof_image){.pid = PID,
+                                          .name = xstrdup("[perf-map]"),
+                                          .data = xmalloc(sizeof(junk)),
+                                          .size = sizeof(junk)};
+        memcpy(p.images[0].data, junk, sizeof(junk));
+        add_map(&p, PID, 0x7f0000000000ull, 0x7f0000100000ull, 0, 5, "", NULL, 0);
+        int saved = capture_begin();
+        struct symbolizer *s = new_symbolizer(&p, false);
+        for (uint64_t a = 0; a < 0x3000; a++) {
+            const struct sym_location *loc = symbolizer_resolve(s, PID, 1, bias + a, a & 1);
+            cr_assert_geq(loc->nframes, 1);
+            cr_assert(loc->frames[0].function && loc->frames[0].function[0]);
+        }
+        for (uint64_t a = 0; a < 0x100000; a += 0x1001)
+            cr_assert_geq(symbolizer_resolve(s, PID, 1, 0x7f0000000000ull + a, false)->nframes, 1);
+        symbolizer_free(s);
+        free(capture_end(saved));
+        profile_free(&p);
+    }
     free(bin);
 }
