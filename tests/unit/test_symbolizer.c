@@ -1553,3 +1553,27 @@ Test(symbolizer, garbage_unwind_tables_plt_and_jit_lists_never_crash)
     }
     free(bin);
 }
+
+Test(symbolizer, return_addresses_where_no_code_is_are_marked)
+{
+    struct profile p;
+    profile_init(&p);
+    add_map(&p, PID, 0x10000, 0x20000, 0, 3, "[heap]", NULL, 0);         /* rw- */
+    add_map(&p, PID, 0x20000, 0x30000, 0, 3, "", NULL, 0);               /* rw- anonymous */
+    add_map(&p, PID, 0x30000, 0x40000, 0, 5, "", NULL, 0);               /* r-x anonymous (JIT) */
+    add_map(&p, PID, 0x40000, 0x50000, 0, 0, "/unknown/perms", NULL, 0); /* perms unknown */
+    struct symbolizer *s = new_symbolizer(&p, false);
+    cr_expect(symbolizer_resolve(s, PID, 1, 0x10100, true)->not_code, "the heap");
+    cr_expect(symbolizer_resolve(s, PID, 1, 0x20100, true)->not_code, "data");
+    cr_expect_not(symbolizer_resolve(s, PID, 1, 0x30100, true)->not_code, "code");
+    cr_expect_not(symbolizer_resolve(s, PID, 1, 0x40100, true)->not_code, "maybe code");
+    /* A sampled PC is where the thread was, whatever the memory. */
+    cr_expect_not(symbolizer_resolve(s, PID, 1, 0x10100, false)->not_code);
+    cr_expect_not(symbolizer_resolve(s, PID, 1, 0x20100, false)->not_code);
+    /* The same offset of anonymous memory as code, then as data: each by
+     * its own mapping. */
+    cr_expect_not(symbolizer_resolve(s, PID, 1, 0x30200, true)->not_code);
+    cr_expect(symbolizer_resolve(s, PID, 1, 0x20200, true)->not_code);
+    symbolizer_free(s);
+    profile_free(&p);
+}
