@@ -14,6 +14,10 @@
  * A mapping starts at its segment's file offset rounded down to a page, as
  * the kernel and ld.so map it; that holds for any linker's layout, where the
  * original's pc - start + p_vaddr is exact only for a page-aligned segment.
+ * A mapping that was split (a library that patches a page of its code
+ * leaves its segment in two or three pieces) has an entry per piece: pieces
+ * of one file that follow each other without a gap are placed as one
+ * mapping, where the original's rule misplaces all but the first.
  */
 #include "interop/pperf.h"
 #include "symbol/binary_finder.h"
@@ -27,6 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Files that cannot be read are named up to this many, then counted. */
+#define MAX_NAMED 10
 
 struct exec_segment {
     uint64_t offset, vaddr, filesz;
@@ -107,27 +114,76 @@ static uint64_t load_size(const struct layout *l, uint64_t page)
     return end - page_down(l->first_vaddr, page);
 }
 
-/* One per distinct label: looked up and warned about once. */
+/* One per distinct label: looked up when first needed, warned about once. */
 struct labelled_file {
     const char *label;
-    struct layout layout;
+    bool looked_up;
     bool warned;
+    struct layout layout;
 };
 
-static struct labelled_file *file_of(struct labelled_file *files, size_t *nfiles,
-                                     struct binary_finder *finder, const char *label)
+struct label_ref {
+    const char *label;
+    uint32_t entry;
+};
+
+static int by_label(const void *a, const void *b)
 {
-    for (size_t i = 0; i < *nfiles; i++)
-        if (strcmp(files[i].label, label) == 0)
-            return &files[i];
-    struct labelled_file *f = &files[(*nfiles)++];
-    *f = (struct labelled_file){.label = label};
-    struct bf_result found;
-    binary_finder_find(finder, label, NULL, 0, &found);
-    if (found.status == BF_FOUND)
-        read_layout(found.path, &f->layout);
-    free(found.path);
-    return f;
+    const struct label_ref *x = a, *y = b;
+    int c = strcmp(x->label, y->label);
+    return c ? c : (x->entry > y->entry) - (x->entry < y->entry);
+}
+
+/* FILES gets one element per distinct label (sorting keeps a table of
+ * many entries cheap), and FILE_OF[i] says which is entry I's. */
+static size_t group_labels(const struct pperf_profile *in, struct labelled_file *files,
+                           uint32_t *file_of)
+{
+    struct label_ref *refs = xcalloc(in->nmaps ? in->nmaps : 1, sizeof(*refs));
+    for (uint32_t i = 0; i < in->nmaps; i++)
+        refs[i] = (struct label_ref){in->maps[i].label, i};
+    qsort(refs, in->nmaps, sizeof(*refs), by_label);
+    size_t n = 0;
+    for (uint32_t i = 0; i < in->nmaps; i++) {
+        if (i == 0 || strcmp(refs[i].label, refs[i - 1].label) != 0)
+            files[n++] = (struct labelled_file){.label = refs[i].label};
+        file_of[refs[i].entry] = (uint32_t)(n - 1);
+    }
+    free(refs);
+    return n;
+}
+
+static const struct layout *layout_of(struct labelled_file *f, struct binary_finder *finder)
+{
+    if (!f->looked_up) {
+        f->looked_up = true;
+        struct bf_result found;
+        binary_finder_find(finder, f->label, NULL, 0, &found);
+        if (found.status == BF_FOUND)
+            read_layout(found.path, &f->layout);
+        free(found.path);
+    }
+    return &f->layout;
+}
+
+/* Entries I and I+1 are pieces of one mapping: the same file, end to
+ * start (a mapping splits when part of it changes, as when a library
+ * patches a page of its code). */
+static bool continues(const struct pperf_map *maps, uint32_t i)
+{
+    return maps[i].address + maps[i].size == maps[i + 1].address &&
+           strcmp(maps[i].label, maps[i + 1].label) == 0;
+}
+
+/* [START, END) of the run of pieces that holds each entry, in two passes. */
+static void runs_of(const struct pperf_profile *in, uint64_t *start, uint64_t *end)
+{
+    for (uint32_t i = 0; i < in->nmaps; i++)
+        start[i] = i > 0 && continues(in->maps, i - 1) ? start[i - 1] : in->maps[i].address;
+    for (uint32_t i = in->nmaps; i-- > 0;)
+        end[i] = i + 1 < in->nmaps && continues(in->maps, i)
+                     ? end[i + 1]
+                     : in->maps[i].address + in->maps[i].size;
 }
 
 void pperf_place_maps(const char *name, const struct pperf_profile *in, const char *const *dirs,
@@ -137,21 +193,27 @@ void pperf_place_maps(const char *name, const struct pperf_profile *in, const ch
     const uint64_t page = pagesize > 0 ? (uint64_t)pagesize : 4096;
     struct binary_finder *finder = binary_finder_new(dirs, ndirs);
     struct labelled_file *files = xcalloc(in->nmaps ? in->nmaps : 1, sizeof(*files));
-    size_t nfiles = 0;
+    uint32_t *file_of = xcalloc(in->nmaps ? in->nmaps : 1, sizeof(*file_of));
+    size_t nfiles = group_labels(in, files, file_of);
+    size_t unreadable = 0;
+    uint64_t *run_start = xcalloc(in->nmaps ? in->nmaps : 1, 2 * sizeof(*run_start));
+    uint64_t *run_end = run_start + in->nmaps;
+    runs_of(in, run_start, run_end);
 
     for (uint32_t i = 0; i < in->nmaps; i++) {
         const struct pperf_map *m = &in->maps[i];
+
         /* The original's labels are paths as /proc/PID/maps gives them. */
-        const enum pperf_entry_form by_label =
+        const enum pperf_entry_form labelled =
             m->label[0] == '/' ? PPERF_ENTRY_MAPPING : PPERF_ENTRY_LOAD;
-        out[i] = (struct pperf_place){.form = by_label, .offset = 0};
+        out[i] = (struct pperf_place){.form = labelled, .offset = 0};
         if (m->label[0] == '\0' || m->label[0] == '[')
             continue; /* ptprof 0.2.0's [vdso]: a pseudo file at its load base */
 
-        struct labelled_file *f = file_of(files, &nfiles, finder, m->label);
-        const struct layout *l = &f->layout;
+        struct labelled_file *f = &files[file_of[i]];
+        const struct layout *l = layout_of(f, finder);
         if (!l->readable) {
-            if (by_label == PPERF_ENTRY_MAPPING && !f->warned)
+            if (labelled == PPERF_ENTRY_MAPPING && !f->warned && ++unreadable <= MAX_NAMED)
                 pt_warn("%s: map %" PRIu32 ": cannot read the executable segments of %s (not "
                         "found at that path, next to the profile or in the library "
                         "directories), so its PCs cannot be placed in it",
@@ -159,7 +221,7 @@ void pperf_place_maps(const char *name, const struct pperf_profile *in, const ch
             f->warned = true;
             continue;
         }
-        const struct exec_segment *seg = segment_of_size(l, m->size, page);
+        const struct exec_segment *seg = segment_of_size(l, run_end[i] - run_start[i], page);
         bool load_fits = load_size(l, page) == m->size;
         if (seg && !load_fits)
             out[i].form = PPERF_ENTRY_MAPPING;
@@ -171,10 +233,16 @@ void pperf_place_maps(const char *name, const struct pperf_profile *in, const ch
                     name, i, m->size, m->label);
         f->warned = f->warned || (!seg && !load_fits);
         if (out[i].form == PPERF_ENTRY_MAPPING)
-            out[i].offset = page_down(seg ? seg->offset : l->exec[0].offset, page);
+            out[i].offset = page_down(seg ? seg->offset : l->exec[0].offset, page) +
+                            (m->address - run_start[i]);
     }
+    if (unreadable > MAX_NAMED)
+        pt_warn("%s: and %zu more files of map entries cannot be read", name,
+                unreadable - MAX_NAMED);
     for (size_t i = 0; i < nfiles; i++)
         free(files[i].layout.exec);
     free(files);
+    free(file_of);
+    free(run_start);
     binary_finder_free(finder);
 }

@@ -265,9 +265,8 @@ Test(profile_from_pperf, the_original_dummy_pmu_is_no_channel)
         cr_assert_not_null(w);
         for (unsigned i = 0; i < 3; i++) {
             double v = measured && i == 2 ? 0.25 : 0.0;
-            cr_assert_eq(pperf_writer_sample(w, WALL0 + 1000 * i, &v, nthreads_of[i],
-                                             threads_of[i]),
-                         0);
+            cr_assert_eq(
+                pperf_writer_sample(w, WALL0 + 1000 * i, &v, nthreads_of[i], threads_of[i]), 0);
         }
         cr_assert_eq(pperf_writer_finish(w, 3000, 42, ref_maps, 2), 0);
         struct profile p;
