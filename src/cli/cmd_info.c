@@ -171,11 +171,18 @@ static void print_tasks(const struct profile *p)
         printf("    ... and %zu more\n", p->nprocesses - MAX_LISTED_PROCESSES);
 }
 
+/* META KEY of a profile read from the raw format (a conversion keeps the
+ * META but is not that file), or NULL. */
+static const char *pperf_meta(const struct profile *p, const char *key)
+{
+    return strcmp(p->format, "pperf") == 0 ? profile_meta(p, key) : NULL;
+}
+
 /* The raw format's two map tables (interop/pperf.h), in the words of
  * docs/formats/pperf.md. */
 static const char *pperf_maps_form(const struct profile *p)
 {
-    const char *form = profile_meta(p, "pperf.maps");
+    const char *form = pperf_meta(p, "pperf.maps");
     if (!form)
         return NULL;
     if (strcmp(form, "mapping") == 0)
@@ -187,7 +194,7 @@ static const char *pperf_maps_form(const struct profile *p)
 
 static void print_contents(const struct profile *p, const struct profile_file *f)
 {
-    const char *pmu = profile_meta(p, "pperf.pmu");
+    const char *pmu = pperf_meta(p, "pperf.pmu");
     printf("  channels:   %zu%s\n", p->nchannels,
            pmu && strcmp(pmu, "dummy") == 0
                ? " (the original's dummy PMU: power 0.0 in every sample, nothing measured)"

@@ -113,7 +113,7 @@ static void pperf_maps(const struct pperf_profile *in, const char *path, uint32_
     char *own = slash ? xasprintf("%.*s", slash == name ? 1 : (int)(slash - name), name) : NULL;
     const char *dirs[] = {own ? own : ".", "."};
     struct pperf_place *place = xcalloc(in->nmaps, sizeof(*place));
-    pperf_place_maps(name, in, dirs, 2, place);
+    pperf_place_maps(name, in, dirs, own ? 2 : 1, place);
 
     out->maps = xcalloc(in->nmaps, sizeof(*out->maps));
     out->nmaps = in->nmaps;
