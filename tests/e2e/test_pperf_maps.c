@@ -316,6 +316,8 @@ static void check_bytes(const char *binary)
     }
     for (uint32_t k = 0; k < r.nentries; k++)
         cr_assert_neq(r.entries[k].label[0], '[', "entry %s", r.entries[k].label);
+    /* The original's post-processing names the profile after entry 0. */
+    cr_assert_str_eq(r.entries[0].label, r.exe);
     run_free(&r);
 }
 
