@@ -53,7 +53,7 @@ static int read_pperf(const char *name, const void *data, size_t len, struct pro
     profile_init(out);
     if (pperf_load_buffer(name, data, len, &pp) != 0)
         return -1;
-    int rc = profile_from_pperf(&pp, out);
+    int rc = profile_from_pperf(&pp, name, out);
     pperf_free(&pp);
     return rc;
 }

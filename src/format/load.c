@@ -125,7 +125,7 @@ int profile_parse(const struct profile_file *f, struct profile *out)
     struct pperf_profile pp;
     if (pperf_load_buffer(f->name, f->raw.data, f->raw.len, &pp) != 0)
         return -1;
-    int rc = profile_from_pperf(&pp, out);
+    int rc = profile_from_pperf(&pp, f->name, out);
     pperf_free(&pp);
     return rc;
 }
