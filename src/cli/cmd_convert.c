@@ -28,7 +28,8 @@
 #include <string.h>
 
 #define USAGE_LINE                                                                                 \
-    "usage: ptprof convert IN -o OUT [--to FORMAT] [--from FORMAT] [--metric M] [-s DIR]...\n"
+    "usage: ptprof convert [PROGRAM] IN -o OUT [--to FORMAT] [--from FORMAT] [--metric M]\n"       \
+    "                      [-s DIR]... [--binary PATH]\n"
 
 /* Readers take a decompressed file image; writers a path (compressed by
  * its suffix, atomic, "-" for standard output).  Formats that are views of
@@ -108,6 +109,7 @@ static void usage(FILE *out)
             "                       and energy channels)\n"
             "  -s, --search DIR     look for the profiled binaries in DIR first, for formats\n"
             "                       that carry names (repeatable)\n"
+            "      --binary PATH    PATH is the profiled program (also given before IN)\n"
             "      --no-cache       do not read or write the symbol cache\n"
             "  -h, --help           show this help\n"
             "\n");
@@ -196,6 +198,7 @@ int cmd_convert(int argc, char **argv)
         {"channel", required_argument, NULL, ANALYSIS_OPT_CHANNEL},
         {"search", required_argument, NULL, 's'},
         {"no-cache", no_argument, NULL, ANALYSIS_OPT_NO_CACHE},
+        {"binary", required_argument, NULL, ANALYSIS_OPT_BINARY},
         {"help", no_argument, NULL, 'h'},
         CSV_CLI_LONGOPTS,
         {NULL, 0, NULL, 0},
@@ -247,7 +250,11 @@ int cmd_convert(int argc, char **argv)
         case 's':
         case ANALYSIS_OPT_CHANNEL:
         case ANALYSIS_OPT_NO_CACHE:
-            analysis_args_option(&an, opt, optarg);
+        case ANALYSIS_OPT_BINARY:
+            if (analysis_args_option(&an, opt, optarg) < 0) {
+                rc = PT_EXIT_USAGE;
+                goto out;
+            }
             break;
         case 'h':
             usage(stdout);
@@ -264,6 +271,9 @@ int cmd_convert(int argc, char **argv)
         rc = PT_EXIT_USAGE;
         goto out;
     }
+    /* The program before the profile, as gprof and pprof take it. */
+    analysis_args_take_programs(&an, argv, optind, &argc);
+    eo.session = an.session;
     if (optind >= argc) {
         rc = bad_usage("convert: no input profile given%s", "");
         goto out;
@@ -285,7 +295,8 @@ int cmd_convert(int argc, char **argv)
     }
 
     struct profile p;
-    if (load_input(argv[optind], from, &p) != 0 || csv_cli_join(&csv, &p) != 0) {
+    if (load_input(argv[optind], from, &p) != 0 || session_use_binaries(&an.session, &p) != 0 ||
+        csv_cli_join(&csv, &p) != 0) {
         profile_free(&p);
         rc = PT_EXIT_BAD_INPUT;
         goto out;

@@ -26,9 +26,9 @@
 #include <unistd.h>
 
 #define USAGE_LINE                                                                                 \
-    "usage: ptprof report FILE... [-k KEYS] [--metric M] [--callers F | --callees F | --tree]\n"   \
-    "                     [--limit P] [--threshold P] [--format table|csv|json] [--html OUT]\n"    \
-    "                     [-s DIR]...\n"
+    "usage: ptprof report [PROGRAM] FILE... [-k KEYS] [--metric M]\n"                              \
+    "                     [--callers F | --callees F | --tree] [--limit P] [--threshold P]\n"      \
+    "                     [--format table|csv|json] [--html OUT] [-s DIR]... [--binary PATH]\n"
 
 /* The tree is unreadable with every node; it shows those over 0.5 % unless told. */
 #define TREE_THRESHOLD 0.5
@@ -41,8 +41,11 @@ static void usage(FILE *out)
         "\n"
         "Show where the time or energy of a profile went, per key. Several files of the\n"
         "same program are averaged (repeated runs). Any profile format, plain or compressed.\n"
+        "PROGRAM, an executable named before the profiles as for gprof and pprof, is the\n"
+        "profiled program (the same as --binary PROGRAM).\n"
         "\n"
-        "      --callers FUNC    what called FUNC, as shares of FUNC's total\n"
+        "      --callers FUNC    what called FUNC, as shares of FUNC's total; FUNC is a\n"
+        "                        name, or a pattern with * ? [...] ('work_*')\n"
         "      --callees FUNC    what FUNC called, and its own share ([self])\n"
         "      --tree            the call tree, outermost frames first\n"
         "      --limit P         keep the top rows until they hold P %% of the total\n"
@@ -69,8 +72,9 @@ struct report_args {
 };
 
 /* 0 ok, 1 usage error, -1 --help shown. */
-static int parse_args(int argc, char **argv, struct report_args *a)
+static int parse_args(int *argcp, char **argv, struct report_args *a)
 {
+    int argc = *argcp;
     enum {
         OPT_CALLERS = 256,
         OPT_CALLEES,
@@ -147,6 +151,9 @@ static int parse_args(int argc, char **argv, struct report_args *a)
         pt_err("report: --html shows the flat report and the flame graph, not --tree");
         return 1;
     }
+    /* "report prog gmon.out", as gprof and pprof take it. */
+    analysis_args_take_programs(&a->an, argv, optind, argcp);
+    argc = *argcp;
     if (optind >= argc) {
         pt_err("report: no profile given");
         fputs(USAGE_LINE, stderr);
@@ -201,7 +208,7 @@ int cmd_report(int argc, char **argv)
         .threshold = -1,
     };
     analysis_args_init(&a.an, "report");
-    int rc = parse_args(argc, argv, &a);
+    int rc = parse_args(&argc, argv, &a);
     if (rc != 0) {
         analysis_args_free(&a.an);
         return rc < 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
@@ -234,7 +241,9 @@ int cmd_report(int argc, char **argv)
             !mean.totals.has_energy)
             pt_warn("report: no power or energy channel in the profile (record with -p)");
         if (a.focus != FOCUS_NONE && !mean.focus_found)
-            pt_warn("report: no sample has %s on its stack", a.focus_function);
+            pt_warn("report: no sample has %s on its stack (FUNC is a name, a name without "
+                    "its parameters, or a pattern such as '%s*')",
+                    a.focus_function, a.focus_function);
         if (a.html) {
             rc = report_html(&a.an, files, nfiles, &mean, reports, a.html);
         } else if (render_report(stdout, &mean, a.format, width, (const char *const *)files,

@@ -81,7 +81,8 @@ static bool timeline_figure(const struct analysis_args *an, const char *path,
     struct timeline *t = NULL;
     struct timeline_options o = {.end_s = -1, .columns = timeline_svg_columns(FIGURE_WIDTH)};
     bool ok = false;
-    if (profile_load(path, &prof) == 0 && timeline_build(path, &prof, &an->session, &o, &t) == 0) {
+    if (session_load(path, &an->session, &prof) == 0 &&
+        timeline_build(path, &prof, &an->session, &o, &t) == 0) {
         struct drawing d;
         drawing_start(&d);
         struct timeline_svg_options so = {0};

@@ -121,7 +121,8 @@ static void names_init(struct names *nm, const struct calltree *t)
     nm->bin = -1;
     for (size_t i = 0; i < t->spec.count; i++)
         if (t->spec.kinds[i] == KEY_PROCEDURE ||
-            (t->spec.kinds[i] == KEY_PROCEDURE_MANGLED && nm->proc < 0))
+            ((t->spec.kinds[i] == KEY_PROCEDURE_MANGLED || t->spec.kinds[i] == KEY_SYMBOL) &&
+             nm->proc < 0))
             nm->proc = (int)i;
     for (size_t i = 0; i < t->spec.count; i++)
         if (t->spec.kinds[i] == KEY_BINARY)
