@@ -246,7 +246,8 @@ static void load_symbols(struct dwfl_reader *r)
         r->syms[r->nsyms++] = (struct symbol_alias){
             .addr = addr, .size = sym.st_size, .name = name, .rank = symbol_alias_rank(&sym)};
     }
-    qsort(r->syms, r->nsyms, sizeof(*r->syms), symbol_alias_cmp);
+    if (r->nsyms > 1) /* a stripped binary may have none: no array at all */
+        qsort(r->syms, r->nsyms, sizeof(*r->syms), symbol_alias_cmp);
     /* One entry per address: the best name, with a size if any alias has. */
     size_t kept = 0;
     for (size_t i = 0; i < r->nsyms; i++) {
