@@ -541,12 +541,12 @@ uint64_t instream_input_offset(const struct instream *s)
 
 enum instream_end instream_end(const struct instream *s)
 {
-    return s->ready > s->start ? INSTREAM_MORE : s->finish;
+    return s->finish;
 }
 
 const char *instream_error(const struct instream *s)
 {
-    return s->ready > s->start ? NULL : s->error;
+    return s->error;
 }
 
 const char *instream_name(const struct instream *s)

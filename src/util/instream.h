@@ -17,8 +17,9 @@
  * instream_consume() moves past bytes seen; instream_read() copies.  The
  * buffer behind a peek grows with the bytes that actually arrived, never
  * with N: a length field claiming 64 MiB in front of 10 bytes costs 10.
- * Fewer bytes than asked for means the end of the data; instream_end()
- * then tells how it ended:
+ * Fewer bytes than asked for means the end of the data (bytes that were
+ * delivered but not consumed stay available); instream_end() then tells
+ * how it ended:
  *   - INSTREAM_CLEAN: the input ended where a stream may end;
  *   - INSTREAM_DAMAGED: a compressed stream was cut short or corrupt, or
  *     more zero bytes in a row than the zero-run limit arrived (the run
@@ -30,7 +31,7 @@
  *     printed;
  *   - INSTREAM_FAILED: the input could not be read (an I/O error),
  *     instream_error() says why.
- * While data keeps coming, instream_end() is INSTREAM_MORE.
+ * Until the decoder has seen the end, instream_end() is INSTREAM_MORE.
  *
  * The zero-run limit (instream_limit_zero_run, off by default) is for
  * formats that are held whole: no profile holds a megabyte of zero bytes
