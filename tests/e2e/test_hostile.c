@@ -2,8 +2,12 @@
  * test_hostile.c - inputs an attacker, or bad luck, hands to ptprof, run
  * through the real binary (and so, in the ASan+UBSan pass of make check,
  * through the sanitizers): a profile with no rows and a stripped program
- * with no code symbols through every command.  Every run must end with
- * the documented exit code and no sanitizer report.
+ * with no code symbols through every command; decompression bombs and
+ * endless inputs, stopped early (within the time limit, and under a memory
+ * cap where the build allows one); files no reader claims, each answered
+ * by the format it most resembles.  Every run must end with the documented
+ * exit code, one message naming the file and the offset or line, and no
+ * sanitizer report.
  */
 #include "../lib/spawn.h"
 
@@ -163,4 +167,168 @@ Test(hostile, a_stripped_program_without_code_symbols)
     free(prog);
     free(strip);
     free(cp);
+}
+
+/* --- bombs and endless inputs ---------------------------------------------- */
+
+/* The shell line that runs ptprof ARGS (a string for sh -c): under a
+ * 512 MiB address-space cap when this build can start under one (not with
+ * AddressSanitizer, which reserves terabytes). */
+static char *capped(const char *args)
+{
+    char *exe = build_ptprof(), *sh = test_need_tool("sh"), *probe = NULL, *line = NULL;
+    cr_assert_geq(asprintf(&probe, "ulimit -v 524288 && exec '%s' --version", exe), 0);
+    struct spawn_result res;
+    spawn_run(&(struct spawn_opts){.argv = (const char *[]){sh, "-c", probe, NULL}}, &res);
+    bool can_cap = spawn_exit_code(res.status) == 0;
+    spawn_result_free(&res);
+    cr_assert_geq(asprintf(&line, "(%sexec '%s' %s)", can_cap ? "ulimit -v 524288 && " : "", exe,
+                           args),
+                  0);
+    free(probe);
+    free(sh);
+    free(exe);
+    return line;
+}
+
+/* sh -c SCRIPT must end with exit 2 within 60 s, its stderr holding each
+ * of WANT (NULL-terminated) and no sanitizer report. */
+static void expect_refused(const char *script, const char *const *want)
+{
+    char *sh = test_need_tool("sh");
+    struct spawn_result res;
+    spawn_run(
+        &(struct spawn_opts){.argv = (const char *[]){sh, "-c", script, NULL}, .timeout_s = 60},
+        &res);
+    cr_expect_eq(spawn_exit_code(res.status), 2, "%s: " RUN_FMT, script, RUN_ARGS(&res));
+    for (size_t i = 0; want[i]; i++)
+        cr_expect_not_null(strstr(res.err, want[i]), "%s: no '%s' in: %s", script, want[i],
+                           res.err);
+    cr_expect_null(strstr(res.err, "out of memory"), "%s: %s", script, res.err);
+    expect_no_sanitizer_report(&res, script);
+    spawn_result_free(&res);
+    free(sh);
+}
+
+Test(hostile, bombs_and_endless_inputs_stop_early)
+{
+    char *info_zero = capped("info /dev/zero"), *gz = NULL, *zst = NULL, *native = NULL;
+    expect_refused(info_zero, (const char *[]){"/dev/zero: offset 0:", "zero bytes", NULL});
+
+    /* 2 GiB of zeros, gzip-compressed on the fly into a pipe. */
+    char *info_stdin = capped("info -");
+    cr_assert_geq(asprintf(&gz, "head -c 2147483648 /dev/zero | gzip -1 | %s", info_stdin), 0);
+    expect_refused(gz, (const char *[]){"<stdin>: decompressed offset 0:", "zero bytes", NULL});
+
+    /* A small zstd file of 2 GiB of zeros. */
+    char *bomb = path_in("bomb.zst"), *report_bomb = NULL;
+    cr_assert_geq(asprintf(&report_bomb, "report '%s'", bomb), 0);
+    char *run_bomb = capped(report_bomb);
+    cr_assert_geq(
+        asprintf(&zst, "head -c 2147483648 /dev/zero | zstd -q -1 -c > '%s' && %s", bomb, run_bomb),
+        0);
+    expect_refused(zst, (const char *[]){bomb, "decompressed offset 0:", NULL});
+
+    /* A real profile's header, then endless zeros: no profile at all. */
+    char *prof = path_in("true.prof");
+    struct spawn_result res;
+    ptprof(&res, (const char *[]){"record", "-f", "1", "-o", prof, "--", "/bin/true", NULL}, 60);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "record: " RUN_FMT, RUN_ARGS(&res));
+    spawn_result_free(&res);
+    char *report_stdin = capped("report -");
+    cr_assert_geq(
+        asprintf(&native, "(head -c 16 '%s'; cat /dev/zero) | zstd -q -1 | %s", prof, report_stdin),
+        0);
+    expect_refused(native, (const char *[]){"<stdin>: offset 16:", "type 0", NULL});
+
+    free(info_zero);
+    free(info_stdin);
+    free(report_bomb);
+    free(run_bomb);
+    free(report_stdin);
+    free(bomb);
+    free(prof);
+    free(gz);
+    free(zst);
+    free(native);
+}
+
+/* --- files no reader claims ------------------------------------------------- */
+
+static char *write_in(const char *name, const void *data, size_t len)
+{
+    char *p = path_in(name);
+    FILE *f = fopen(p, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(data, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+    return p;
+}
+
+static void expect_message(const char *file, const char *const *want, const char *const * not )
+{
+    struct spawn_result res;
+    ptprof(&res, (const char *[]){"report", file, NULL}, 60);
+    cr_expect_eq(spawn_exit_code(res.status), 2, "report %s: " RUN_FMT, file, RUN_ARGS(&res));
+    for (size_t i = 0; want[i]; i++)
+        cr_expect_not_null(strstr(res.err, want[i]), "%s: no '%s' in: %s", file, want[i], res.err);
+    for (size_t i = 0; not &&not [i]; i++)
+        cr_expect_null(strstr(res.err, not [i]), "%s: '%s' in: %s", file, not [i], res.err);
+    expect_no_sanitizer_report(&res, file);
+    spawn_result_free(&res);
+}
+
+Test(hostile, unclaimed_files_get_their_own_formats_error)
+{
+    /* Folded stacks with one bad line: the folded reader names the line. */
+    static const char folded[] = "main;work;hot 70\nmain;work;cold 30\nmain;this line is bad\n";
+    char *f = write_in("bad.folded", folded, sizeof(folded) - 1), *want_line = NULL;
+    cr_assert_geq(asprintf(&want_line, "%s:3:", f), 0);
+    expect_message(f, (const char *[]){want_line, NULL}, (const char *[]){"PMU", NULL});
+
+    /* A pprof file whose first field is damaged: the pprof reader's offset. */
+    char *prof = path_in("rec.prof"), *pb = path_in("rec.pb.gz");
+    struct spawn_result res;
+    ptprof(&res,
+           (const char *[]){"record", "-f", "500", "-o", prof, "--", "/bin/sh", "-c",
+                            "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done", NULL},
+           60);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "record: " RUN_FMT, RUN_ARGS(&res));
+    spawn_result_free(&res);
+    ptprof(&res, (const char *[]){"convert", prof, "-o", pb, "--to", "pprof", NULL}, 60);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "convert: " RUN_FMT, RUN_ARGS(&res));
+    spawn_result_free(&res);
+    char *gzip = test_need_tool("gzip");
+    spawn_run(&(struct spawn_opts){.argv = (const char *[]){gzip, "-dc", pb, NULL}}, &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "gzip -dc: %s", res.err);
+    cr_assert_gt(res.out_len, 64);
+    cr_assert_eq((unsigned char)res.out[0], 0x0a, "pprof starts with its sample types");
+    res.out[1] = 0x7f; /* the first sample type's length: past its end */
+    char *damaged = write_in("damaged.pb", res.out, res.out_len);
+    spawn_result_free(&res);
+    expect_message(damaged, (const char *[]){"damaged.pb: offset ", "ValueType", NULL},
+                   (const char *[]){"PMU", NULL});
+
+    /* perf.data: named, with the way to read it. */
+    unsigned char perfdata[512] = "PERFILE2";
+    perfdata[8] = 0x68;
+    char *pd = write_in("perf.data", perfdata, sizeof(perfdata)), *how = NULL;
+    cr_assert_geq(asprintf(&how, "perf script -i %s | ptprof report -", pd), 0);
+    expect_message(pd, (const char *[]){"perf.data file", how, NULL},
+                   (const char *[]){"trailing garbage", NULL});
+
+    /* Text of no kind, and noise: resembles nothing. */
+    static const char prose[] = "Dear reader,\nthis is a letter, not a profile.\n";
+    char *letter = write_in("letter.txt", prose, sizeof(prose) - 1);
+    expect_message(letter, (const char *[]){"offset 0: not a profile", NULL}, NULL);
+
+    free(f);
+    free(want_line);
+    free(prof);
+    free(pb);
+    free(gzip);
+    free(damaged);
+    free(pd);
+    free(how);
+    free(letter);
 }
