@@ -36,27 +36,23 @@ static void keep_head(struct profile_file *f, const unsigned char *d, size_t n)
         memcpy(f->head, d, f->head_len);
 }
 
-int profile_file_read(const char *path, struct profile_file *f)
+/* Open IN as F: a native stream stays open, anything else is read whole
+ * (at most MAX_LEN bytes).  IN belongs to F from here. */
+static int read_stream(struct instream *in, size_t max_len, struct profile_file *f)
 {
-    memset(f, 0, sizeof(*f));
-    struct instream *in = instream_open(path);
-    if (!in)
-        return -1;
     f->name = xstrdup(instream_name(in));
     f->raw.compression = instream_compression(in);
-    instream_limit_zero_run(in, ZERO_RUN_MAX);
+    /* No limit yet: these few bytes decode at most one piece. */
     const unsigned char *d;
     size_t n = instream_peek(in, 8, &d);
     if (native_is_native(d, n)) {
         /* Read record by record by profile_parse(): memory follows what
          * the profile holds, and damage stops the reading there. */
-        instream_limit_zero_run(in, 0);
         keep_head(f, d, instream_peek(in, sizeof(f->head), &d));
         f->in = in;
         return 0;
     }
-    if (gmon_detect(d, n))
-        instream_limit_zero_run(in, GMON_ZERO_RUN_MAX);
+    instream_limit_zero_run(in, gmon_detect(d, n) ? GMON_ZERO_RUN_MAX : ZERO_RUN_MAX);
     /* Everything else is parsed whole: first make sure the first bytes
      * could start a profile at all, so that an endless input that looks
      * like none is refused before it is read. */
@@ -72,7 +68,7 @@ int profile_file_read(const char *path, struct profile_file *f)
             return -1;
         }
     }
-    int rc = slurp_stream(in, SLURP_DEFAULT_MAX, &f->raw);
+    int rc = slurp_stream(in, max_len, &f->raw);
     instream_close(in);
     if (rc != 0) {
         profile_file_free(f);
@@ -80,6 +76,20 @@ int profile_file_read(const char *path, struct profile_file *f)
     }
     keep_head(f, f->raw.data, f->raw.len);
     return 0;
+}
+
+int profile_file_read(const char *path, struct profile_file *f)
+{
+    memset(f, 0, sizeof(*f));
+    struct instream *in = instream_open(path);
+    return in ? read_stream(in, SLURP_DEFAULT_MAX, f) : -1;
+}
+
+int profile_file_read_memory(const char *name, const void *data, size_t len, size_t max_len,
+                             struct profile_file *f)
+{
+    memset(f, 0, sizeof(*f));
+    return read_stream(instream_open_memory(name, data, len), max_len, f);
 }
 
 int profile_file_hold(struct profile_file *f)

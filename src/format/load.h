@@ -65,6 +65,11 @@ struct profile_file {
 };
 
 int profile_file_read(const char *path, struct profile_file *f);
+/* The same for content in memory (kept alive until profile_file_free),
+ * named NAME, the formats read whole limited to MAX_LEN bytes: for tests
+ * and the fuzz target. */
+int profile_file_read_memory(const char *name, const void *data, size_t len, size_t max_len,
+                             struct profile_file *f);
 /* Read a native stream whole into RAW (nothing to do for other formats). */
 int profile_file_hold(struct profile_file *f);
 /* Decompressed bytes read so far: all of them once parsed. */

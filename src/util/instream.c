@@ -473,8 +473,13 @@ void instream_close(struct instream *s)
 void instream_limit_zero_run(struct instream *s, size_t max)
 {
     s->zero_max = max;
-    if (!max || s->finish != INSTREAM_MORE)
+    if (!max || s->finish != INSTREAM_MORE) {
         s->ready = s->end;
+        return;
+    }
+    /* Zeros decoded but not consumed are held back again. */
+    s->ready = s->start;
+    hold_zero_run(s, s->start);
 }
 
 size_t instream_peek(struct instream *s, size_t n, const unsigned char **data)

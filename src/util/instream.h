@@ -63,7 +63,9 @@ struct instream *instream_open_memory(const char *name, const void *data, size_t
 void instream_close(struct instream *s);
 
 /* Refuse a run of more than MAX zero bytes as damage; 0 lifts the limit.
- * Zero bytes held back waiting for the run to end count towards it. */
+ * Zero bytes held back waiting for the run to end count towards it, and
+ * so do those decoded but not yet consumed when the limit is set (so a
+ * reader may peek at a magic number first, and choose the limit by it). */
 void instream_limit_zero_run(struct instream *s, size_t max);
 
 /* Up to N bytes from the current position, not consumed: *DATA points at
