@@ -48,7 +48,8 @@ static int read_stream(struct instream *in, size_t max_len, struct profile_file 
     if (native_is_native(d, n)) {
         /* Read record by record by profile_parse(): memory follows what
          * the profile holds, and damage stops the reading there. */
-        keep_head(f, d, instream_peek(in, sizeof(f->head), &d));
+        n = instream_peek(in, sizeof(f->head), &d); /* may move the bytes: D anew */
+        keep_head(f, d, n);
         f->in = in;
         return 0;
     }
