@@ -361,6 +361,9 @@ static void hold_zero_run(struct instream *s, size_t from)
         s->ready = i;
     if (s->end - s->ready <= s->zero_max)
         return;
+    if (s->finish == INSTREAM_DAMAGED || s->finish == INSTREAM_FAILED)
+        return;                /* the decoder's own damage came first */
+    s->finish = INSTREAM_MORE; /* a clean end does not excuse the run */
     char size[32];
     describe_size(s->zero_max, size, sizeof(size));
     uint64_t at = s->out_offset + (s->ready - s->start);
