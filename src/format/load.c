@@ -60,8 +60,9 @@ static int read_stream(struct instream *in, size_t max_len, struct profile_file 
     n = instream_peek(in, PROFILE_HEAD_SIZE, &d);
     bool whole = n < PROFILE_HEAD_SIZE;
     if (n && !gmon_detect(d, n) && !gperftools_detect(d, n, NULL)) {
+        /* perf.data is read on: a reader of it may claim it below. */
         enum resemblance r = profile_resemblance(d, n, whole);
-        if (r == RESEMBLES_NOTHING || r == RESEMBLES_PERF_DATA) {
+        if (r == RESEMBLES_NOTHING) {
             struct profile none;
             unclaimed(f, d, n, whole, &none);
             instream_close(in);
