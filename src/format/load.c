@@ -98,9 +98,7 @@ int profile_file_hold(struct profile_file *f)
 {
     if (!f->in)
         return 0;
-    enum compression c = f->raw.compression;
     int rc = slurp_stream(f->in, SLURP_DEFAULT_MAX, &f->raw);
-    f->raw.compression = c;
     instream_close(f->in);
     f->in = NULL;
     return rc;
