@@ -2,10 +2,14 @@
  * native_read.c - reader half of native.h (docs/format.md), and the
  * record-by-record dump that `ptprof dump` prints.
  *
- * Three layers, so that loading and dumping agree on what is damage:
+ * Records come one at a time from a stream (util/instream.h): a file, a
+ * pipe or memory, decompressed as read.  Nothing after the record being
+ * read is decoded, so damage ends the reading, and a known record is held
+ * only while it is applied.  Three layers, so that loading and dumping
+ * agree on what is damage:
  *  - the decoder turns one record into a typed view pointing into the
- *    input, after checking every field, string and array against the
- *    record's own length;
+ *    stream's buffer, after checking every field, string and array against
+ *    the record's own length;
  *  - the validator checks what a record says about earlier ones (ids in
  *    order, references to records already read, depth and expansion
  *    limits) keeping only counters and small id tables;
