@@ -182,9 +182,8 @@ static char *capped(const char *args)
     spawn_run(&(struct spawn_opts){.argv = (const char *[]){sh, "-c", probe, NULL}}, &res);
     bool can_cap = spawn_exit_code(res.status) == 0;
     spawn_result_free(&res);
-    cr_assert_geq(asprintf(&line, "(%sexec '%s' %s)", can_cap ? "ulimit -v 524288 && " : "", exe,
-                           args),
-                  0);
+    cr_assert_geq(
+        asprintf(&line, "(%sexec '%s' %s)", can_cap ? "ulimit -v 524288 && " : "", exe, args), 0);
     free(probe);
     free(sh);
     free(exe);
