@@ -167,6 +167,8 @@ static int load_input(const char *path, const struct convert_format *from, struc
     int rc;
     if (!from || strcmp(profile_file_format(&f), from->name) == 0) {
         rc = profile_parse(&f, p);
+    } else if (profile_file_hold(&f) != 0) {
+        rc = -1;
     } else if (f.raw.truncated) {
         /* Forced readers take no damaged input: say where it broke. */
         pt_err("%s", f.raw.error);

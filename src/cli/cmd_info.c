@@ -79,13 +79,13 @@ static void print_format(const struct profile_file *f)
         {"gperftools", "gperftools CPU profile"},
         {"gmon", "gmon.out (gprof)"},
     };
-    const unsigned char *d = f->raw.data;
+    const unsigned char *d = f->head;
     const char *format = profile_file_format(f);
     const char *text = format;
     for (size_t i = 0; i < sizeof(described) / sizeof(described[0]); i++)
         if (strcmp(format, described[i].name) == 0)
             text = described[i].description;
-    if (strcmp(format, "native") == 0 && f->raw.len >= 12)
+    if (strcmp(format, "native") == 0 && f->head_len >= 12)
         printf("  format:     native %u.%u", (unsigned)(d[8] | d[9] << 8),
                (unsigned)(d[10] | d[11] << 8));
     else
@@ -223,8 +223,8 @@ static void print_contents(const struct profile *p, const struct profile_file *f
         printf("  status:     TRUNCATED at offset %" PRIu64 " (recorder killed?)\n",
                p->truncated_at);
     else if (!p->has_totals)
-        printf("  status:     TRUNCATED at offset %zu (recorder killed?): no END record\n",
-               f->raw.len);
+        printf("  status:     TRUNCATED at offset %" PRIu64 " (recorder killed?): no END record\n",
+               profile_file_length(f));
     else
         printf("  status:     complete\n");
 }

@@ -609,7 +609,8 @@ static int finish_profile(struct recorder *r)
     };
     /* The raw format keeps one address space: the first process's. */
     struct map_list *seen = &first->since_exec;
-    qsort(seen->entries, seen->count, sizeof(*seen->entries), sort_by_start);
+    if (seen->count > 1) /* no maps, no array */
+        qsort(seen->entries, seen->count, sizeof(*seen->entries), sort_by_start);
     int rc = output_finish(r->out, &totals, seen);
     r->out = NULL;
     r->tracer.out = NULL; /* later events (a child's exit) go nowhere */

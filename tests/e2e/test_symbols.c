@@ -128,7 +128,13 @@ Test(symbols, program_before_a_gmon_out_names_it_as_gprof_does, .timeout = 240)
                   fns[i], fn_get(&positional, fns[i]), want, flat);
         cr_expect_float_eq(fn_get(&option, fns[i]), fn_get(&positional, fns[i]), 1e-9);
     }
-    cr_expect_gt(fn_get(&positional, "work_heavy"), 0.3, "work_heavy ran about 0.75 s");
+    /* Wall-time bound work: on a busy machine it gets less CPU, but heavy
+     * keeps about half of what the four got. */
+    double four = 0;
+    for (size_t i = 0; i < 4; i++)
+        four += fn_get(&positional, fns[i]);
+    cr_expect_gt(four, 0.05, "the four functions ran");
+    cr_expect_gt(fn_get(&positional, "work_heavy"), 0.3 * four, "work_heavy has about half");
 
     /* Every analysing command takes it: a flame graph and a conversion. */
     char *svg = test_path(dir, "f.svg"), *folded = test_path(dir, "g.folded");
