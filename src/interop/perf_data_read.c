@@ -901,7 +901,7 @@ int perf_data_load_buffer(const char *name, const void *data, size_t len, struct
     rc = 0;
 out:
     if (rc != 0) {
-        pt_err("%s: offset %zu: %s", name, r.err_at, r.err);
+        pt_err("%s: offset %zu: %s (a perf.data file)", name, r.err_at, r.err);
         profile_free(out);
         profile_init(out);
     }

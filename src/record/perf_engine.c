@@ -19,6 +19,7 @@
 #include "pmu/pmu.h"
 #include "record/engine.h"
 #include "record/group_witness.h"
+#include "record/jit_maps.h"
 #include "record/launch.h"
 #include "record/output.h"
 #include "record/perf_events.h"
@@ -319,8 +320,11 @@ static void on_exit_record(void *ctx, const struct perf_record *r)
     /* A process other than the first ends with its last thread: it is not
      * our child, so its exit status is not ours to know (no EXIT record). */
     struct process *p = process_find(&e->procs, pid);
-    if (p && pid != e->first_pid && live_threads_of(e, pid) == 0)
+    if (p && pid != e->first_pid && live_threads_of(e, pid) == 0) {
+        /* Its JIT's names outlive it until the pid is reused: now. */
+        jit_maps_capture(e->out, (uint32_t)pid, &p->maps);
         p->exited = true;
+    }
 }
 
 /* --- CPU samples ---------------------------------------------------------- */
@@ -658,6 +662,10 @@ static int finish_profile(struct engine *e)
     read_pmu(e);
     drain(e, UINT64_MAX);
     flush_entries(e, to_realtime(e, e->end_mono));
+    /* The JIT names of every process still known (the first's too). */
+    for (size_t i = 0; i < e->procs.count; i++)
+        if (!e->procs.procs[i].exited)
+            jit_maps_capture(e->out, (uint32_t)e->procs.procs[i].pid, &e->procs.procs[i].maps);
     /* Attached, we are not its parent: its status is not ours to know. */
     if (e->first_exited && !e->opts->attach_pid)
         output_exit(e->out, (uint32_t)e->first_pid, to_realtime(e, e->end_mono), e->first_status);
