@@ -13,11 +13,10 @@
  * goes to the format it most resembles (resemble.h: the original raw
  * format, pperf.h, for a binary file whose header counts fit), so a
  * damaged file gets its own format's error, and a perf.data of perf's first
- * version (PERFFILE) is named as such with the way to read it.  A text format whose compressed stream is
- * damaged loads up to its last whole line, as truncated.  It returns 0
- * with OUT filled, or -1 after one message naming the file (and the offset
- * where the reader stopped); OUT is then empty, and profile_free() is
- * harmless either way.
+ * version (PERFFILE) is named as such with the way to read it.  A text format whose compressed
+ * stream is damaged loads up to its last whole line, as truncated.  It returns 0 with OUT filled,
+ * or -1 after one message naming the file (and the offset where the reader stopped); OUT is then
+ * empty, and profile_free() is harmless either way.
  *
  * Memory follows the content, not the file: a native profile is read
  * record by record from the (decompressing) stream, so a reader that meets
