@@ -560,8 +560,10 @@ Test(report_cli, the_mean_of_two_runs_and_their_comparison, .timeout = 180)
 /* --- energy on a simulated RAPL tree -------------------------------------------- */
 
 #define DOMAIN "intel-rapl:0"
-#define STEP_UJ 50000u /* per 10 ms tick: 5 W */
-#define TICK_NS 10000000L
+/* 5 W in steps of a millisecond: the profile reads the counter every
+ * 5 ms, and coarser steps would make an interval's energy 0 or double. */
+#define STEP_UJ 5000u /* per 1 ms tick: 5 W */
+#define TICK_NS 1000000L
 
 struct advancer {
     struct fake_powercap *fp;
