@@ -8,6 +8,7 @@
 #include "interop/folded.h"
 #include "interop/gmon.h"
 #include "interop/gperftools.h"
+#include "interop/perf_data.h"
 #include "interop/perf_script.h"
 #include "interop/pperf.h"
 #include "interop/pprof.h"
@@ -121,6 +122,8 @@ const char *profile_file_format(const struct profile_file *f)
 {
     if (f->in || native_is_native(f->raw.data, f->raw.len))
         return "native";
+    if (perf_data_detect(f->raw.data, f->raw.len))
+        return "perf-data";
     if (gmon_detect(f->raw.data, f->raw.len))
         return "gmon";
     if (gperftools_detect(f->raw.data, f->raw.len, NULL))
@@ -174,6 +177,14 @@ int profile_parse(const struct profile_file *f, struct profile *out)
             }
         }
         return 0;
+    }
+    if (perf_data_detect(f->raw.data, f->raw.len)) {
+        /* Its header's sections describe the whole file. */
+        if (f->raw.truncated) {
+            pt_err("%s", f->raw.error);
+            return -1;
+        }
+        return perf_data_load_buffer(f->name, f->raw.data, f->raw.len, out);
     }
     if (gperftools_detect(f->raw.data, f->raw.len, NULL)) {
         /* Without its trailer a prefix is not a profile: say where the
@@ -233,8 +244,9 @@ static int unclaimed(const struct profile_file *f, const void *data, size_t len,
     profile_init(out);
     switch (profile_resemblance(data, len, whole)) {
     case RESEMBLES_PERF_DATA:
-        pt_err("%s: offset 0: a perf.data file (perf record's own format), which ptprof reads "
-               "as text: perf script -i %s | ptprof report -",
+        /* PERFILE2 is read above: this is version 1's PERFFILE. */
+        pt_err("%s: offset 0: a perf.data file of perf's first version (PERFFILE), which ptprof "
+               "does not read: perf script -i %s | ptprof report -",
                f->name, f->name);
         return -1;
     case RESEMBLES_PERF_SCRIPT:
@@ -255,8 +267,8 @@ static int unclaimed(const struct profile_file *f, const void *data, size_t len,
     if (len == 0)
         pt_err("%s: the file is empty: no profile in it", f->name);
     else
-        pt_err("%s: offset 0: not a profile in a format ptprof reads (native, pperf, gperftools, "
-               "gmon.out, pprof, perf script, folded stacks)",
+        pt_err("%s: offset 0: not a profile in a format ptprof reads (native, pperf, perf.data, "
+               "gperftools, gmon.out, pprof, perf script, folded stacks)",
                f->name);
     return -1;
 }

@@ -4,19 +4,19 @@
  * Contract: profile_load() reads PATH ("-" is standard input, named
  * "<stdin>" in messages), decompresses gzip, bzip2 or zstd recognised by
  * their magic bytes, and decides the format by content, never by name: the
- * native magic selects the native reader (native.h), "gmon" gprof's
+ * native magic selects the native reader (native.h), "PERFILE2" perf's
+ * perf.data (perf_data.h), "gmon" gprof's
  * gmon.out (gmon.h: the executable is then the map "a.out"), then
  * gperftools' header (gperftools.h), pprof's profile.proto (pprof.h: a
  * well-formed protobuf with pprof's string table), the text of `perf script`
  * (perf_script.h) and folded stacks (folded.h); content no detector claims
  * goes to the format it most resembles (resemble.h: the original raw
  * format, pperf.h, for a binary file whose header counts fit), so a
- * damaged file gets its own format's error, and perf.data is named as such
- * with the way to read it.  A text format whose compressed stream is
- * damaged loads up to its last whole line, as truncated.  It returns 0
- * with OUT filled, or -1 after one message naming the file (and the offset
- * where the reader stopped); OUT is then empty, and profile_free() is
- * harmless either way.
+ * damaged file gets its own format's error, and a perf.data of perf's first
+ * version (PERFFILE) is named as such with the way to read it.  A text format whose compressed
+ * stream is damaged loads up to its last whole line, as truncated.  It returns 0 with OUT filled,
+ * or -1 after one message naming the file (and the offset where the reader stopped); OUT is then
+ * empty, and profile_free() is harmless either way.
  *
  * Memory follows the content, not the file: a native profile is read
  * record by record from the (decompressing) stream, so a reader that meets
@@ -75,9 +75,9 @@ int profile_file_hold(struct profile_file *f);
 /* Decompressed bytes read so far: all of them once parsed. */
 uint64_t profile_file_length(const struct profile_file *f);
 void profile_file_free(struct profile_file *f);
-/* "native", "gmon", "gperftools", "pprof", "perf-script", "folded", or for
- * content no detector claims what it most resembles ("pperf",
- * "perf.data", ..., "unknown"). */
+/* "native", "perf-data", "gmon", "gperftools", "pprof", "perf-script",
+ * "folded", or for content no detector claims what it most resembles
+ * ("pperf", "perf.data", ..., "unknown"). */
 const char *profile_file_format(const struct profile_file *f);
 int profile_parse(const struct profile_file *f, struct profile *out);
 int profile_load(const char *path, struct profile *out);

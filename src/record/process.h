@@ -55,6 +55,18 @@ bool process_refresh_maps(struct process *p, struct output *out, uint64_t time_n
 void process_exec(struct process *p);
 bool process_knows_pc(const struct process *p, uint64_t pc);
 
+/* Report the mapping E of P as a MAP record at TIME_NS: an executable
+ * file mapping with its ELF build-id (read once per file). */
+void process_report_map(const struct process *p, const struct map_entry *e, struct output *out,
+                        uint64_t time_ns);
+/* --pid PID names a process (not one of its threads): 0, or -1 after a
+ * message. */
+int process_check_attachable(pid_t pid);
+/* Copy [START, END) of P's memory (at most 1 MiB) into an IMAGE named NAME
+ * (the [vdso]); false when it cannot be read. */
+bool process_capture_image(struct process *p, uint64_t start, uint64_t end, const char *name,
+                           struct output *out);
+
 /* The thread group and parent of TID from /proc/TID/status; -1 if gone. */
 int proc_status_ids(pid_t tid, pid_t *tgid, pid_t *ppid);
 /* /proc/PID/task/TID/comm into BUF ("" when unreadable). */

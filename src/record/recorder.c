@@ -16,6 +16,7 @@
 #include "record/output.h"
 #include "record/priority.h"
 #include "record/profiler_signals.h"
+#include "record/record_meta.h"
 #include "record/regs.h"
 #include "record/stack.h"
 #include "record/tracer.h"
@@ -49,6 +50,7 @@
 
 struct recorder {
     const struct record_options *opts;
+    const struct engine_choice *engine;
     struct tracer tracer;
     struct pmu_source *pmu;
     double *pmu_values;
@@ -570,6 +572,7 @@ static uint64_t ideal_samples(const struct recorder *r)
 static void print_summary(const struct recorder *r)
 {
     double wall = (double)(r->end_mono - r->start_mono) / 1e9;
+    fprintf(stderr, "[debug] engine:      ptrace (%s)\n", r->engine->reason);
     fprintf(stderr, "[debug] wall time:   %.6f s\n", wall);
     fprintf(stderr, "[debug] latency:     %.6f s total, %.2f us per sample\n",
             (double)r->latency_ns / 1e9,
@@ -656,36 +659,7 @@ static void run_loop(struct recorder *r)
 
 static void write_meta(struct recorder *r)
 {
-    const struct record_options *o = r->opts;
-    char buf[4096];
-    size_t len = 0;
-    for (char **a = o->argv; a && *a && len < sizeof(buf) - 1; a++) {
-        bool quote = (*a)[0] == '\0' || strpbrk(*a, " \t\n'\"\\$`;&|<>()*?[]#~") != NULL;
-        len += (size_t)snprintf(buf + len, sizeof(buf) - len, quote ? "%s'%s'" : "%s%s",
-                                len ? " " : "", *a);
-    }
-    if (o->attach_pid)
-        proc_cmdline(o->attach_pid, buf, sizeof(buf));
-    output_meta(r->out, "command", buf);
-    struct utsname u;
-    if (uname(&u) == 0) {
-        output_meta(r->out, "host", u.nodename);
-        snprintf(buf, sizeof(buf), "%s %s %s", u.sysname, u.release, u.machine);
-        output_meta(r->out, "kernel", buf);
-    }
-    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)realtime_ns());
-    output_meta(r->out, "start_time", buf);
-    snprintf(buf, sizeof(buf), "%g", o->frequency);
-    output_meta(r->out, "frequency", buf);
-    static const char *const modes[] = {"none", "fp", "dwarf"};
-    output_meta(r->out, "stacks", modes[o->stack_mode]);
-    snprintf(buf, sizeof(buf), "%zu", o->stack_size);
-    output_meta(r->out, "stack_size", buf);
-    snprintf(buf, sizeof(buf), "%d", (int)r->tracer.first_pid);
-    output_meta(r->out, "pid", buf);
-    output_meta(r->out, "ptprof_version", PTPROF_VERSION);
-    if (o->attach_pid)
-        output_meta(r->out, "attached", "1");
+    record_meta_write(r->out, r->opts, r->tracer.first_pid, r->engine);
 }
 
 static int start_target(struct recorder *r)
@@ -697,8 +671,15 @@ static int start_target(struct recorder *r)
 
 int record_run(const struct record_options *opts)
 {
-    struct recorder r = {.opts = opts, .timer_fd = -1, .signal_fd = -1};
-    int rc = PT_EXIT_USAGE;
+    struct engine_choice engine;
+    int rc = engine_choose(opts, &engine);
+    if (rc != 0)
+        return rc;
+    if (engine.engine == ENGINE_PERF)
+        return perf_engine_ops.run(opts, &engine);
+
+    struct recorder r = {.opts = opts, .engine = &engine, .timer_fd = -1, .signal_fd = -1};
+    rc = PT_EXIT_USAGE;
 
     /* Everything that can fail for the user's reasons fails before the
      * target exists. */

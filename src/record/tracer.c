@@ -422,15 +422,8 @@ static int seize_new_threads(struct tracer *t, size_t proc, unsigned long option
 
 int tracer_attach(struct tracer *t, pid_t pid)
 {
-    pid_t tgid = pid, ppid = 0;
-    if (proc_status_ids(pid, &tgid, &ppid) != 0) {
-        pt_err("no process %d", (int)pid);
+    if (process_check_attachable(pid) != 0)
         return PT_EXIT_USAGE;
-    }
-    if (tgid != pid) {
-        pt_err("%d is a thread of process %d; attach to the process", (int)pid, (int)tgid);
-        return PT_EXIT_USAGE;
-    }
     unsigned long options = trace_options();
     if (ptrace(PTRACE_SEIZE, pid, 0, options) != 0) {
         pt_err("cannot attach to %d: %s%s", (int)pid, strerror(errno),

@@ -4,7 +4,9 @@
  * report's inclusive share of every work function must be within 1.5
  * percentage points of what the workload measured, for one and four
  * threads, the frame-pointer build with -g fp and -g dwarf, and the
- * -O2 -fomit-frame-pointer build with -g dwarf.
+ * -O2 -fomit-frame-pointer build with -g dwarf, with either recording
+ * engine (engines.h).  A "sample" is what the recorder counts: a tick that
+ * stopped every thread (ptrace), or a thread's period of CPU time (perf).
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engines.h"
 #include "record_native.h"
 #include "test_record_common.h"
 
@@ -124,8 +127,8 @@ static void report_shares(const char *profile, double *pct)
 /* Record WORKLOAD THREADS SECONDS with -g MODE into R (a fresh directory),
  * the workload's truth going to TRUTH_PATH (allocated).  Returns the
  * profile's number of samples. */
-static size_t record_once(struct recording *r, const char *workload, const char *mode, int threads,
-                          double seconds, char **truth_path)
+static size_t record_once(struct recording *r, const char *engine, const char *workload,
+                          const char *mode, int threads, double seconds, char **truth_path)
 {
     memset(r, 0, sizeof(*r));
     profile_init(&r->prof);
@@ -139,8 +142,8 @@ static size_t record_once(struct recording *r, const char *workload, const char 
     snprintf(nthreads, sizeof(nthreads), "%d", threads);
     snprintf(secs, sizeof(secs), "%.1f", seconds);
 
-    const char *argv[] = {ptprof,  "record", "-g", mode,     "-f", FREQ, "-o",
-                          r->path, "--",     prog, nthreads, secs, NULL};
+    const char *argv[] = {ptprof, "record", "--engine", engine, "-g",     mode, "-f", FREQ,
+                          "-o",   r->path,  "--",       prog,   nthreads, secs, NULL};
     const char *env[] = {env_truth, NULL};
     run_argv(&r->run, argv, env, NULL, seconds * 4 + 30);
     cr_assert_eq(spawn_exit_code(r->run.status), 0, "ptprof record\n" RUN_FMT, RUN_ARGS(&r->run));
@@ -148,14 +151,15 @@ static size_t record_once(struct recording *r, const char *workload, const char 
     free(env_truth);
     free(ptprof);
     free(prog);
-    return r->prof.nsamples;
+    return r->prof.totals.samples;
 }
 
-static void check_accuracy(const char *workload, const char *mode, int threads, double seconds)
+static void check_accuracy(const char *engine, const char *workload, const char *mode, int threads,
+                           double seconds)
 {
     struct recording r;
     char *truth_path = NULL;
-    size_t nsamples = record_once(&r, workload, mode, threads, seconds, &truth_path);
+    size_t nsamples = record_once(&r, engine, workload, mode, threads, seconds, &truth_path);
     if (nsamples < MIN_SAMPLES) {
         /* The rate this run achieved says how long the next one needs. */
         double longer = seconds * (MIN_SAMPLES * 1.4) / (double)(nsamples ? nsamples : 1);
@@ -165,7 +169,7 @@ static void check_accuracy(const char *workload, const char *mode, int threads, 
         recording_free(&r);
         free(truth_path);
         seconds = longer;
-        nsamples = record_once(&r, workload, mode, threads, seconds, &truth_path);
+        nsamples = record_once(&r, engine, workload, mode, threads, seconds, &truth_path);
     }
     cr_assert_geq(nsamples, MIN_SAMPLES, "%s -g %s, %d threads: %zu samples in %.1f s", workload,
                   mode, threads, nsamples, seconds);
@@ -175,46 +179,47 @@ static void check_accuracy(const char *workload, const char *mode, int threads, 
     report_shares(r.path, got);
     for (int f = 0; f < NFUNCS; f++) {
         double err = got[f] - truth[f];
-        cr_log_info("%s -g %s, %d threads, %zu samples: %-11s true %6.2f%%  reported %6.2f%%  "
-                    "error %+.2f points",
-                    workload, mode, threads, nsamples, funcs[f], truth[f], got[f], err);
+        cr_log_info("%s engine, %s -g %s, %d threads, %zu samples: %-11s true %6.2f%%  "
+                    "reported %6.2f%%  error %+.2f points",
+                    engine, workload, mode, threads, nsamples, funcs[f], truth[f], got[f], err);
     }
     for (int f = 0; f < NFUNCS; f++)
         cr_expect_leq(fabs(got[f] - truth[f]), MAX_ERROR_POINTS,
-                      "%s -g %s, %d threads, %zu samples: %s has %.2f%% of the work functions' "
-                      "total, the workload measured %.2f%% (error %+.2f points, at most %.1f)",
-                      workload, mode, threads, nsamples, funcs[f], got[f], truth[f],
+                      "%s engine, %s -g %s, %d threads, %zu samples: %s has %.2f%% of the work "
+                      "functions' total, the workload measured %.2f%% (error %+.2f points, at "
+                      "most %.1f)",
+                      engine, workload, mode, threads, nsamples, funcs[f], got[f], truth[f],
                       got[f] - truth[f], MAX_ERROR_POINTS);
     recording_free(&r);
     free(truth_path);
 }
 
-Test(accuracy, fp_build_fp_stacks_1_thread, .timeout = 200)
+ENGINE_TEST(accuracy, fp_build_fp_stacks_1_thread, .timeout = 200)
 {
-    check_accuracy("shares", "fp", 1, 6);
+    check_accuracy(engine_p->name, "shares", "fp", 1, 6);
 }
 
-Test(accuracy, fp_build_dwarf_stacks_1_thread, .timeout = 200)
+ENGINE_TEST(accuracy, fp_build_dwarf_stacks_1_thread, .timeout = 200)
 {
-    check_accuracy("shares", "dwarf", 1, 6);
+    check_accuracy(engine_p->name, "shares", "dwarf", 1, 6);
 }
 
-Test(accuracy, nofp_build_dwarf_stacks_1_thread, .timeout = 200)
+ENGINE_TEST(accuracy, nofp_build_dwarf_stacks_1_thread, .timeout = 200)
 {
-    check_accuracy("shares-nofp", "dwarf", 1, 6);
+    check_accuracy(engine_p->name, "shares-nofp", "dwarf", 1, 6);
 }
 
-Test(accuracy, fp_build_fp_stacks_4_threads, .timeout = 200)
+ENGINE_TEST(accuracy, fp_build_fp_stacks_4_threads, .timeout = 200)
 {
-    check_accuracy("shares", "fp", 4, 10);
+    check_accuracy(engine_p->name, "shares", "fp", 4, 10);
 }
 
-Test(accuracy, fp_build_dwarf_stacks_4_threads, .timeout = 200)
+ENGINE_TEST(accuracy, fp_build_dwarf_stacks_4_threads, .timeout = 200)
 {
-    check_accuracy("shares", "dwarf", 4, 10);
+    check_accuracy(engine_p->name, "shares", "dwarf", 4, 10);
 }
 
-Test(accuracy, nofp_build_dwarf_stacks_4_threads, .timeout = 200)
+ENGINE_TEST(accuracy, nofp_build_dwarf_stacks_4_threads, .timeout = 200)
 {
-    check_accuracy("shares-nofp", "dwarf", 4, 10);
+    check_accuracy(engine_p->name, "shares-nofp", "dwarf", 4, 10);
 }

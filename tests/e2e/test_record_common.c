@@ -1,5 +1,7 @@
 /* test_record_common.c - see test_record_common.h. */
 #include "test_record_common.h"
+#include "engines.h"
+#include "format/load.h"
 
 #include <criterion/criterion.h>
 #include <elf.h>
@@ -138,4 +140,25 @@ int count_lines(const char *text)
     if (*text && text[strlen(text) - 1] != '\n')
         n++;
     return n;
+}
+
+const char *record_format_for(const char *engine)
+{
+    return engine_is_perf(engine) ? "native" : "pperf";
+}
+
+void load_engine_profile(const char *engine, const char *path, struct profile *out)
+{
+    if (!engine_is_perf(engine)) {
+        struct pperf_profile raw;
+        load_valid_profile(path, &raw);
+        pperf_free(&raw);
+    }
+    cr_assert_eq(profile_load(path, out), 0, "profile_load(%s) rejected what the %s engine wrote",
+                 path, engine);
+    cr_assert(out->has_totals, "%s: the %s engine did not finish its profile", path, engine);
+    cr_assert_leq(out->totals.latency_ns, out->totals.wall_ns, "%s: latency above wall time", path);
+    for (size_t i = 1; i < out->nsamples; i++)
+        cr_assert_geq(out->samples[i].time_ns, out->samples[i - 1].time_ns,
+                      "%s: sample %zu is earlier than the one before (%s engine)", path, i, engine);
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/profile.h"
 #include "interop/pperf.h"
 #include "symbol/elf_symtab.h"
 #include "../lib/spawn.h"
@@ -17,6 +18,18 @@
 /* "ptprof record" writing the original raw format, which these tests read
  * with pperf_load() (the native format is record's default). */
 #define RECORD_PPERF "record", "--format", "pperf"
+
+/* "ptprof record" with ENGINE ("perf" or "ptrace", engines.h): the ptrace
+ * engine writes the original raw format as these suites always had it
+ * (that format is the ptrace engine's alone), the perf engine the native
+ * one. */
+#define RECORD_WITH(engine) "record", "--engine", (engine), "--format", record_format_for(engine)
+const char *record_format_for(const char *engine);
+
+/* Load what RECORD_WITH(ENGINE) wrote into OUT, failing the test unless it
+ * is well-formed: the original format passes load_valid_profile() first;
+ * either way latency <= wall time and sample times never go back. */
+void load_engine_profile(const char *engine, const char *path, struct profile *out);
 
 /* Run ARGV (NULL-terminated) with ENV changes (may be NULL) in CWD (may be
  * NULL), failing the test if it outlives TIMEOUT_S. */

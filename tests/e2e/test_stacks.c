@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 
 #include "profile_query.h"
+#include "engines.h"
 #include "record_native.h"
 
 #define MAX_FRAMES 128
@@ -94,24 +95,26 @@ static void check_hot_chains(struct recording *r, const char *what)
               what, st.via_a, st.via_b, 100 * share_a);
 }
 
-Test(stacks, dwarf_unwinds_code_without_frame_pointers, .timeout = 60)
+ENGINE_TEST(stacks, dwarf_unwinds_code_without_frame_pointers, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *callers = build_workload("callers-nofp");
     const char *args[] = {"-f", "2000", "-g", "dwarf", "--", callers, "2", NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
     cr_assert_str_eq(profile_meta(&r.prof, "stacks"), "dwarf");
     check_hot_chains(&r, "callers-nofp, -g dwarf");
     recording_free(&r);
     free(callers);
 }
 
-Test(stacks, fp_walks_code_with_frame_pointers, .timeout = 60)
+ENGINE_TEST(stacks, fp_walks_code_with_frame_pointers, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *callers = build_workload("callers");
     const char *args[] = {"-f", "2000", "-g", "fp", "--", callers, "2", NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
     cr_assert_str_eq(profile_meta(&r.prof, "stacks"), "fp");
     check_hot_chains(&r, "callers, -g fp");
     recording_free(&r);
@@ -121,12 +124,13 @@ Test(stacks, fp_walks_code_with_frame_pointers, .timeout = 60)
 /* A qsort comparator is called back from libc, and a signal handler runs on
  * top of whatever the signal interrupted: DWARF CFI unwinds through both
  * without any frame pointer. */
-Test(stacks, dwarf_unwinds_through_libc_callbacks_and_signal_frames, .timeout = 60)
+ENGINE_TEST(stacks, dwarf_unwinds_through_libc_callbacks_and_signal_frames, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *callers = build_workload("callers-nofp");
     const char *args[] = {"-f", "2000", "-g", "dwarf", "--", callers, "2", NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
 
     struct profile_query q;
     pq_init(&q, &r.prof);
@@ -184,12 +188,13 @@ Test(stacks, dwarf_unwinds_through_libc_callbacks_and_signal_frames, .timeout = 
  * kernel set up the handler's frame but before it ran, and credited it with
  * the time spent before the signal.  (A thread waiting for a CPU there may
  * be sampled there: that costs it no CPU time, so CPU time is the measure.) */
-Test(stacks, signal_handler_cpu_time_is_charged_to_the_handlers_work, .timeout = 60)
+ENGINE_TEST(stacks, signal_handler_cpu_time_is_charged_to_the_handlers_work, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *callers = build_workload("callers-nofp");
     const char *args[] = {"-f", "1000", "--", callers, "2", NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
 
     struct profile_query q;
     pq_init(&q, &r.prof);
@@ -244,12 +249,13 @@ Test(stacks, signal_handler_cpu_time_is_charged_to_the_handlers_work, .timeout =
  * waiter thread sits in read() on a pipe the whole run: both must be
  * recorded as blocked in that system call, with a stack that still reaches
  * the code that made the call. */
-Test(stacks, blocked_threads_carry_their_system_call_and_stack, .timeout = 60)
+ENGINE_TEST(stacks, blocked_threads_carry_their_system_call_and_stack, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *timeloop = build_workload("timeloop-nofp");
     const char *args[] = {"-f", "500", "--", timeloop, "1.5", NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
     uint32_t pid = pq_first_pid(&r.prof);
     cr_assert_neq(pid, 0, "no pid in the profile's META");
 

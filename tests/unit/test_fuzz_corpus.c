@@ -3,6 +3,7 @@
  * found a new path stays a regression test without a fuzzer. */
 #include "interop/gmon.h"
 #include "interop/gperftools.h"
+#include "interop/perf_data.h"
 #include "format/load.h"
 #include "format/native.h"
 #include "interop/pperf.h"
@@ -29,6 +30,7 @@
 #define GPERFTOOLS_CORPUS "tests/fuzz/corpus/gperftools"
 #define PBIN_CORPUS "tests/fuzz/corpus/pbin"
 #define GMON_CORPUS "tests/fuzz/corpus/gmon"
+#define PERF_DATA_CORPUS "tests/fuzz/corpus/perf_data"
 #define LOAD_CORPUS "tests/fuzz/corpus/load"
 
 /* Counts of what a replay saw, by the kind its file name promises. */
@@ -400,6 +402,52 @@ Test(fuzz_corpus, gmon_inputs_load_or_fail_cleanly)
     corpus_replay(GMON_CORPUS, replay_gmon, &t);
     cr_expect_gt(t.valid, 0, "no valid-* file in %s", GMON_CORPUS);
     cr_expect_gt(t.damaged, 0, "no bad-* file in %s", GMON_CORPUS);
+}
+
+/* perf.data: valid-* files are perf record's own; trunc-* are cut from
+ * them and must fail with the file's name and an offset. */
+struct perf_data_load {
+    const struct corpus_file *f;
+    struct profile p;
+};
+
+static int load_perf_data(void *arg)
+{
+    struct perf_data_load *l = arg;
+    return perf_data_load_buffer(l->f->name, l->f->data, l->f->len, &l->p);
+}
+
+static void replay_perf_data(const struct corpus_file *f, void *ctx)
+{
+    struct tally *t = ctx;
+    struct perf_data_load l = {.f = f};
+    int rc;
+    char *text = test_capture_stderr(load_perf_data, &l, &rc);
+    bool must_fail = strncmp(f->name, "bad-", 4) == 0 || strncmp(f->name, "trunc-", 6) == 0;
+    cr_expect(rc == 0 || !f->must_load, "%s does not load: %s", f->path, text);
+    cr_expect(rc != 0 || !must_fail, "%s loads", f->path);
+    if (rc == 0) {
+        cr_expect(l.p.nsamples > 0 || !f->must_load, "%s: no samples", f->path);
+        for (size_t i = 0; i < l.p.nsamples; i++)
+            cr_expect_lt(l.p.samples[i].threads[0].stack, l.p.nstacks, "%s", f->path);
+        t->valid += f->must_load;
+    } else {
+        char want[300];
+        snprintf(want, sizeof(want), "%s: offset ", f->name);
+        cr_expect_not_null(strstr(text, want), "%s: %s", f->path, text);
+        cr_expect_eq(l.p.nsamples, 0);
+        t->damaged += must_fail;
+    }
+    profile_free(&l.p);
+    free(text);
+}
+
+Test(fuzz_corpus, perf_data_inputs_load_or_fail_cleanly)
+{
+    struct tally t = {0};
+    corpus_replay(PERF_DATA_CORPUS, replay_perf_data, &t);
+    cr_expect_gt(t.valid, 0, "no valid-* file in %s", PERF_DATA_CORPUS);
+    cr_expect_gt(t.damaged, 0, "no trunc-* file in %s", PERF_DATA_CORPUS);
 }
 
 /* --- any file: detection, bounds, and the format a file resembles ---------- */
