@@ -25,6 +25,11 @@ enum energy_mode {
     ENERGY_CURRENT_VOLTAGE,
 };
 
+/* Samples merged into one energy window (CPU-time sampled profiles). */
+struct energy_window {
+    double energy, cpu, dt; /* over the whole window */
+};
+
 struct metrics {
     const struct profile *p;
     struct metrics_options opts;
@@ -39,6 +44,9 @@ struct metrics {
     size_t next_sample;
     struct metrics_totals totals;
     bool count_from_start; /* threads' CPU time starts inside the profile */
+    /* Energy windows (NULL: each sample's interval is its own window). */
+    struct energy_window *windows;
+    size_t *window_of; /* sample -> window */
 };
 
 static bool is_energy_kind(enum pmu_kind k)
@@ -107,6 +115,16 @@ static int choose_channels(struct metrics *m, char **error)
     return 0;
 }
 
+/* The profile's CPU times count whole sampling periods (META cpu_time
+ * "sampled": the perf engine, perf.data), not a clock read at each sample. */
+static bool cpu_time_sampled(const struct profile *p)
+{
+    const char *v = profile_meta(p, "cpu_time");
+    return v && strcmp(v, "sampled") == 0;
+}
+
+static void plan_energy_windows(struct metrics *m);
+
 struct metrics *metrics_new(const struct profile *p, const struct metrics_options *opts,
                             char **error)
 {
@@ -116,9 +134,10 @@ struct metrics *metrics_new(const struct profile *p, const struct metrics_option
         m->opts = *opts;
     *error = NULL;
     /* Threads of a started program are born inside the recording; those of
-     * a process we attached to carry CPU time from before. */
+     * a process we attached to carry CPU time from before, unless the CPU
+     * time is what the recording sampled (the perf engine). */
     const char *attached = profile_meta(p, "attached");
-    m->count_from_start = !(attached && strcmp(attached, "1") == 0);
+    m->count_from_start = !(attached && strcmp(attached, "1") == 0) || cpu_time_sampled(p);
     if (choose_channels(m, error) != 0) {
         metrics_free(m);
         return NULL;
@@ -131,6 +150,8 @@ struct metrics *metrics_new(const struct profile *p, const struct metrics_option
     m->index = xmalloc(m->index_cap * sizeof(*m->index));
     for (size_t i = 0; i < m->index_cap; i++)
         m->index[i].slot = NO_SLOT;
+    if (m->mode != ENERGY_NONE && cpu_time_sampled(p) && p->frequency > 0)
+        plan_energy_windows(m);
     return m;
 }
 
@@ -138,6 +159,8 @@ void metrics_free(struct metrics *m)
 {
     if (!m)
         return;
+    free(m->windows);
+    free(m->window_of);
     free(m->channels);
     free(m->threads);
     free(m->index);
@@ -255,17 +278,85 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
         m->totals.cpu_s += o->q[Q_CPU];
         m->totals.wall_s += o->q[Q_WALL];
     }
+    /* The interval's energy, split over the CPU time spent in it; the
+     * rest is nobody's.  With windows, the interval is the sample's whole
+     * window and this sample takes its part of the rest by its duration. */
     double e = interval_energy(m, i, dt);
-    double capacity = dt > cpu_sum ? dt : cpu_sum;
-    double used = capacity > 0 ? cpu_sum / capacity : 0;
+    double energy = e, span = dt, cpu = cpu_sum, share = 1;
+    if (m->windows) {
+        const struct energy_window *w = &m->windows[m->window_of[i]];
+        energy = w->energy;
+        span = w->dt;
+        cpu = w->cpu;
+        share = w->dt > 0 ? dt / w->dt : 1;
+    }
+    double capacity = span > cpu ? span : cpu;
+    double used = capacity > 0 ? cpu / capacity : 0;
     for (uint32_t j = 0; j < s->nthreads; j++)
-        out[j].q[Q_ENERGY] = capacity > 0 ? e * out[j].q[Q_CPU] / capacity : 0;
-    *unattributed_j = e * (1 - used);
+        out[j].q[Q_ENERGY] = capacity > 0 ? energy * out[j].q[Q_CPU] / capacity : 0;
+    *unattributed_j = energy * (1 - used) * share;
     *idle_s = dt * (1 - used);
     m->totals.energy_j += e;
     m->totals.unattributed_j += *unattributed_j;
     m->totals.idle_s += *idle_s;
     m->next_sample = i + 1;
+}
+
+/*
+ * A profile whose CPU times count whole periods (the perf engine) knows a
+ * thread's CPU time in an interval only to a period: in an interval of one
+ * period a busy thread shows 0, 1 or 2 periods, and splitting each
+ * interval's energy by that would give the overfull intervals' excess to
+ * nobody.  So its intervals are merged into windows of at least
+ * ENERGY_WINDOW_PERIODS periods, and each window's energy is split over
+ * the CPU time of all its samples.  A pass of the ordinary rule gathers
+ * every sample's energy, CPU time and duration first.
+ */
+#define ENERGY_WINDOW_PERIODS 10.0
+
+static void plan_energy_windows(struct metrics *m)
+{
+    const struct profile *p = m->p;
+    if (p->nsamples == 0)
+        return;
+    struct metrics *pass = xcalloc(1, sizeof(*pass));
+    *pass = *m;
+    pass->threads = NULL;
+    pass->nthreads = pass->threads_cap = 0;
+    pass->index = xmalloc(m->index_cap * sizeof(*pass->index));
+    for (size_t i = 0; i < m->index_cap; i++)
+        pass->index[i].slot = NO_SLOT;
+    pass->totals.energy_source = NULL; /* channels and the rest are M's */
+    pass->windows = NULL;
+    pass->window_of = NULL;
+    size_t most = 0;
+    for (size_t i = 0; i < p->nsamples; i++)
+        most = p->samples[i].nthreads > most ? p->samples[i].nthreads : most;
+    struct thread_metrics *tm = xcalloc(most ? most : 1, sizeof(*tm));
+
+    m->windows = xcalloc(p->nsamples, sizeof(*m->windows));
+    m->window_of = xcalloc(p->nsamples, sizeof(*m->window_of));
+    double min_span = ENERGY_WINDOW_PERIODS / p->frequency;
+    size_t w = 0;
+    for (size_t i = 0; i < p->nsamples; i++) {
+        double un, idle;
+        struct metrics_totals before = pass->totals;
+        metrics_sample(pass, i, tm, &un, &idle);
+        const struct prof_sample *s = &p->samples[i];
+        double dt = i > 0 && s->time_ns > p->samples[i - 1].time_ns
+                        ? (double)(s->time_ns - p->samples[i - 1].time_ns) / 1e9
+                        : 0;
+        m->windows[w].energy += pass->totals.energy_j - before.energy_j;
+        m->windows[w].cpu += pass->totals.cpu_s - before.cpu_s;
+        m->windows[w].dt += dt;
+        m->window_of[i] = w;
+        if (m->windows[w].dt >= min_span && i + 1 < p->nsamples)
+            w++;
+    }
+    free(tm);
+    free(pass->threads);
+    free(pass->index);
+    free(pass);
 }
 
 const struct metrics_totals *metrics_totals(const struct metrics *m)

@@ -10,6 +10,7 @@ static void mean_totals(const struct report *const *in, size_t n, struct report_
 {
     memset(t, 0, sizeof(*t));
     t->has_latency = true;
+    t->per_cpu_second = n > 0;
     for (size_t i = 0; i < n; i++) {
         const struct report_totals *s = &in[i]->totals;
         t->runs += s->runs;
@@ -17,6 +18,7 @@ static void mean_totals(const struct report *const *in, size_t n, struct report_
         t->thread_samples += s->thread_samples;
         t->recorded_samples += s->recorded_samples;
         t->duration_s += s->duration_s;
+        t->rate_span_s += s->rate_span_s;
         t->latency_s += s->latency_s;
         t->requested_hz += s->requested_hz;
         t->cpu_s += s->cpu_s;
@@ -28,6 +30,7 @@ static void mean_totals(const struct report *const *in, size_t n, struct report_
         t->has_stacks |= s->has_stacks;
         t->has_latency &= s->has_latency;
         t->truncated |= s->truncated;
+        t->per_cpu_second &= s->per_cpu_second; /* runs of one kind only */
         if (!t->energy_source[0])
             memcpy(t->energy_source, s->energy_source, sizeof(t->energy_source));
     }
@@ -36,6 +39,7 @@ static void mean_totals(const struct report *const *in, size_t n, struct report_
     t->thread_samples /= d;
     t->recorded_samples /= d;
     t->duration_s /= d;
+    t->rate_span_s /= d;
     t->latency_s /= d;
     t->requested_hz /= d;
     t->cpu_s /= d;

@@ -1,6 +1,8 @@
 /* report.c - see report.h */
 #include "analyze/report.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,7 +68,14 @@ void report_totals_from_walk(struct report_totals *rt, const struct walk_totals 
     rt->has_stacks = wt->has_stacks;
     rt->has_latency = wt->has_latency;
     rt->truncated = wt->truncated;
+    rt->per_cpu_second = wt->per_cpu_second;
+    rt->rate_span_s = wt->rate_span_s;
     memcpy(rt->energy_source, wt->energy_source, sizeof(rt->energy_source));
+}
+
+double report_achieved_hz(const struct report_totals *t)
+{
+    return t->rate_span_s > 0 ? t->recorded_samples / t->rate_span_s : NAN;
 }
 
 double report_power(double energy_j, double time_s)

@@ -51,8 +51,14 @@ struct report_totals {
     double duration_s, latency_s, requested_hz;
     double cpu_s, wall_s, energy_j, unattributed_j, executions;
     bool has_energy, has_stacks, has_latency, truncated;
+    bool per_cpu_second; /* the achieved frequency is per CPU second (walk.h) */
+    double rate_span_s;  /* what it is per: the duration, or that CPU time */
     char energy_source[256];
 };
+
+/* Samples per second as recorded: of wall time, or of CPU time for a
+ * profile whose samples count CPU time (the perf engine); NAN if unknown. */
+double report_achieved_hz(const struct report_totals *t);
 
 enum report_focus {
     FOCUS_NONE,

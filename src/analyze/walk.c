@@ -42,6 +42,8 @@ static void fill_totals(const struct profile *p, const struct metrics_totals *mt
     t->has_latency = p->has_totals;
     t->truncated = p->truncated;
     t->requested_hz = p->frequency;
+    const char *cpu_time = profile_meta(p, "cpu_time");
+    t->per_cpu_second = cpu_time && strcmp(cpu_time, "sampled") == 0;
     t->samples = (double)p->nsamples;
     double span = 0;
     if (p->nsamples > 1 && p->samples[p->nsamples - 1].time_ns > p->samples[0].time_ns)
@@ -54,6 +56,11 @@ static void fill_totals(const struct profile *p, const struct metrics_totals *mt
         t->recorded_samples = t->samples;
         t->duration_s = span;
     }
+    t->rate_span_s = t->duration_s;
+    if (t->per_cpu_second && p->has_totals && p->totals.ideal_samples && p->frequency > 0)
+        t->rate_span_s = (double)p->totals.ideal_samples / p->frequency;
+    else
+        t->per_cpu_second = false; /* nothing measured the CPU time */
     t->cpu_s = mt->cpu_s;
     t->wall_s = mt->wall_s;
     t->energy_j = mt->energy_j;

@@ -52,6 +52,11 @@ struct walk_totals {
     double latency_s;        /* time the target spent stopped, 0 if unknown */
     double requested_hz;     /* 0 if unknown */
     double cpu_s, wall_s, energy_j, unattributed_j, idle_s;
+    /* Samples count CPU time (META cpu_time, the perf engine): the achieved
+     * frequency is per second of the CPU time the recorder measured,
+     * RATE_SPAN_S; otherwise it is per second of DURATION_S. */
+    bool per_cpu_second;
+    double rate_span_s;
     bool has_energy;
     bool has_stacks;  /* some thread sample has a return address */
     bool has_latency; /* the recorder reported its figures */

@@ -21,8 +21,9 @@ static void usage(FILE *out)
 {
     fprintf(out, USAGE_LINE
             "\n"
-            "Describe profiles: format, program, start time, duration, samples, requested and\n"
-            "achieved frequency, profiler latency, threads, processes, measurement channels,\n"
+            "Describe profiles: format, program, recording engine, start time, duration,\n"
+            "samples, requested and achieved frequency, profiler latency, threads,\n"
+            "processes, measurement channels,\n"
             "stacks, maps, and whether the file is complete or was cut short.\n"
             "Reads ptprof's native format and the original sampler's raw format, plain or\n"
             "compressed with gzip, bzip2 or zstd (\"-\" reads standard input).\n"
@@ -79,13 +80,13 @@ static void print_format(const struct profile_file *f)
         {"gperftools", "gperftools CPU profile"},
         {"gmon", "gmon.out (gprof)"},
     };
-    const unsigned char *d = f->raw.data;
+    const unsigned char *d = f->head;
     const char *format = profile_file_format(f);
     const char *text = format;
     for (size_t i = 0; i < sizeof(described) / sizeof(described[0]); i++)
         if (strcmp(format, described[i].name) == 0)
             text = described[i].description;
-    if (strcmp(format, "native") == 0 && f->raw.len >= 12)
+    if (strcmp(format, "native") == 0 && f->head_len >= 12)
         printf("  format:     native %u.%u", (unsigned)(d[8] | d[9] << 8),
                (unsigned)(d[10] | d[11] << 8));
     else
@@ -93,6 +94,55 @@ static void print_format(const struct profile_file *f)
     if (f->raw.compression != COMPRESSION_NONE)
         printf(", %s-compressed", compression_name(f->raw.compression));
     putchar('\n');
+}
+
+/* Recorded by the perf engine: a sample is one thread's period of CPU
+ * time, not a tick that read every thread (docs/recording.md). */
+static bool by_perf_engine(const struct profile *p)
+{
+    const char *engine = profile_meta(p, "engine");
+    return engine && strcmp(engine, "perf") == 0;
+}
+
+static void print_engine(const struct profile *p)
+{
+    const char *engine = profile_meta(p, "engine");
+    const char *why = profile_meta(p, "engine_reason");
+    if (engine)
+        printf("  engine:     %s%s%s%s\n", engine, why && *why ? " (" : "", why ? why : "",
+               why && *why ? ")" : "");
+}
+
+/* The perf engine's counts: CPU samples against CPU time x frequency, and
+ * what the ring buffers lost. */
+static void print_cpu_sampling(const struct profile *p)
+{
+    uint64_t recorded = p->has_totals ? p->totals.samples : 0;
+    if (!p->has_totals) {
+        for (size_t i = 0; i < p->nsamples; i++)
+            for (uint32_t t = 0; t < p->samples[i].nthreads; t++)
+                recorded += !(p->samples[i].threads[t].flags &
+                              (PROF_THREAD_IN_SYSCALL | PROF_THREAD_STOPPED));
+    }
+    printf("  samples:    %" PRIu64 " of CPU time", recorded);
+    double cpu_s =
+        p->has_totals && p->frequency > 0 ? (double)p->totals.ideal_samples / p->frequency : 0;
+    if (p->has_totals && p->totals.ideal_samples)
+        printf(", %" PRIu64 " ideal (%.1f%%)", p->totals.ideal_samples,
+               100.0 * (double)recorded / (double)p->totals.ideal_samples);
+    const char *lost = profile_meta(p, "lost_samples");
+    if (lost && strcmp(lost, "0") != 0)
+        printf(", %s lost (ring buffer full)", lost);
+    printf(", in %zu ticks\n", p->nsamples);
+    if (p->frequency > 0)
+        printf("  frequency:  %g Hz of CPU time requested", p->frequency);
+    else
+        printf("  frequency:  unknown requested");
+    if (cpu_s > 0)
+        printf(", %.1f Hz achieved (%.3f s of CPU)\n", (double)recorded / cpu_s, cpu_s);
+    else
+        printf(", achieved unknown\n");
+    printf("  latency:    none (the kernel samples without stopping the program)\n");
 }
 
 static void print_timing(const struct profile *p)
@@ -110,6 +160,10 @@ static void print_timing(const struct profile *p)
     }
     printf("  duration:   %.3f s%s\n", secs,
            p->has_totals ? "" : " (spanned by the samples; the recorder did not finish)");
+    if (by_perf_engine(p)) {
+        print_cpu_sampling(p);
+        return;
+    }
 
     uint64_t recorded = p->has_totals ? p->totals.samples : p->nsamples;
     printf("  samples:    %" PRIu64 " recorded", recorded);
@@ -142,12 +196,42 @@ static void print_timing(const struct profile *p)
     }
 }
 
+/* Distinct threads in sample I (the perf engine may list a thread once per
+ * period of CPU it used since the previous tick). */
+static uint32_t distinct_threads(const struct prof_sample *s)
+{
+    uint32_t n = 0;
+    for (uint32_t t = 0; t < s->nthreads; t++) {
+        uint32_t k = 0;
+        while (k < t && s->threads[k].tid != s->threads[t].tid)
+            k++;
+        n += k == t;
+    }
+    return n;
+}
+
+/* A process whose threads all ended, without an exit record: the perf
+ * engine saw it end but was not its parent. */
+static bool ended_without_status(const struct profile *p, const struct prof_process *pr)
+{
+    size_t threads = 0;
+    for (size_t i = 0; i < p->nthreads; i++) {
+        if (p->threads[i].pid != pr->pid)
+            continue;
+        if (!p->threads[i].end_ns)
+            return false;
+        threads++;
+    }
+    return threads > 0;
+}
+
 static void print_tasks(const struct profile *p)
 {
     uint32_t at_once = 0;
-    for (size_t i = 0; i < p->nsamples; i++)
-        if (p->samples[i].nthreads > at_once)
-            at_once = p->samples[i].nthreads;
+    for (size_t i = 0; i < p->nsamples; i++) {
+        uint32_t n = distinct_threads(&p->samples[i]);
+        at_once = n > at_once ? n : at_once;
+    }
     printf("  threads:    %zu (at most %" PRIu32 " at once)\n", p->nthreads, at_once);
 
     printf("  processes:  %zu\n", p->nprocesses);
@@ -164,6 +248,8 @@ static void print_tasks(const struct profile *p)
         char status[80] = "no exit recorded";
         if (pr->exited)
             profile_describe_status(pr->exit_status, status, sizeof(status));
+        else if (by_perf_engine(p) && ended_without_status(p, pr))
+            snprintf(status, sizeof(status), "ended (status unknown: not the profiler's child)");
         printf("    %-8" PRIu32 " %-*s  %s\n", pr->pid, width,
                pr->exe && *pr->exe ? pr->exe : "unknown", status);
     }
@@ -171,9 +257,34 @@ static void print_tasks(const struct profile *p)
         printf("    ... and %zu more\n", p->nprocesses - MAX_LISTED_PROCESSES);
 }
 
+/* META KEY of a profile read from the raw format (a conversion keeps the
+ * META but is not that file), or NULL. */
+static const char *pperf_meta(const struct profile *p, const char *key)
+{
+    return strcmp(p->format, "pperf") == 0 ? profile_meta(p, key) : NULL;
+}
+
+/* The raw format's two map tables (interop/pperf.h), in the words of
+ * docs/formats/pperf.md. */
+static const char *pperf_maps_form(const struct profile *p)
+{
+    const char *form = pperf_meta(p, "pperf.maps");
+    if (!form)
+        return NULL;
+    if (strcmp(form, "mapping") == 0)
+        return "the original sampler's form: one per executable mapping";
+    if (strcmp(form, "load") == 0)
+        return "ptprof 0.2.0's form: one per loaded file, from its load base";
+    return "both forms mixed";
+}
+
 static void print_contents(const struct profile *p, const struct profile_file *f)
 {
-    printf("  channels:   %zu\n", p->nchannels);
+    const char *pmu = pperf_meta(p, "pperf.pmu");
+    printf("  channels:   %zu%s\n", p->nchannels,
+           pmu && strcmp(pmu, "dummy") == 0
+               ? " (the original's dummy PMU: power 0.0 in every sample, nothing measured)"
+               : "");
     int wname = 0, wunit = 0;
     for (size_t i = 0; i < p->nchannels; i++) {
         const struct prof_channel *c = &p->channels[i];
@@ -198,13 +309,14 @@ static void print_contents(const struct profile *p, const struct profile_file *f
         printf("  cut stacks: %" PRIu64 " of %" PRIu64 " (%.1f%%) ended at the end of the "
                "recorder's stack copy\n",
                cut, with_stack, 100.0 * (double)cut / (double)with_stack);
-    printf("  maps:       %zu\n", p->nmaps);
+    const char *form = pperf_maps_form(p);
+    printf("  maps:       %zu%s%s\n", p->nmaps, form ? ", " : "", form ? form : "");
     if (p->truncated)
         printf("  status:     TRUNCATED at offset %" PRIu64 " (recorder killed?)\n",
                p->truncated_at);
     else if (!p->has_totals)
-        printf("  status:     TRUNCATED at offset %zu (recorder killed?): no END record\n",
-               f->raw.len);
+        printf("  status:     TRUNCATED at offset %" PRIu64 " (recorder killed?): no END record\n",
+               profile_file_length(f));
     else
         printf("  status:     complete\n");
 }
@@ -223,6 +335,7 @@ static int info_one(const char *path)
     printf("%s\n", f.name);
     print_format(&f);
     printf("  program:    %s\n", program && *program ? program : "unknown");
+    print_engine(&p);
     print_timing(&p);
     print_tasks(&p);
     print_contents(&p, &f);

@@ -6,6 +6,7 @@
  */
 #include "cli/cli.h"
 #include "pmu/pmu.h"
+#include "record/perf_counters.h"
 #include "record/recorder.h"
 #include "util/log.h"
 
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define DEFAULT_FREQUENCY 1000.0
 #define MAX_FREQUENCY 100000.0
@@ -27,6 +30,8 @@ enum long_only {
     OPT_NO_INHERIT,
     OPT_PID,
     OPT_DURATION,
+    OPT_ENGINE,
+    OPT_HELP_EVENTS,
 };
 
 static void print_pmus(FILE *out)
@@ -42,15 +47,21 @@ static void usage_record(FILE *out)
             "usage: ptprof record [options] [--] COMMAND [ARGS...]\n"
             "       ptprof record [options] --pid PID [--duration S]\n"
             "\n"
-            "Run COMMAND (or attach to process PID) under ptrace and sample every thread\n"
-            "of it and of its children: PC, call stack, CPU time, wall time and the PMU's\n"
-            "reading.  Exits with COMMAND's exit status.\n"
+            "Run COMMAND (or attach to process PID) and sample every thread of it and of\n"
+            "its children: PC, call stack, CPU time, wall time and the PMU's reading.\n"
+            "Exits with COMMAND's exit status.\n"
             "\n"
-            "  -o, --output=FILE      write the profile to FILE ('-' for stdout; a .gz,\n"
-            "                         .bz2 or .zst suffix compresses; default " DEFAULT_OUTPUT ")\n"
+            "  -o, --output=FILE      write the profile to FILE (a .gz, .bz2 or .zst suffix\n"
+            "                         compresses; default " DEFAULT_OUTPUT "); '-' is stdout,\n"
+            "                         only with --pid when the process writes elsewhere\n"
             "  -f, --frequency=HZ     samples per second (default 1000, at most 100000)\n"
             "  -p, --pmu-arg=PMU      measurement source, see below (default none)\n"
             "  -g, --call-graph=MODE  call stacks: dwarf (default), fp or none\n"
+            "      --engine=ENGINE    auto (default: perf where perf_event_open is\n"
+            "                         permitted, else ptrace), perf or ptrace; also\n"
+            "                         PTPROF_ENGINE\n"
+            "  -e, --event=EVENTS     counters read with each sample (perf engine), e.g.\n"
+            "                         page-faults,context-switches; see --help-events\n"
             "      --stack-size=BYTES stack bytes copied per thread for dwarf (default 8192)\n"
             "      --format=FORMAT    native (default) or pperf (the original raw format:\n"
             "                         no stacks, first process only)\n"
@@ -101,6 +112,15 @@ static int parse_stack_mode(const char *text, enum stack_mode *mode)
     return 0;
 }
 
+static int parse_engine(const char *what, const char *text, enum record_engine *engine)
+{
+    if (engine_parse(text, engine) != 0) {
+        pt_err("invalid %s '%s': expected auto, perf or ptrace", what, text);
+        return -1;
+    }
+    return 0;
+}
+
 static int parse_format(const char *text, enum output_format *format)
 {
     if (strcmp(text, "native") == 0) {
@@ -114,6 +134,20 @@ static int parse_format(const char *text, enum output_format *format)
     return 0;
 }
 
+/* Would "-o -" put the profile on the stream the program writes to?  A
+ * started command inherits our standard output; a process attached to
+ * writes to it when its descriptor 1 is the same file. */
+static bool stdout_is_the_targets(const struct record_options *o)
+{
+    if (!o->attach_pid)
+        return true;
+    char fd1[64];
+    snprintf(fd1, sizeof(fd1), "/proc/%d/fd/1", (int)o->attach_pid);
+    struct stat ours, theirs;
+    return fstat(STDOUT_FILENO, &ours) == 0 && stat(fd1, &theirs) == 0 &&
+           ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+}
+
 static const struct option record_options_table[] = {
     {"output", required_argument, NULL, 'o'},
     {"frequency", required_argument, NULL, 'f'},
@@ -124,6 +158,9 @@ static const struct option record_options_table[] = {
     {"no-inherit", no_argument, NULL, OPT_NO_INHERIT},
     {"pid", required_argument, NULL, OPT_PID},
     {"duration", required_argument, NULL, OPT_DURATION},
+    {"engine", required_argument, NULL, OPT_ENGINE},
+    {"event", required_argument, NULL, 'e'},
+    {"help-events", no_argument, NULL, OPT_HELP_EVENTS},
     {"debug", no_argument, NULL, 'd'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -146,13 +183,18 @@ static int run(int argc, char **argv, bool sampler)
         .stack_mode = sampler ? STACK_NONE : STACK_DWARF,
         .stack_size = STACK_COPY_DEFAULT,
         .inherit = !sampler,
+        .engine = sampler ? ENGINE_PTRACE : ENGINE_AUTO,
     };
+    const char *env_engine = getenv("PTPROF_ENGINE");
+    if (!sampler && env_engine && *env_engine &&
+        parse_engine("PTPROF_ENGINE", env_engine, &opts.engine) != 0)
+        return PT_EXIT_USAGE;
     bool stack_mode_given = false;
     double value;
     int c;
     opterr = 0;
     /* '+': stop at the command, whose own options are not ours. */
-    while ((c = getopt_long(argc, argv, sampler ? "+:o:f:p:dh" : "+:o:f:p:g:dh",
+    while ((c = getopt_long(argc, argv, sampler ? "+:o:f:p:dh" : "+:o:f:p:g:e:dh",
                             sampler ? sampler_options_table : record_options_table, NULL)) != -1) {
         switch (c) {
         case 'g':
@@ -165,6 +207,18 @@ static int run(int argc, char **argv, bool sampler)
                 return PT_EXIT_USAGE;
             opts.stack_size = ((size_t)value + 7) & ~(size_t)7;
             break;
+        case OPT_ENGINE:
+            if (parse_engine("engine", optarg, &opts.engine) != 0)
+                return PT_EXIT_USAGE;
+            break;
+        case 'e':
+            if (perf_counters_check(optarg) != 0)
+                return PT_EXIT_USAGE;
+            opts.events = optarg;
+            break;
+        case OPT_HELP_EVENTS:
+            perf_counters_list(stdout);
+            return PT_EXIT_OK;
         case OPT_FORMAT:
             if (parse_format(optarg, &opts.format) != 0)
                 return PT_EXIT_USAGE;
@@ -220,6 +274,12 @@ static int run(int argc, char **argv, bool sampler)
         pt_err("no command to profile; usage: %s",
                sampler ? "sampler [options] -- COMMAND [ARGS...]"
                        : "ptprof record [options] [--] COMMAND [ARGS...]");
+        return PT_EXIT_USAGE;
+    }
+    if (opts.output && strcmp(opts.output, "-") == 0 && stdout_is_the_targets(&opts)) {
+        pt_err("-o -: standard output is also the %s's, so the profile would be mixed with its "
+               "output; write the profile to a file",
+               opts.attach_pid ? "process" : "command");
         return PT_EXIT_USAGE;
     }
     if (opts.format == OUTPUT_PPERF) {

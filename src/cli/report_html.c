@@ -1,10 +1,11 @@
-/* report_html.c - see report_html.h */
+/* report_html.c - see report_html.h.  One walk per file feeds several
+ * visitors at once through a fan-out visitor: the report's, the call tree
+ * of the flame graph, and for the first file the timeline builder. */
 #include "cli/report_html.h"
 #include "analyze/calltree.h"
 #include "analyze/compare.h"
 #include "analyze/flame.h"
 #include "analyze/timeline.h"
-#include "format/load.h"
 #include "render/flamegraph_svg.h"
 #include "render/html_report.h"
 #include "render/timeline_svg.h"
@@ -44,59 +45,119 @@ static double svg_size(const char *svg, const char *attr)
     return v ? strtod(v + strlen(attr), NULL) : 0;
 }
 
+/* The visitors one walk feeds: the report's and the figures'. */
+#define FANOUT_MAX 3
+
+struct html_figures {
+    const struct analysis_args *an;
+    struct strtab *keys;
+    struct calltree *tree;             /* the flame graph's: every file, their mean */
+    struct timeline_builder *building; /* the first file's timeline, while walked */
+    struct timeline *timeline;
+    struct walk_visitor fan[FANOUT_MAX];
+    size_t nfan;
+};
+
+static void fan_sample(void *ctx, const struct walk_event *e)
+{
+    struct html_figures *f = ctx;
+    for (size_t i = 0; i < f->nfan; i++)
+        f->fan[i].sample(f->fan[i].ctx, e);
+}
+
+static void fan_unattributed(void *ctx, double energy_j, double idle_s)
+{
+    struct html_figures *f = ctx;
+    for (size_t i = 0; i < f->nfan; i++)
+        if (f->fan[i].unattributed)
+            f->fan[i].unattributed(f->fan[i].ctx, energy_j, idle_s);
+}
+
+struct html_figures *html_figures_new(const struct analysis_args *an, struct strtab *keys)
+{
+    struct html_figures *f = xcalloc(1, sizeof(*f));
+    f->an = an;
+    f->keys = keys;
+    f->tree = calltree_new(keys, &an->session.walk.keys);
+    return f;
+}
+
+struct walk_visitor html_figures_visitor(struct html_figures *f, size_t file, const char *path,
+                                         const struct profile *prof, struct walk_visitor report)
+{
+    f->nfan = 0;
+    f->fan[f->nfan++] = report;
+    f->fan[f->nfan++] = calltree_visitor(f->tree);
+    if (file == 0) {
+        struct timeline_options o = {.end_s = -1, .columns = timeline_svg_columns(FIGURE_WIDTH)};
+        char *error = NULL;
+        f->building = timeline_builder_new(prof, f->keys, &f->an->session.walk.keys, &o, &error);
+        if (f->building)
+            f->fan[f->nfan++] = timeline_visitor(f->building);
+        else
+            pt_err("%s: %s", strcmp(path, "-") == 0 ? "<stdin>" : path, error);
+        free(error);
+    }
+    return (struct walk_visitor){fan_sample, fan_unattributed, f};
+}
+
+void html_figures_add_run(struct html_figures *f, size_t file, const struct walk_totals *wt)
+{
+    calltree_add_run(f->tree, wt);
+    if (file == 0 && f->building) {
+        f->timeline = timeline_finish(f->building, wt);
+        f->building = NULL;
+    }
+}
+
+void html_figures_free(struct html_figures *f)
+{
+    if (!f)
+        return;
+    if (f->building)
+        timeline_finish(f->building, NULL);
+    timeline_free(f->timeline);
+    calltree_free(f->tree);
+    free(f);
+}
+
 /* The flame graph of all the files (their mean), by the report's metric
  * when a flame graph can show it; false (nothing to draw) leaves FIG. */
-static bool flame_figure(const struct analysis_args *an, char **files, size_t nfiles,
+static bool flame_figure(const struct analysis_args *an, struct calltree *t,
                          struct html_figure *fig, char **svg)
 {
     enum metric m = flame_metric_ok(an->metric) ? an->metric : METRIC_CPU;
-    struct strtab *keys = strtab_new(), *names = strtab_new();
-    struct calltree *t = session_calltree(files, nfiles, &an->session, m, keys, names);
-    bool ok = false;
-    if (t && (m != METRIC_ENERGY || t->totals.has_energy)) {
-        struct drawing d;
-        drawing_start(&d);
-        struct flamegraph_options o = {.metric = m, .width = FIGURE_WIDTH};
-        ok = flamegraph_svg(d.out, t, NULL, &o) == 0;
-        ok = fclose(d.out) == 0 && ok;
-        *svg = d.svg;
-        *fig = (struct html_figure){"flame",
-                                    "flame graph",
-                                    d.svg,
-                                    d.len,
-                                    svg_size(d.svg, " width=\""),
-                                    svg_size(d.svg, " height=\"")};
-    }
-    calltree_free(t);
-    strtab_free(names);
-    strtab_free(keys);
+    calltree_finish(t, m);
+    if (m == METRIC_ENERGY && !t->totals.has_energy)
+        return false;
+    struct drawing d;
+    drawing_start(&d);
+    struct flamegraph_options o = {.metric = m, .width = FIGURE_WIDTH};
+    bool ok = flamegraph_svg(d.out, t, NULL, &o) == 0;
+    ok = fclose(d.out) == 0 && ok;
+    *svg = d.svg;
+    *fig = (struct html_figure){"flame",
+                                "flame graph",
+                                d.svg,
+                                d.len,
+                                svg_size(d.svg, " width=\""),
+                                svg_size(d.svg, " height=\"")};
     return ok;
 }
 
 /* The first file's timeline. */
-static bool timeline_figure(const struct analysis_args *an, const char *path,
-                            struct html_figure *fig, char **svg)
+static bool timeline_figure(const struct timeline *t, struct html_figure *fig, char **svg)
 {
-    struct profile prof;
-    struct timeline *t = NULL;
-    struct timeline_options o = {.end_s = -1, .columns = timeline_svg_columns(FIGURE_WIDTH)};
-    bool ok = false;
-    if (profile_load(path, &prof) == 0 && timeline_build(path, &prof, &an->session, &o, &t) == 0) {
-        struct drawing d;
-        drawing_start(&d);
-        struct timeline_svg_options so = {0};
-        ok = timeline_svg_write(d.out, t, &so) == 0;
-        ok = fclose(d.out) == 0 && ok;
-        *svg = d.svg;
-        *fig = (struct html_figure){"timeline",
-                                    "timeline",
-                                    d.svg,
-                                    d.len,
-                                    timeline_svg_width(t),
-                                    timeline_svg_height(t, &so)};
-    }
-    timeline_free(t);
-    profile_free(&prof);
+    if (!t)
+        return false;
+    struct drawing d;
+    drawing_start(&d);
+    struct timeline_svg_options so = {0};
+    bool ok = timeline_svg_write(d.out, t, &so) == 0;
+    ok = fclose(d.out) == 0 && ok;
+    *svg = d.svg;
+    *fig = (struct html_figure){
+        "timeline", "timeline", d.svg, d.len, timeline_svg_width(t), timeline_svg_height(t, &so)};
     return ok;
 }
 
@@ -111,7 +172,8 @@ static char *page_title(char **files, size_t nfiles)
 }
 
 int report_html(const struct analysis_args *an, char **files, size_t nfiles,
-                const struct report *mean, const struct report *reports, const char *out)
+                const struct report *mean, const struct report *reports,
+                struct html_figures *figures, const char *out)
 {
     struct compare_result cmp;
     bool compared = nfiles > 1;
@@ -129,12 +191,12 @@ int report_html(const struct analysis_args *an, char **files, size_t nfiles,
         free(others);
         names = analysis_profile_names(NULL, files, nfiles);
     }
-    struct html_figure figures[2];
+    struct html_figure figs[2];
     char *drawn[2] = {NULL, NULL};
     size_t nfigures = 0;
-    if (flame_figure(an, files, nfiles, &figures[nfigures], &drawn[0]))
+    if (flame_figure(an, figures->tree, &figs[nfigures], &drawn[0]))
         nfigures++;
-    if (timeline_figure(an, files[0], &figures[nfigures], &drawn[1]))
+    if (timeline_figure(figures->timeline, &figs[nfigures], &drawn[1]))
         nfigures++;
     char *title = page_title(files, nfiles);
     struct html_report page = {
@@ -142,7 +204,7 @@ int report_html(const struct analysis_args *an, char **files, size_t nfiles,
         .report = mean,
         .files = (const char *const *)files,
         .nfiles = nfiles,
-        .figures = figures,
+        .figures = figs,
         .nfigures = nfigures,
         .comparison = compared ? &cmp : NULL,
         .names = (const char *const *)names,

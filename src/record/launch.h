@@ -20,4 +20,22 @@
 int launch_traced(char *const argv[], const sigset_t *child_mask, unsigned long options,
                   pid_t *pid);
 
+/*
+ * The same start without ptrace, in two steps (the perf engine opens its
+ * events on the child in between): launch_hold() forks a child that
+ * restores CHILD_MASK and waits; launch_release() lets it exec and returns
+ * 0, or, when exec failed, reaps it and returns the shell's exit code
+ * after the same message as launch_traced(); launch_cancel() kills and
+ * reaps a child that never ran the command.  Returns of launch_hold(): 0
+ * with L filled, or PT_EXIT_USAGE after a message.
+ */
+struct launch_hold {
+    pid_t pid;
+    int go_fd, err_fd;
+    const char *command;
+};
+int launch_hold(char *const argv[], const sigset_t *child_mask, struct launch_hold *l);
+int launch_release(struct launch_hold *l);
+void launch_cancel(struct launch_hold *l);
+
 #endif

@@ -172,3 +172,24 @@ void maps_add_unique(struct map_list *maps, const struct map_entry *e)
     copy.path = xstrdup(e->path);
     maps->entries[maps->count++] = copy;
 }
+
+void maps_replace(struct map_list *maps, const struct map_entry *e)
+{
+    size_t kept = 0, at = 0;
+    for (size_t i = 0; i < maps->count; i++) {
+        struct map_entry *m = &maps->entries[i];
+        if (m->start < e->end && e->start < m->end) {
+            free(m->path);
+            continue;
+        }
+        if (m->start < e->start)
+            at = kept + 1;
+        maps->entries[kept++] = *m;
+    }
+    maps->count = kept;
+    maps->entries = xgrow(maps->entries, &maps->capacity, maps->count + 1, sizeof(*e));
+    memmove(&maps->entries[at + 1], &maps->entries[at], (maps->count - at) * sizeof(*e));
+    maps->entries[at] = *e;
+    maps->entries[at].path = xstrdup(e->path);
+    maps->count++;
+}

@@ -43,5 +43,9 @@ int maps_parse(const char *text, size_t len, struct map_list *out);
 void maps_clear(struct map_list *maps);
 /* Append a copy of E to MAPS unless an identical range+path is present. */
 void maps_add_unique(struct map_list *maps, const struct map_entry *e);
+/* A new mapping E, as mmap makes it: every entry of MAPS (sorted by start)
+ * that E overlaps is dropped whole (as a native profile's MAP record ends
+ * them, docs/format.md) and a copy of E takes its place in order. */
+void maps_replace(struct map_list *maps, const struct map_entry *e);
 
 #endif

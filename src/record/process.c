@@ -2,6 +2,7 @@
 #include "record/process.h"
 #include "record/stack.h"
 #include "symbol/build_id.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -85,8 +86,8 @@ static int cached_build_id(const struct map_entry *e, uint8_t *out)
     return c->len;
 }
 
-static void report_map(const struct process *p, const struct map_entry *e, struct output *out,
-                       uint64_t time_ns)
+void process_report_map(const struct process *p, const struct map_entry *e, struct output *out,
+                        uint64_t time_ns)
 {
     struct prof_map m = {
         .pid = (uint32_t)p->pid,
@@ -105,25 +106,45 @@ static void report_map(const struct process *p, const struct map_entry *e, struc
     output_map(out, &m);
 }
 
+bool process_capture_image(struct process *p, uint64_t start, uint64_t end, const char *name,
+                           struct output *out)
+{
+    size_t size = end > start ? (size_t)(end - start) : 0;
+    if (size == 0 || size > (1u << 20))
+        return false;
+    void *buf = xmalloc(size);
+    struct iovec local = {buf, size};
+    struct iovec remote = {(void *)(uintptr_t)start, size};
+    bool ok = process_vm_readv(p->pid, &local, 1, &remote, 1, 0) == (ssize_t)size;
+    if (ok)
+        output_image(out, (uint32_t)p->pid, start, name, buf, size);
+    free(buf);
+    return ok;
+}
+
 static void capture_vdso(struct process *p, struct output *out)
 {
     for (size_t i = 0; i < p->maps.count; i++) {
         const struct map_entry *e = &p->maps.entries[i];
-        if (strcmp(e->path, "[vdso]") != 0)
-            continue;
-        size_t size = (size_t)(e->end - e->start);
-        if (size == 0 || size > (1u << 20))
+        if (strcmp(e->path, "[vdso]") == 0) {
+            p->vdso_captured = process_capture_image(p, e->start, e->end, "[vdso]", out);
             return;
-        void *buf = xmalloc(size);
-        struct iovec local = {buf, size};
-        struct iovec remote = {(void *)(uintptr_t)e->start, size};
-        if (process_vm_readv(p->pid, &local, 1, &remote, 1, 0) == (ssize_t)size) {
-            output_image(out, (uint32_t)p->pid, e->start, "[vdso]", buf, size);
-            p->vdso_captured = true;
         }
-        free(buf);
-        return;
     }
+}
+
+int process_check_attachable(pid_t pid)
+{
+    pid_t tgid = pid, ppid = 0;
+    if (proc_status_ids(pid, &tgid, &ppid) != 0) {
+        pt_err("no process %d", (int)pid);
+        return -1;
+    }
+    if (tgid != pid) {
+        pt_err("%d is a thread of process %d; attach to the process", (int)pid, (int)tgid);
+        return -1;
+    }
+    return 0;
 }
 
 /* Is E (from a list sorted by start) also in SORTED?  Binary search on the
@@ -163,8 +184,9 @@ bool process_refresh_maps(struct process *p, struct output *out, uint64_t time_n
     }
     for (size_t j = 0; j < now.count; j++) {
         if (!contains(&p->maps, &now.entries[j])) {
-            report_map(p, &now.entries[j], out, time_ns);
-            maps_add_unique(&p->since_exec, &now.entries[j]);
+            process_report_map(p, &now.entries[j], out, time_ns);
+            if (is_file_backed(&now.entries[j]) && (now.entries[j].perms & MAP_PERM_EXEC))
+                maps_add_unique(&p->since_exec, &now.entries[j]);
             changed = true;
         }
     }

@@ -7,7 +7,10 @@
  * /proc/PID/maps, compares it with what the profile already holds, and
  * reports the difference to the output as MAP/UNMAP events (each new
  * file-backed mapping with its ELF build-id, read once per file); it also
- * captures the [vdso] image the first time it sees it after an exec.
+ * captures the [vdso] image the first time it sees it after an exec, and
+ * keeps in since_exec every executable file mapping seen since the exec
+ * (the raw format's map table, which lists a library unloaded before the
+ * end too).
  * process_exec() forgets every mapping (the new program starts afresh).
  * process_knows_pc() says whether PC lies in a mapping already reported,
  * so the recorder can refresh on demand when a freshly dlopen'ed library
@@ -32,7 +35,7 @@ struct process {
     bool exited;
     bool vdso_captured;
     struct map_list maps;            /* as last read, sorted by start */
-    struct map_list since_exec;      /* every mapping seen since the last exec */
+    struct map_list since_exec;      /* executable file mappings since the last exec */
     struct dwarf_unwinder *unwinder; /* created on first use */
     uint64_t maps_version;           /* bumped whenever maps change */
 };
@@ -53,6 +56,18 @@ void process_exec(struct process *p);
 bool process_knows_pc(const struct process *p, uint64_t pc);
 /* The mapping (as last read) holding ADDR, or NULL. */
 const struct map_entry *process_map_at(const struct process *p, uint64_t addr);
+
+/* Report the mapping E of P as a MAP record at TIME_NS: an executable
+ * file mapping with its ELF build-id (read once per file). */
+void process_report_map(const struct process *p, const struct map_entry *e, struct output *out,
+                        uint64_t time_ns);
+/* --pid PID names a process (not one of its threads): 0, or -1 after a
+ * message. */
+int process_check_attachable(pid_t pid);
+/* Copy [START, END) of P's memory (at most 1 MiB) into an IMAGE named NAME
+ * (the [vdso]); false when it cannot be read. */
+bool process_capture_image(struct process *p, uint64_t start, uint64_t end, const char *name,
+                           struct output *out);
 
 /* The thread group and parent of TID from /proc/TID/status; -1 if gone. */
 int proc_status_ids(pid_t tid, pid_t *tgid, pid_t *ppid);

@@ -12,9 +12,11 @@
  */
 #include "record/recorder.h"
 #include "pmu/pmu.h"
+#include "record/jit_maps.h"
 #include "record/output.h"
 #include "record/priority.h"
 #include "record/profiler_signals.h"
+#include "record/record_meta.h"
 #include "record/regs.h"
 #include "record/sample_queue.h"
 #include "record/stack.h"
@@ -80,6 +82,7 @@ struct pending_copy {
 
 struct recorder {
     const struct record_options *opts;
+    const struct engine_choice *engine;
     struct tracer tracer;
     struct pmu_source *pmu;
     double *pmu_values;
@@ -940,6 +943,7 @@ static uint64_t ideal_samples(const struct recorder *r)
 static void print_summary(const struct recorder *r)
 {
     double wall = (double)(r->end_mono - r->start_mono) / 1e9;
+    fprintf(stderr, "[debug] engine:      ptrace (%s)\n", r->engine->reason);
     fprintf(stderr, "[debug] wall time:   %.6f s\n", wall);
     fprintf(stderr, "[debug] latency:     %.6f s total, %.2f us per sample\n",
             (double)r->latency_ns / 1e9,
@@ -988,6 +992,11 @@ static int finish_profile(struct recorder *r)
     struct process *first = &r->tracer.procs.procs[TRACER_FIRST_PROCESS];
     if (!first->exited)
         process_refresh_maps(first, r->out, realtime_ns());
+    for (size_t i = 0; i < r->tracer.procs.count; i++) {
+        const struct process *p = &r->tracer.procs.procs[i];
+        if (!p->exited)
+            jit_maps_capture(r->out, (uint32_t)p->pid, &p->since_exec);
+    }
     struct prof_totals totals = {
         .wall_ns = r->end_mono - r->start_mono,
         .latency_ns = r->latency_ns,
@@ -996,7 +1005,8 @@ static int finish_profile(struct recorder *r)
     };
     /* The raw format keeps one address space: the first process's. */
     struct map_list *seen = &first->since_exec;
-    qsort(seen->entries, seen->count, sizeof(*seen->entries), sort_by_start);
+    if (seen->count > 1) /* no maps, no array */
+        qsort(seen->entries, seen->count, sizeof(*seen->entries), sort_by_start);
     int rc = output_finish(r->out, &totals, seen);
     r->out = NULL;
     r->tracer.out = NULL; /* later events (a child's exit) go nowhere */
@@ -1049,36 +1059,7 @@ static void run_loop(struct recorder *r)
 
 static void write_meta(struct recorder *r)
 {
-    const struct record_options *o = r->opts;
-    char buf[4096];
-    size_t len = 0;
-    for (char **a = o->argv; a && *a && len < sizeof(buf) - 1; a++) {
-        bool quote = (*a)[0] == '\0' || strpbrk(*a, " \t\n'\"\\$`;&|<>()*?[]#~") != NULL;
-        len += (size_t)snprintf(buf + len, sizeof(buf) - len, quote ? "%s'%s'" : "%s%s",
-                                len ? " " : "", *a);
-    }
-    if (o->attach_pid)
-        proc_cmdline(o->attach_pid, buf, sizeof(buf));
-    output_meta(r->out, "command", buf);
-    struct utsname u;
-    if (uname(&u) == 0) {
-        output_meta(r->out, "host", u.nodename);
-        snprintf(buf, sizeof(buf), "%s %s %s", u.sysname, u.release, u.machine);
-        output_meta(r->out, "kernel", buf);
-    }
-    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)realtime_ns());
-    output_meta(r->out, "start_time", buf);
-    snprintf(buf, sizeof(buf), "%g", o->frequency);
-    output_meta(r->out, "frequency", buf);
-    static const char *const modes[] = {"none", "fp", "dwarf"};
-    output_meta(r->out, "stacks", modes[o->stack_mode]);
-    snprintf(buf, sizeof(buf), "%zu", o->stack_size);
-    output_meta(r->out, "stack_size", buf);
-    snprintf(buf, sizeof(buf), "%d", (int)r->tracer.first_pid);
-    output_meta(r->out, "pid", buf);
-    output_meta(r->out, "ptprof_version", PTPROF_VERSION);
-    if (o->attach_pid)
-        output_meta(r->out, "attached", "1");
+    record_meta_write(r->out, r->opts, r->tracer.first_pid, r->engine);
 }
 
 static int start_target(struct recorder *r)
@@ -1090,8 +1071,15 @@ static int start_target(struct recorder *r)
 
 int record_run(const struct record_options *opts)
 {
-    struct recorder r = {.opts = opts, .timer_fd = -1, .signal_fd = -1};
-    int rc = PT_EXIT_USAGE;
+    struct engine_choice engine;
+    int rc = engine_choose(opts, &engine);
+    if (rc != 0)
+        return rc;
+    if (engine.engine == ENGINE_PERF)
+        return perf_engine_ops.run(opts, &engine);
+
+    struct recorder r = {.opts = opts, .engine = &engine, .timer_fd = -1, .signal_fd = -1};
+    rc = PT_EXIT_USAGE;
 
     /* Everything that can fail for the user's reasons fails before the
      * target exists. */

@@ -17,7 +17,11 @@
  * be run, 1 for usage errors found late (output path, PMU, pid), 0 after
  * detaching from --pid.  No signal is ever injected into the target.
  *
+ * record_run() first chooses the engine (engine.h): the perf engine
+ * (perf_engine.c) records without ptrace; what follows describes ptrace.
+ *
  * With OPTS->debug, a summary is printed to stderr at the end:
+ *   [debug] engine:      ptrace (REASON)
  *   [debug] wall time:   S s
  *   [debug] latency:     S s total, U us per sample
  *   [debug] samples:     N ideal, M actual
@@ -40,6 +44,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "record/engine.h"
 #include "record/output.h"
 #include "record/stack.h"
 
@@ -55,6 +60,8 @@ struct record_options {
     size_t stack_size; /* bytes of stack copied per thread for dwarf */
     bool inherit;      /* follow fork/vfork/clone children */
     bool debug;
+    enum record_engine engine; /* --engine / PTPROF_ENGINE (engine.h) */
+    const char *events;        /* -e EVENT[,EVENT...]: counters (perf engine), or NULL */
 };
 
 int record_run(const struct record_options *opts);

@@ -63,6 +63,11 @@ struct stack_snapshot {
     bool complete;                /* the copy reaches the top of the stack */
     uint8_t *data;                /* holds capacity bytes */
     size_t capacity;              /* bytes data can hold */
+    /* Only the PC and the stack pointer of regs are known (a thread seen
+     * blocked through /proc/PID/task/TID/syscall): dwarf_unwind() leaves
+     * the other registers unknown, so a frame whose CFI needs one of them
+     * ends the stack instead of being computed from a guess. */
+    bool pc_sp_only;
 };
 
 /* Allocates COPY_SIZE bytes: 0 means STACK_COPY_DEFAULT, more than

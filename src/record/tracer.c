@@ -1,5 +1,6 @@
 /* tracer.c - see tracer.h */
 #include "record/tracer.h"
+#include "record/jit_maps.h"
 #include "record/launch.h"
 #include "util/log.h"
 #include "record/regs.h"
@@ -150,6 +151,7 @@ static void on_gone(struct tracer *t, pid_t tid, int status)
     struct process *p = process_find(&t->procs, tid);
     if (!p)
         return; /* a thread, not a process */
+    jit_maps_capture(t->out, (uint32_t)tid, &p->since_exec);
     output_exit(t->out, (uint32_t)tid, realtime_ns(), status);
     p->exited = true;
     if (tid == t->first_pid) {
@@ -501,15 +503,8 @@ static int seize_new_threads(struct tracer *t, size_t proc, unsigned long option
 
 int tracer_attach(struct tracer *t, pid_t pid)
 {
-    pid_t tgid = pid, ppid = 0;
-    if (proc_status_ids(pid, &tgid, &ppid) != 0) {
-        pt_err("no process %d", (int)pid);
+    if (process_check_attachable(pid) != 0)
         return PT_EXIT_USAGE;
-    }
-    if (tgid != pid) {
-        pt_err("%d is a thread of process %d; attach to the process", (int)pid, (int)tgid);
-        return PT_EXIT_USAGE;
-    }
     unsigned long options = trace_options();
     if (ptrace(PTRACE_SEIZE, pid, 0, options) != 0) {
         pt_err("cannot attach to %d: %s%s", (int)pid, strerror(errno),

@@ -13,6 +13,12 @@
  * silently splice a later call chain onto the sampled one.  CFI programs
  * only load stack slots, so nothing is lost; an unwind that needs a word
  * above the copy ends there, and says so (docs/stacks.md).
+ *
+ * JIT-compiled code lies in no module and has no CFI: for such a frame
+ * libdwfl falls back to the architecture's frame-pointer step (elfutils'
+ * x86_64_unwind / aarch64_unwind), whose frame record is read through
+ * memory_read from the same copy, and CFI resumes at the next frame that
+ * has it (docs/stacks.md, "JIT-compiled code").
  */
 #include "record/stack.h"
 #include "record/regs.h"
@@ -96,10 +102,27 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
     return true;
 }
 
+/* The stack pointer's DWARF register number. */
+#if defined(__x86_64__)
+enum { DWARF_REG_SP = 7 };
+#elif defined(__aarch64__)
+enum { DWARF_REG_SP = 31 };
+#elif defined(__riscv)
+enum { DWARF_REG_SP = 2 };
+#endif
+
 /* The snapshot's registers in the DWARF numbering of the architecture. */
 static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
-    const struct user_regs_struct *r = &((struct dwarf_unwinder *)arg)->snap->regs;
+    const struct stack_snapshot *snap = ((struct dwarf_unwinder *)arg)->snap;
+    const struct user_regs_struct *r = &snap->regs;
+    if (snap->pc_sp_only) {
+        Dwarf_Word sp = (Dwarf_Word)REGS_SP(*r);
+        if (!dwfl_thread_state_registers(thread, DWARF_REG_SP, 1, &sp))
+            return false;
+        dwfl_thread_state_register_pc(thread, (Dwarf_Word)REGS_PC(*r));
+        return true;
+    }
 #if defined(__x86_64__)
     const Dwarf_Word regs[17] = {
         r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp, r->r8,

@@ -153,8 +153,7 @@ static void json_totals(FILE *out, const struct report_totals *t)
     json_field(out, "thread_samples", t->thread_samples, true);
     json_field(out, "recorded_samples", t->recorded_samples, true);
     json_field(out, "duration", t->duration_s, true);
-    json_field(out, "frequency", t->duration_s > 0 ? t->recorded_samples / t->duration_s : NAN,
-               true);
+    json_field(out, "frequency", report_achieved_hz(t), true);
     json_field(out, "requested_frequency", t->requested_hz > 0 ? t->requested_hz : NAN, true);
     json_field(out, "latency", t->has_latency ? t->latency_s : NAN, true);
     json_field(out, "cpu_time", t->cpu_s, true);
@@ -255,9 +254,9 @@ size_t report_totals_items(const struct report_totals *t, char items[][REPORT_TO
     format_count(count, sizeof(count), t->thread_samples);
     snprintf(items[n++], REPORT_TOTALS_ITEM_LEN, "thread samples %s", count);
     snprintf(items[n++], REPORT_TOTALS_ITEM_LEN, "duration %.3f s", t->duration_s);
-    if (t->duration_s > 0) {
-        int k = snprintf(items[n], REPORT_TOTALS_ITEM_LEN, "frequency %.1f Hz",
-                         t->recorded_samples / t->duration_s);
+    if (!isnan(report_achieved_hz(t))) {
+        int k = snprintf(items[n], REPORT_TOTALS_ITEM_LEN, "frequency %.1f Hz%s",
+                         report_achieved_hz(t), t->per_cpu_second ? " per CPU s" : "");
         if (t->requested_hz > 0 && k > 0)
             snprintf(items[n] + k, REPORT_TOTALS_ITEM_LEN - (size_t)k, " (requested %g)",
                      t->requested_hz);
@@ -308,13 +307,14 @@ static int render_table(FILE *out, const struct report *r, int width)
         format_metric(v, sizeof(v), r->metric, report_base(r, r->metric));
         fprintf(out, "%s of %s (%s %s in all)\n", r->focus == FOCUS_CALLERS ? "callers" : "callees",
                 r->focus_function, v, metric_title(r->metric));
-        if (!r->focus_found) {
-            fprintf(out, "no sample has %s on its stack\n", r->focus_function);
+        /* The command says so on stderr, once. */
+        if (!r->focus_found)
             return 0;
-        }
     }
     fputc('\n', out);
-    bool inclusive = r->focus == FOCUS_NONE && any_inclusive(r);
+    /* With stacks, self and total are both shown even where they agree
+     * (-k thread: a thread is on every frame of its own stacks). */
+    bool inclusive = r->focus == FOCUS_NONE && (r->totals.has_stacks || any_inclusive(r));
     bool samples = r->metric != METRIC_SAMPLES;
     bool energy = r->totals.has_energy && r->metric != METRIC_ENERGY && r->metric != METRIC_POWER;
     struct text_table *t = text_table_new();

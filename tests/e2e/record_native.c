@@ -10,19 +10,29 @@
 
 void record_native(struct recording *r, const char *const *args, int expect_exit, double timeout_s)
 {
+    record_native_engine(r, NULL, args, expect_exit, timeout_s);
+}
+
+void record_native_engine(struct recording *r, const char *engine, const char *const *args,
+                          int expect_exit, double timeout_s)
+{
     memset(r, 0, sizeof(*r));
     profile_init(&r->prof);
     r->dir = test_mkdtemp();
     if (asprintf(&r->path, "%s/profile.data", r->dir) < 0)
         cr_assert_fail("out of memory");
 
-    const char *argv[REC_ARGS_MAX + 5];
+    const char *argv[REC_ARGS_MAX + 7];
     char *ptprof = build_ptprof();
     size_t n = 0;
     argv[n++] = ptprof;
     argv[n++] = "record";
     argv[n++] = "-o";
     argv[n++] = r->path;
+    if (engine) {
+        argv[n++] = "--engine";
+        argv[n++] = engine;
+    }
     for (size_t i = 0; args[i]; i++) {
         cr_assert_lt(i, (size_t)REC_ARGS_MAX, "too many record arguments");
         argv[n++] = args[i];
@@ -32,8 +42,9 @@ void record_native(struct recording *r, const char *const *args, int expect_exit
     spawn_run(&opts, &r->run);
     free(ptprof);
     cr_assert_eq(spawn_exit_code(r->run.status), expect_exit,
-                 "ptprof record exit %d, expected %d\n" REC_FMT, spawn_exit_code(r->run.status),
-                 expect_exit, REC_ARGS(&r->run));
+                 "ptprof record (engine %s) exit %d, expected %d\n" REC_FMT,
+                 engine ? engine : "default", spawn_exit_code(r->run.status), expect_exit,
+                 REC_ARGS(&r->run));
     recording_load(r, r->path);
 }
 

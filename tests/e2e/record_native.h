@@ -27,6 +27,9 @@ struct recording {
  * failing the test with the run's output when the profiler did not exit
  * with EXPECT_EXIT or the profile does not load. */
 void record_native(struct recording *r, const char *const *args, int expect_exit, double timeout_s);
+/* The same with "--engine ENGINE" first (engines.h). */
+void record_native_engine(struct recording *r, const char *engine, const char *const *args,
+                          int expect_exit, double timeout_s);
 /* Load PATH into R->prof, failing the test with the loader's message. */
 void recording_load(struct recording *r, const char *path);
 /* Free everything and remove the directory.  A failed assertion ends the

@@ -4,10 +4,13 @@
  * report's inclusive share of every work function must be within 1.5
  * percentage points of what the workload measured, for one and four
  * threads, the frame-pointer build with -g fp and -g dwarf, and the
- * -O2 -fomit-frame-pointer build with -g dwarf.  With "shares ... clock"
- * every function spends about half its time reading the clock in libc and
- * the vDSO, which keep no frame pointer for the walk: the shares, this time
- * of all the CPU time (unnormalised), must be within 1 point.
+ * -O2 -fomit-frame-pointer build with -g dwarf, with either recording
+ * engine (engines.h).  A "sample" is what the recorder counts: a tick that
+ * stopped every thread (ptrace), or a thread's period of CPU time (perf).
+ * With "shares ... clock" every function spends about half its time reading
+ * the clock in libc and the vDSO, which keep no frame pointer for the walk:
+ * the shares, this time of all the CPU time (unnormalised), must be within
+ * 1 point.
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engines.h"
 #include "record_native.h"
 #include "report_csv.h"
 #include "test_record_common.h"
@@ -33,6 +37,7 @@ static const char *const funcs[NFUNCS] = {"work_heavy", "work_medium", "work_lig
 
 /* How a run is judged. */
 struct accuracy_check {
+    const char *engine;   /* --engine */
     const char *workload; /* "shares" or "shares-nofp" */
     const char *mode;     /* -g */
     int threads;
@@ -112,19 +117,9 @@ static size_t record_once(struct recording *r, const struct accuracy_check *c, d
     snprintf(nthreads, sizeof(nthreads), "%d", c->threads);
     snprintf(secs, sizeof(secs), "%.1f", seconds);
 
-    const char *argv[] = {ptprof,
-                          "record",
-                          "-g",
-                          c->mode,
-                          "-f",
-                          FREQ,
-                          "-o",
-                          r->path,
-                          "--",
-                          prog,
-                          nthreads,
-                          secs,
-                          c->clock ? "clock" : NULL,
+    const char *argv[] = {ptprof,  "record", "--engine", c->engine, "-g",
+                          c->mode, "-f",     FREQ,       "-o",      r->path,
+                          "--",    prog,     nthreads,   secs,      c->clock ? "clock" : NULL,
                           NULL};
     const char *env[] = {env_truth, NULL};
     run_argv(&r->run, argv, env, NULL, seconds * 4 + 30);
@@ -133,7 +128,7 @@ static size_t record_once(struct recording *r, const struct accuracy_check *c, d
     free(env_truth);
     free(ptprof);
     free(prog);
-    return r->prof.nsamples;
+    return r->prof.totals.samples;
 }
 
 static void check_accuracy(const struct accuracy_check *c)
@@ -147,8 +142,8 @@ static void check_accuracy(const struct accuracy_check *c)
         /* The rate this run achieved says how long the next one needs. */
         double longer = seconds * (MIN_SAMPLES * 1.4) / (double)(nsamples ? nsamples : 1);
         longer = longer > MAX_SECONDS ? MAX_SECONDS : longer;
-        cr_log_warn("%s%s -g %s, %d threads: %zu samples in %.1f s; again for %.1f s", c->workload,
-                    what, c->mode, c->threads, nsamples, seconds, longer);
+        cr_log_warn("%s engine, %s%s -g %s, %d threads: %zu samples in %.1f s; again for %.1f s",
+                    c->engine, c->workload, what, c->mode, c->threads, nsamples, seconds, longer);
         recording_free(&r);
         free(truth_path);
         seconds = longer;
@@ -162,16 +157,16 @@ static void check_accuracy(const struct accuracy_check *c)
     report_shares(r.path, c->unnormalised, got);
     for (int f = 0; f < NFUNCS; f++) {
         double err = got[f] - truth[f];
-        cr_log_info("%s%s -g %s, %d threads, %zu samples: %-11s true %6.2f%%  reported %6.2f%%  "
-                    "error %+.2f points",
-                    c->workload, what, c->mode, c->threads, nsamples, funcs[f], truth[f], got[f],
-                    err);
+        cr_log_info("%s engine, %s%s -g %s, %d threads, %zu samples: %-11s true %6.2f%%  "
+                    "reported %6.2f%%  error %+.2f points",
+                    c->engine, c->workload, what, c->mode, c->threads, nsamples, funcs[f], truth[f],
+                    got[f], err);
     }
     for (int f = 0; f < NFUNCS; f++)
         cr_expect_leq(fabs(got[f] - truth[f]), c->max_error,
-                      "%s%s -g %s, %d threads, %zu samples: %s has %.2f%% of the %s, the "
-                      "workload measured %.2f%% (error %+.2f points, at most %.1f)",
-                      c->workload, what, c->mode, c->threads, nsamples, funcs[f], got[f],
+                      "%s engine, %s%s -g %s, %d threads, %zu samples: %s has %.2f%% of the %s, "
+                      "the workload measured %.2f%% (error %+.2f points, at most %.1f)",
+                      c->engine, c->workload, what, c->mode, c->threads, nsamples, funcs[f], got[f],
                       c->unnormalised ? "CPU time" : "work functions' total", truth[f],
                       got[f] - truth[f], c->max_error);
     recording_free(&r);
@@ -179,46 +174,48 @@ static void check_accuracy(const struct accuracy_check *c)
 }
 
 #define CHECK(wl, m, t, s)                                                                         \
-    check_accuracy(&(struct accuracy_check){wl, m, t, s, false, false, MAX_ERROR_POINTS})
+    check_accuracy(                                                                                \
+        &(struct accuracy_check){engine_p->name, wl, m, t, s, false, false, MAX_ERROR_POINTS})
 
-Test(accuracy, fp_build_fp_stacks_1_thread, .timeout = 200)
+ENGINE_TEST(accuracy, fp_build_fp_stacks_1_thread, .timeout = 200)
 {
     CHECK("shares", "fp", 1, 6);
 }
 
-Test(accuracy, fp_build_dwarf_stacks_1_thread, .timeout = 200)
+ENGINE_TEST(accuracy, fp_build_dwarf_stacks_1_thread, .timeout = 200)
 {
     CHECK("shares", "dwarf", 1, 6);
 }
 
-Test(accuracy, nofp_build_dwarf_stacks_1_thread, .timeout = 200)
+ENGINE_TEST(accuracy, nofp_build_dwarf_stacks_1_thread, .timeout = 200)
 {
     CHECK("shares-nofp", "dwarf", 1, 6);
 }
 
-Test(accuracy, fp_build_fp_stacks_4_threads, .timeout = 200)
+ENGINE_TEST(accuracy, fp_build_fp_stacks_4_threads, .timeout = 200)
 {
     CHECK("shares", "fp", 4, 10);
 }
 
-Test(accuracy, fp_build_dwarf_stacks_4_threads, .timeout = 200)
+ENGINE_TEST(accuracy, fp_build_dwarf_stacks_4_threads, .timeout = 200)
 {
     CHECK("shares", "dwarf", 4, 10);
 }
 
-Test(accuracy, nofp_build_dwarf_stacks_4_threads, .timeout = 200)
+ENGINE_TEST(accuracy, nofp_build_dwarf_stacks_4_threads, .timeout = 200)
 {
     CHECK("shares-nofp", "dwarf", 4, 10);
 }
 
 /* Frame pointers through libc's and the vDSO's clock_gettime: the callers
  * of those frameless functions are found by their CFI (stack_repair_fp). */
-Test(accuracy, fp_stacks_through_frameless_clock_reads, .timeout = 200)
+ENGINE_TEST(accuracy, fp_stacks_through_frameless_clock_reads, .timeout = 200)
 {
-    check_accuracy(&(struct accuracy_check){"shares", "fp", 1, 6, true, true, 1.0});
+    check_accuracy(&(struct accuracy_check){engine_p->name, "shares", "fp", 1, 6, true, true, 1.0});
 }
 
-Test(accuracy, dwarf_stacks_through_frameless_clock_reads, .timeout = 200)
+ENGINE_TEST(accuracy, dwarf_stacks_through_frameless_clock_reads, .timeout = 200)
 {
-    check_accuracy(&(struct accuracy_check){"shares", "dwarf", 1, 6, true, true, 1.0});
+    check_accuracy(
+        &(struct accuracy_check){engine_p->name, "shares", "dwarf", 1, 6, true, true, 1.0});
 }

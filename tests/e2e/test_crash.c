@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "profile_query.h"
+#include "engines.h"
 #include "record_native.h"
 
 static double now_s(void)
@@ -45,8 +46,10 @@ static int wait_with_deadline(pid_t pid, double seconds)
     }
 }
 
-Test(crash, sigkill_of_the_profiler_leaves_a_readable_profile_and_a_running_program, .timeout = 60)
+ENGINE_TEST(crash, sigkill_of_the_profiler_leaves_a_readable_profile_and_a_running_program,
+            .timeout = 60)
 {
+    const char *engine = engine_p->name;
     /* The program outlives its parent, the profiler: as the subreaper this
      * test inherits it and sees its real exit status. */
     cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0, "PR_SET_CHILD_SUBREAPER");
@@ -58,8 +61,8 @@ Test(crash, sigkill_of_the_profiler_leaves_a_readable_profile_and_a_running_prog
     cr_assert_geq(asprintf(&r.path, "%s/profile.data", r.dir), 0);
     cr_assert_geq(asprintf(&summary, "%s/summary", r.dir), 0);
     char *ptprof = build_ptprof(), *timeloop = build_workload("timeloop");
-    const char *argv[] = {ptprof, "record", "-o", r.path,  "-f", "500",
-                          "--",   timeloop, "4",  summary, NULL};
+    const char *argv[] = {ptprof, "record", "--engine", engine, "-o",    r.path, "-f",
+                          "500",  "--",     timeloop,   "4",    summary, NULL};
     struct spawn_opts opts = {.argv = argv, .timeout_s = 30};
     struct spawn_proc pp;
     spawn_start(&opts, &pp);

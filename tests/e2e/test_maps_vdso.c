@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "profile_query.h"
+#include "engines.h"
 #include "record_native.h"
 
 #define MAP_PERM_X 4
@@ -77,12 +78,13 @@ static const struct prof_map *exec_map_of(const struct profile *p, uint32_t pid,
 /* The program dlopen()s libplugin.so after 0.6 s and then spends its time
  * in plugin_hot(): the library's map, with its build-id, must be in the
  * profile before the samples that run in it. */
-Test(maps, dlopened_library_is_known_from_its_first_samples, .timeout = 60)
+ENGINE_TEST(maps, dlopened_library_is_known_from_its_first_samples, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *dlopener = build_workload("dlopener"), *plugin = build_workload("libplugin.so");
     const char *args[] = {"-f", "1000", "--", dlopener, plugin, "0.6", "1.2", NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
     const struct profile *p = &r.prof;
     uint32_t pid = pq_first_pid(p);
     uint64_t loaded_ns = (uint64_t)parse_after(r.run.out, "dlopener: loaded at ");
@@ -146,12 +148,13 @@ Test(maps, dlopened_library_is_known_from_its_first_samples, .timeout = 60)
 
 /* clock_gettime runs in the vDSO, which has no file: the profile carries
  * its image, a whole ELF object whose symbols name the samples in it. */
-Test(maps, vdso_image_symbolizes_clock_gettime, .timeout = 60)
+ENGINE_TEST(maps, vdso_image_symbolizes_clock_gettime, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *clockloop = build_workload("clockloop");
     const char *args[] = {"-f", "1000", "--", clockloop, "1.5", NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
     const struct profile *p = &r.prof;
     uint32_t pid = pq_first_pid(p);
 
@@ -204,12 +207,13 @@ Test(maps, vdso_image_symbolizes_clock_gettime, .timeout = 60)
 
 /* Every executable file mapping (the program, libc, the dynamic loader)
  * carries the build-id that the file's own note holds. */
-Test(maps, executable_mappings_carry_the_files_build_ids, .timeout = 60)
+ENGINE_TEST(maps, executable_mappings_carry_the_files_build_ids, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *callers = build_workload("callers");
     const char *args[] = {"-f", "200", "--", callers, "0.3", NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
     const struct profile *p = &r.prof;
 
     char *exe = canonical(callers);

@@ -2,7 +2,8 @@
  * test_processes.c - end-to-end tests of process trees: "ptprof record"
  * follows fork, vfork and clone children and their execs (and does not
  * with --no-inherit), and gives every process its own program, maps, exit
- * status and samples.  Workload: tests/workloads/forker.c.
+ * status and samples, with either recording engine (engines.h).  Workload:
+ * tests/workloads/forker.c.
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "engines.h"
 #include "profile_query.h"
 #include "record_native.h"
 
@@ -86,8 +88,25 @@ static struct process_samples count_samples(const struct profile *p, uint32_t pi
     return c;
 }
 
-static void check_exit_code(const struct prof_process *pr, int code, const char *what)
+/* The perf engine is the first process's parent only: of the others it
+ * knows that they ended (their threads' exits), not how. */
+static void check_exit_code(const char *engine, const struct profile *p,
+                            const struct prof_process *pr, int code, const char *what)
 {
+    if (engine_is_perf(engine) && pr->pid != pq_first_pid(p)) {
+        cr_assert(!pr->exited, "%s (pid %u): an exit status the perf engine cannot know", what,
+                  pr->pid);
+        size_t threads = 0;
+        for (size_t i = 0; i < p->nthreads; i++) {
+            if (p->threads[i].pid != pr->pid)
+                continue;
+            threads++;
+            cr_assert_neq(p->threads[i].end_ns, 0, "%s (pid %u): thread %u never ended", what,
+                          pr->pid, p->threads[i].tid);
+        }
+        cr_assert_gt(threads, 0, "%s (pid %u) has no thread", what, pr->pid);
+        return;
+    }
     cr_assert(pr->exited, "%s (pid %u) has no exit in the profile", what, pr->pid);
     cr_assert(WIFEXITED(pr->exit_status) && WEXITSTATUS(pr->exit_status) == code,
               "%s (pid %u): wait status %#x, expected exit %d", what, pr->pid,
@@ -97,14 +116,15 @@ static void check_exit_code(const struct prof_process *pr, int code, const char 
 /* A shell runs one program in the background and another in the
  * foreground: three processes, each with its own program, maps, samples and
  * exit status. */
-Test(processes, shell_children_each_have_their_own_program_maps_and_status, .timeout = 60)
+ENGINE_TEST(processes, shell_children_each_have_their_own_program_maps_and_status, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *forker = build_workload("forker"), *forker_nofp = build_workload("forker-nofp");
     char *script = NULL;
     cr_assert_geq(asprintf(&script, "%s spin 0.6 3 & %s spin 0.6 5; wait", forker, forker_nofp), 0);
     const char *args[] = {"--", "/bin/sh", "-c", script, NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
     const struct profile *p = &r.prof;
 
     char *sh = canonical("/bin/sh"), *exe_a = canonical(forker), *exe_b = canonical(forker_nofp);
@@ -112,7 +132,7 @@ Test(processes, shell_children_each_have_their_own_program_maps_and_status, .tim
     const struct prof_process *shell = pq_process(p, sh_pid);
     cr_assert(shell, "first process %u not in the profile", sh_pid);
     cr_assert_str_eq(shell->exe, sh, "the shell's program");
-    check_exit_code(shell, 0, "sh");
+    check_exit_code(engine, p, shell, 0, "sh");
     cr_assert_eq(p->nprocesses, 3, "%zu processes, expected sh and its two children\n" REC_FMT,
                  p->nprocesses, REC_ARGS(&r.run));
 
@@ -135,8 +155,8 @@ Test(processes, shell_children_each_have_their_own_program_maps_and_status, .tim
             cr_assert_fail("child %u runs '%s', expected %s or %s", c->pid, c->exe, exe_a, exe_b);
     }
     cr_assert(child_a && child_b, "both children run the same program");
-    check_exit_code(child_a, 3, "forker (background)");
-    check_exit_code(child_b, 5, "forker-nofp (foreground)");
+    check_exit_code(engine, p, child_a, 3, "forker (background)");
+    check_exit_code(engine, p, child_b, 5, "forker-nofp (foreground)");
 
     cr_assert(maps_file(p, sh_pid, sh), "the shell's maps lack %s", sh);
     cr_assert(maps_file(p, child_a->pid, exe_a), "pid %u's maps lack %s", child_a->pid, exe_a);
@@ -172,12 +192,13 @@ Test(processes, shell_children_each_have_their_own_program_maps_and_status, .tim
 
 /* fork(), vfork() + exec and a clone without CLONE_THREAD from one program:
  * all three children are followed. */
-Test(processes, fork_vfork_exec_and_clone_children_are_followed, .timeout = 60)
+ENGINE_TEST(processes, fork_vfork_exec_and_clone_children_are_followed, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *forker = build_workload("forker"), *exitcode = build_workload("exitcode");
     const char *args[] = {"--", forker, "tree", "0.3", exitcode, "12", NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
     const struct profile *p = &r.prof;
     const char *out = r.run.out;
 
@@ -193,7 +214,7 @@ Test(processes, fork_vfork_exec_and_clone_children_are_followed, .timeout = 60)
     const struct prof_process *pp = pq_process(p, parent);
     cr_assert(pp);
     cr_assert_str_eq(pp->exe, exe);
-    check_exit_code(pp, 0, "forker tree");
+    check_exit_code(engine, p, pp, 0, "forker tree");
     struct {
         uint32_t pid;
         const char *what, *exe, *fn;
@@ -208,7 +229,7 @@ Test(processes, fork_vfork_exec_and_clone_children_are_followed, .timeout = 60)
         cr_assert_eq(c->ppid, parent, "%s %u: ppid %u, expected %u", kids[i].what, c->pid, c->ppid,
                      parent);
         cr_assert_str_eq(c->exe, kids[i].exe, "%s %u's program", kids[i].what, c->pid);
-        check_exit_code(c, kids[i].code, kids[i].what);
+        check_exit_code(engine, p, c, kids[i].code, kids[i].what);
         cr_assert(maps_file(p, c->pid, kids[i].exe), "%s %u's maps lack %s", kids[i].what, c->pid,
                   kids[i].exe);
     }
@@ -243,19 +264,20 @@ Test(processes, fork_vfork_exec_and_clone_children_are_followed, .timeout = 60)
  * here needs 10 ms of CPU before its exec, and the parent measures how long
  * it stayed suspended.  (One wait of the recorder's stop patience, 100 ms,
  * is what docs/recording.md promises; the bound leaves room for it.) */
-Test(processes, vfork_child_is_not_held_up_by_sampling, .timeout = 90)
+ENGINE_TEST(processes, vfork_child_is_not_held_up_by_sampling, .timeout = 90)
 {
+    const char *engine = engine_p->name;
     char *forker = build_workload("forker"), *exitcode = build_workload("exitcode");
     const char *args[] = {"-f", "1000", "--", forker, "vfork", "10", exitcode, "12", NULL};
     struct recording r;
-    record_native(&r, args, 0, 75);
+    record_native_engine(&r, engine, args, 0, 75);
     const struct profile *p = &r.prof;
 
     uint32_t child = (uint32_t)parse_after(r.run.out, "forker: vfork ");
     long long blocked_ms = parse_after(r.run.out, " blocked ");
     const struct prof_process *c = pq_process(p, child);
     cr_assert(c, "the vfork child %u is not in the profile", child);
-    check_exit_code(c, 12, "vfork child");
+    check_exit_code(engine, p, c, 12, "vfork child");
     cr_log_info("vfork parent suspended %lld ms for a child using 10 ms of CPU", blocked_ms);
     cr_assert_lt(blocked_ms, 500,
                  "the parent stayed suspended in vfork() for %lld ms while its child needed 10 "
@@ -270,12 +292,13 @@ Test(processes, vfork_child_is_not_held_up_by_sampling, .timeout = 90)
 
 /* docs/format.md: the first process's PROCESS record has ppid 0, so a
  * reader finds the root of the tree without knowing the profiler's pid. */
-Test(processes, first_process_has_parent_0_and_children_name_their_parent, .timeout = 60)
+ENGINE_TEST(processes, first_process_has_parent_0_and_children_name_their_parent, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *forker = build_workload("forker"), *exitcode = build_workload("exitcode");
     const char *args[] = {"--", forker, "tree", "0.05", exitcode, "0", NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
     const struct profile *p = &r.prof;
     uint32_t first = pq_first_pid(p);
     const struct prof_process *pr = pq_process(p, first);
@@ -292,13 +315,14 @@ Test(processes, first_process_has_parent_0_and_children_name_their_parent, .time
     recording_free(&r);
 }
 
-Test(processes, no_inherit_records_the_first_process_only, .timeout = 60)
+ENGINE_TEST(processes, no_inherit_records_the_first_process_only, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *forker = build_workload("forker"), *exitcode = build_workload("exitcode");
     const char *args[] = {"--no-inherit", "--", forker, "tree", "0.3", exitcode, "12", NULL};
     struct recording r;
     /* Exit 0: the children ran normally although nobody traced them. */
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
     const struct profile *p = &r.prof;
     uint32_t parent = pq_first_pid(p);
     cr_assert_eq(parent, (uint32_t)parse_after(r.run.out, "forker: pid "), "first pid");

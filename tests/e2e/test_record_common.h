@@ -10,12 +10,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/profile.h"
 #include "interop/pperf.h"
+#include "symbol/elf_symtab.h"
 #include "../lib/spawn.h"
 
 /* "ptprof record" writing the original raw format, which these tests read
  * with pperf_load() (the native format is record's default). */
 #define RECORD_PPERF "record", "--format", "pperf"
+
+/* "ptprof record" with ENGINE ("perf" or "ptrace", engines.h): the ptrace
+ * engine writes the original raw format as these suites always had it
+ * (that format is the ptrace engine's alone), the perf engine the native
+ * one. */
+#define RECORD_WITH(engine) "record", "--engine", (engine), "--format", record_format_for(engine)
+const char *record_format_for(const char *engine);
+
+/* Load what RECORD_WITH(ENGINE) wrote into OUT, failing the test unless it
+ * is well-formed: the original format passes load_valid_profile() first;
+ * either way latency <= wall time and sample times never go back. */
+void load_engine_profile(const char *engine, const char *path, struct profile *out);
 
 /* Run ARGV (NULL-terminated) with ENV changes (may be NULL) in CWD (may be
  * NULL), failing the test if it outlives TIMEOUT_S. */
@@ -29,9 +43,18 @@ void run_argv(struct spawn_result *res, const char *const *argv, const char *con
  * go back, and no sample lists a thread twice. */
 void load_valid_profile(const char *path, struct pperf_profile *prof);
 
-/* The map entry labelled LABEL that contains PC, or NULL. */
+/* The map entry of the file named LABEL (its base name) that contains PC,
+ * or NULL. */
 const struct pperf_map *profile_map_for(const struct pperf_profile *prof, const char *label,
                                         uint64_t pc);
+
+/* The file address of PC in a map entry starting at START, by the original
+ * post-processing's rule: pc - start + the p_vaddr of the first executable
+ * PT_LOAD of the entry's file (TAB), or PC itself when the file is ET_EXEC
+ * (elf_is_et_exec). */
+uint64_t original_file_address(uint64_t start, const struct elf_symtab *tab, bool et_exec,
+                               uint64_t pc);
+bool elf_is_et_exec(const char *path);
 
 /* Occurrences of NEEDLE in TEXT. */
 int count_occurrences(const char *text, const char *needle);

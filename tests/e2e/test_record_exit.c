@@ -2,7 +2,7 @@
  * test_record_exit.c - the profiler ends as its target does: the target's
  * exit status (128+N for a signal), 127/126 when the command cannot run, and
  * Ctrl-C or kill reach the target exactly once, leave a complete profile
- * and no process behind.
+ * and no process behind, with either recording engine (engines.h).
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -14,16 +14,18 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "engines.h"
 #include "test_record_common.h"
 
-/* ptprof record -o DIR/profile -- ARGS..., in a fresh DIR. */
-static void record_cmd(struct spawn_result *res, char **dir, char **profile, const char *const *cmd)
+/* ptprof record --engine ENGINE -o DIR/profile -- ARGS..., in a fresh DIR. */
+static void record_cmd(const char *engine, struct spawn_result *res, char **dir, char **profile,
+                       const char *const *cmd)
 {
     *dir = test_mkdtemp();
     cr_assert(asprintf(profile, "%s/profile", *dir) > 0);
     char *ptprof = build_ptprof();
-    const char *argv[32] = {ptprof, RECORD_PPERF, "-o", *profile, "--"};
-    size_t n = 7;
+    const char *argv[32] = {ptprof, RECORD_WITH(engine), "-o", *profile, "--"};
+    size_t n = 9;
     for (size_t i = 0; cmd[i] && n < 31; i++)
         argv[n++] = cmd[i];
     argv[n] = NULL;
@@ -31,16 +33,18 @@ static void record_cmd(struct spawn_result *res, char **dir, char **profile, con
     free(ptprof);
 }
 
-static void check_exit_code(const char *const *cmd, int want, bool profile_expected)
+static void check_exit_code(const char *engine, const char *const *cmd, int want,
+                            bool profile_expected)
 {
     struct spawn_result res;
     char *dir, *profile;
-    record_cmd(&res, &dir, &profile, cmd);
-    cr_assert_eq(spawn_exit_code(res.status), want, "want %d; " RUN_FMT, want, RUN_ARGS(&res));
+    record_cmd(engine, &res, &dir, &profile, cmd);
+    cr_assert_eq(spawn_exit_code(res.status), want, "%s engine: want %d; " RUN_FMT, engine, want,
+                 RUN_ARGS(&res));
     if (profile_expected) {
-        struct pperf_profile prof;
-        load_valid_profile(profile, &prof);
-        pperf_free(&prof);
+        struct profile prof;
+        load_engine_profile(engine, profile, &prof);
+        profile_free(&prof);
     }
     spawn_result_free(&res);
     test_rmtree(dir);
@@ -48,37 +52,40 @@ static void check_exit_code(const char *const *cmd, int want, bool profile_expec
     free(profile);
 }
 
-Test(record_exit, target_exit_status_is_passed_through)
+ENGINE_TEST(record_exit, target_exit_status_is_passed_through)
 {
     char *wl = build_workload("exitcode");
     const char *cmd[] = {wl, "3", NULL};
-    check_exit_code(cmd, 3, true);
+    check_exit_code(engine_p->name, cmd, 3, true);
     free(wl);
 }
 
-Test(record_exit, zero_exit_status_is_passed_through)
+ENGINE_TEST(record_exit, zero_exit_status_is_passed_through)
 {
     char *wl = build_workload("exitcode");
     const char *cmd[] = {wl, "0", NULL};
-    check_exit_code(cmd, 0, true);
+    check_exit_code(engine_p->name, cmd, 0, true);
     free(wl);
 }
 
-Test(record_exit, target_killed_by_sigsegv_gives_139_and_a_profile)
+ENGINE_TEST(record_exit, target_killed_by_sigsegv_gives_139_and_a_profile)
 {
     char *wl = build_workload("segv");
     const char *cmd[] = {wl, NULL};
-    check_exit_code(cmd, 128 + SIGSEGV, true);
+    check_exit_code(engine_p->name, cmd, 128 + SIGSEGV, true);
     free(wl);
 }
 
-static void check_cannot_run(const char *command, int want)
+static void check_cannot_run(const char *engine, const char *command, int want)
 {
     struct spawn_result res;
     char *dir, *profile;
     const char *cmd[] = {command, NULL};
-    record_cmd(&res, &dir, &profile, cmd);
-    cr_assert_eq(spawn_exit_code(res.status), want, "want %d; " RUN_FMT, want, RUN_ARGS(&res));
+    record_cmd(engine, &res, &dir, &profile, cmd);
+    cr_assert_eq(spawn_exit_code(res.status), want, "%s engine: want %d; " RUN_FMT, engine, want,
+                 RUN_ARGS(&res));
+    cr_assert(!test_file_exists(profile), "%s engine: a profile of a command that never ran",
+              engine);
     cr_assert(strstr(res.err, command), "the message does not name '%s'; " RUN_FMT, command,
               RUN_ARGS(&res));
     spawn_result_free(&res);
@@ -87,17 +94,17 @@ static void check_cannot_run(const char *command, int want)
     free(profile);
 }
 
-Test(record_exit, missing_command_gives_127_naming_it)
+ENGINE_TEST(record_exit, missing_command_gives_127_naming_it)
 {
-    check_cannot_run("ptprof-test-no-such-command", 127);
+    check_cannot_run(engine_p->name, "ptprof-test-no-such-command", 127);
 }
 
-Test(record_exit, missing_command_path_gives_127_naming_it)
+ENGINE_TEST(record_exit, missing_command_path_gives_127_naming_it)
 {
-    check_cannot_run("/nonexistent-dir/no-such-command", 127);
+    check_cannot_run(engine_p->name, "/nonexistent-dir/no-such-command", 127);
 }
 
-Test(record_exit, non_executable_file_gives_126_naming_it)
+ENGINE_TEST(record_exit, non_executable_file_gives_126_naming_it)
 {
     char *dir = test_mkdtemp(), *path = NULL;
     cr_assert(asprintf(&path, "%s/not-executable", dir) > 0);
@@ -105,7 +112,7 @@ Test(record_exit, non_executable_file_gives_126_naming_it)
     cr_assert_geq(fd, 0);
     cr_assert_eq(write(fd, "#!/bin/sh\nexit 0\n", 17), 17);
     close(fd);
-    check_cannot_run(path, 126);
+    check_cannot_run(engine_p->name, path, 126);
     test_rmtree(dir);
     free(dir);
     free(path);
@@ -123,19 +130,26 @@ struct interrupted {
 /* Run "ptprof record -o F -- spin [--handler]" as a foreground job in its own
  * process group, wait until the target is ready and has been sampled for a
  * second, then deliver SIG the way a terminal (the whole group) or kill(1)
- * (the profiler alone, or the target alone) would.  The profile is in the
- * original raw format, or the native one with NATIVE. */
-static void interrupt_spin_as(struct interrupted *r, bool handler, int sig, enum deliver how,
-                              bool native)
+ * (the profiler alone, or the target alone) would.  The profile is written
+ * in FORMAT (NULL: the engine's usual one, record_format_for()). */
+static void interrupt_spin_as(const char *engine, struct interrupted *r, bool handler, int sig,
+                              enum deliver how, const char *format)
 {
     memset(r, 0, sizeof(*r));
     r->dir = test_mkdtemp();
     cr_assert(asprintf(&r->profile, "%s/profile", r->dir) > 0);
     char *ptprof = build_ptprof(), *spin = build_workload("spin");
-    const char *format = native ? "native" : "pperf";
-    const char *argv[] = {ptprof, "record", "--format",
-                          format, "-o",     r->profile,
-                          "--",   spin,     handler ? "--handler" : "20",
+    const char *argv[] = {ptprof,
+                          "record",
+                          "--engine",
+                          engine,
+                          "--format",
+                          format ? format : record_format_for(engine),
+                          "-o",
+                          r->profile,
+                          "--",
+                          spin,
+                          handler ? "--handler" : "20",
                           NULL};
     struct spawn_opts opts = {.argv = argv, .timeout_s = 60};
     struct spawn_proc p;
@@ -160,9 +174,10 @@ static void interrupt_spin_as(struct interrupted *r, bool handler, int sig, enum
     free(spin);
 }
 
-static void interrupt_spin(struct interrupted *r, bool handler, int sig, enum deliver how)
+static void interrupt_spin(const char *engine, struct interrupted *r, bool handler, int sig,
+                           enum deliver how)
 {
-    interrupt_spin_as(r, handler, sig, how, false);
+    interrupt_spin_as(engine, r, handler, sig, how, NULL);
 }
 
 static void interrupted_free(struct interrupted *r)
@@ -173,60 +188,64 @@ static void interrupted_free(struct interrupted *r)
     free(r->profile);
 }
 
-static void check_profile_has_samples(const char *path)
+static void check_profile_has_samples(const char *engine, const char *path)
 {
-    struct pperf_profile prof;
-    load_valid_profile(path, &prof);
-    cr_assert_gt(prof.nsamples, 10, "only %" PRIu64 " samples in a second of spinning",
-                 prof.nsamples);
-    pperf_free(&prof);
+    struct profile prof;
+    load_engine_profile(engine, path, &prof);
+    size_t running = 0;
+    for (size_t i = 0; i < prof.nsamples; i++)
+        for (uint32_t t = 0; t < prof.samples[i].nthreads; t++)
+            running += !(prof.samples[i].threads[t].flags & PROF_THREAD_IN_SYSCALL);
+    cr_assert_gt(running, 10, "%s engine: only %zu samples in a second of spinning", engine,
+                 running);
+    profile_free(&prof);
 }
 
-Test(record_exit, ctrl_c_reaches_the_target_handler_once)
+ENGINE_TEST(record_exit, ctrl_c_reaches_the_target_handler_once)
 {
     struct interrupted r;
-    interrupt_spin(&r, true, SIGINT, TO_GROUP);
+    interrupt_spin(engine_p->name, &r, true, SIGINT, TO_GROUP);
     cr_assert_eq(count_occurrences(r.res.out, "got SIGINT"), 1, RUN_CONTEXT(&r.res));
     cr_assert_eq(spawn_exit_code(r.res.status), 7, "want the target's 7; " RUN_CONTEXT(&r.res));
-    check_profile_has_samples(r.profile);
+    check_profile_has_samples(engine_p->name, r.profile);
     interrupted_free(&r);
 }
 
-Test(record_exit, sigterm_to_the_profiler_reaches_the_target_once)
+ENGINE_TEST(record_exit, sigterm_to_the_profiler_reaches_the_target_once)
 {
     struct interrupted r;
-    interrupt_spin(&r, true, SIGTERM, TO_PROFILER);
+    interrupt_spin(engine_p->name, &r, true, SIGTERM, TO_PROFILER);
     cr_assert_eq(count_occurrences(r.res.out, "got SIGTERM"), 1, RUN_CONTEXT(&r.res));
     cr_assert_eq(count_occurrences(r.res.out, "got SIGINT"), 0, RUN_CONTEXT(&r.res));
     cr_assert_eq(spawn_exit_code(r.res.status), 7, "want the target's 7; " RUN_CONTEXT(&r.res));
-    check_profile_has_samples(r.profile);
+    check_profile_has_samples(engine_p->name, r.profile);
     interrupted_free(&r);
 }
 
-Test(record_exit, ctrl_c_kills_a_target_without_handler_with_130)
+ENGINE_TEST(record_exit, ctrl_c_kills_a_target_without_handler_with_130)
 {
     struct interrupted r;
-    interrupt_spin(&r, false, SIGINT, TO_GROUP);
+    interrupt_spin(engine_p->name, &r, false, SIGINT, TO_GROUP);
     cr_assert_eq(spawn_exit_code(r.res.status), 128 + SIGINT, RUN_CONTEXT(&r.res));
-    check_profile_has_samples(r.profile);
+    check_profile_has_samples(engine_p->name, r.profile);
     interrupted_free(&r);
 }
 
-Test(record_exit, sigterm_to_the_profiler_kills_a_target_without_handler_with_143)
+ENGINE_TEST(record_exit, sigterm_to_the_profiler_kills_a_target_without_handler_with_143)
 {
     struct interrupted r;
-    interrupt_spin(&r, false, SIGTERM, TO_PROFILER);
+    interrupt_spin(engine_p->name, &r, false, SIGTERM, TO_PROFILER);
     cr_assert_eq(spawn_exit_code(r.res.status), 128 + SIGTERM, RUN_CONTEXT(&r.res));
-    check_profile_has_samples(r.profile);
+    check_profile_has_samples(engine_p->name, r.profile);
     interrupted_free(&r);
 }
 
-Test(record_exit, target_killed_from_outside_gives_137_and_a_profile)
+ENGINE_TEST(record_exit, target_killed_from_outside_gives_137_and_a_profile)
 {
     struct interrupted r;
-    interrupt_spin(&r, false, SIGKILL, TO_TARGET);
+    interrupt_spin(engine_p->name, &r, false, SIGKILL, TO_TARGET);
     cr_assert_eq(spawn_exit_code(r.res.status), 128 + SIGKILL, RUN_CONTEXT(&r.res));
-    check_profile_has_samples(r.profile);
+    check_profile_has_samples(engine_p->name, r.profile);
     interrupted_free(&r);
 }
 
@@ -244,11 +263,11 @@ static void check_info_says(const char *profile, const char *want)
 }
 
 /* The target dies of the signal the profiler forwarded: the profile says
- * so (the profiler waits for that death before writing it). */
+ * so (the ptrace engine waits for that death before writing it). */
 Test(record_exit, a_target_killed_by_a_forwarded_sigterm_is_recorded_as_such)
 {
     struct interrupted r;
-    interrupt_spin_as(&r, false, SIGTERM, TO_PROFILER, true);
+    interrupt_spin_as("ptrace", &r, false, SIGTERM, TO_PROFILER, "native");
     cr_assert_eq(spawn_exit_code(r.res.status), 128 + SIGTERM, RUN_CONTEXT(&r.res));
     check_info_says(r.profile, "killed by SIGTERM");
     interrupted_free(&r);
@@ -257,7 +276,7 @@ Test(record_exit, a_target_killed_by_a_forwarded_sigterm_is_recorded_as_such)
 Test(record_exit, a_target_killed_by_ctrl_c_is_recorded_as_such)
 {
     struct interrupted r;
-    interrupt_spin_as(&r, false, SIGINT, TO_GROUP, true);
+    interrupt_spin_as("ptrace", &r, false, SIGINT, TO_GROUP, "native");
     cr_assert_eq(spawn_exit_code(r.res.status), 128 + SIGINT, RUN_CONTEXT(&r.res));
     check_info_says(r.profile, "killed by SIGINT");
     interrupted_free(&r);
@@ -267,7 +286,7 @@ Test(record_exit, a_target_killed_by_ctrl_c_is_recorded_as_such)
 Test(record_exit, a_target_exiting_from_its_sigterm_handler_is_recorded_as_such)
 {
     struct interrupted r;
-    interrupt_spin_as(&r, true, SIGTERM, TO_PROFILER, true);
+    interrupt_spin_as("ptrace", &r, true, SIGTERM, TO_PROFILER, "native");
     cr_assert_eq(spawn_exit_code(r.res.status), 7, RUN_CONTEXT(&r.res));
     check_info_says(r.profile, "exit 7");
     interrupted_free(&r);

@@ -1,10 +1,10 @@
 /*
- * test_record_idle.c - threads the recorder does not stop: a thread that has
- * not run since its last copy is sampled from that copy (so sleeping threads
- * are not woken at every sample), a thread that ran never is, and a thread
- * blocked in a call is named by the call its program made, also when the
- * kernel restarted that call as restart_syscall (tests/workloads/blockers.c,
- * tests/workloads/phases.c).
+ * test_record_idle.c - threads the ptrace engine does not stop: a thread
+ * that has not run since its last copy is sampled from that copy (so
+ * sleeping threads are not woken at every sample), a thread that ran never
+ * is; and, with either engine, a thread blocked in a call is named by the
+ * call its program made, also when the kernel restarted that call as
+ * restart_syscall (tests/workloads/blockers.c, tests/workloads/phases.c).
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engines.h"
 #include "record_native.h"
 #include "report_csv.h"
 #include "test_record_common.h"
@@ -46,13 +47,14 @@ static void check_call_names(const char *profile)
 
 /* A SIGSTOP/SIGCONT in the middle takes every sleeping call out of its
  * sleep; those that keep their state in the kernel come back as
- * restart_syscall, and must keep the name of the call the program made. */
-Test(record_idle, restarted_calls_keep_the_name_of_the_call_made, .timeout = 90)
+ * restart_syscall, and must keep the name of the call the program made,
+ * whichever engine looks at the blocked threads. */
+ENGINE_TEST(record_idle, restarted_calls_keep_the_name_of_the_call_made, .timeout = 90)
 {
     char *wl = build_workload("blockers");
     const char *args[] = {"--", wl, "1.5", "stop", NULL};
     struct recording r;
-    record_native(&r, args, 0, 60);
+    record_native_engine(&r, engine_p->name, args, 0, 60);
     cr_assert(strstr(r.run.out, "blockers: ok"), "the workload failed:\n" REC_FMT,
               REC_ARGS(&r.run));
     check_call_names(r.path);
@@ -62,7 +64,7 @@ Test(record_idle, restarted_calls_keep_the_name_of_the_call_made, .timeout = 90)
 
 /* Attached to a process whose calls were already restarted, the recorder
  * never sees the original numbers: the kernel's wchan names them. */
-Test(record_idle, calls_restarted_before_an_attach_are_named_too, .timeout = 90)
+ENGINE_TEST(record_idle, calls_restarted_before_an_attach_are_named_too, .timeout = 90)
 {
     char *wl = build_workload("blockers"), *ptprof = build_ptprof();
     const char *wl_argv[] = {wl, "6", NULL};
@@ -81,8 +83,8 @@ Test(record_idle, calls_restarted_before_an_attach_are_named_too, .timeout = 90)
     char *dir = test_mkdtemp(), *profile = NULL, *pidtext = NULL;
     cr_assert(asprintf(&profile, "%s/profile.data", dir) > 0);
     cr_assert(asprintf(&pidtext, "%d", (int)pid) > 0);
-    const char *argv[] = {ptprof,  "record",     "-o",  profile, "--pid",
-                          pidtext, "--duration", "1.5", NULL};
+    const char *argv[] = {ptprof,  "record", "--engine",   engine_p->name, "-o", profile,
+                          "--pid", pidtext,  "--duration", "1.5",          NULL};
     struct spawn_result res;
     run_argv(&res, argv, NULL, NULL, 60);
     cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
@@ -119,7 +121,7 @@ Test(record_idle, sleeping_threads_are_not_stopped_again, .timeout = 60)
     char *wl = build_workload("blockers");
     const char *args[] = {"-d", "-f", "1000", "--", wl, "1.5", NULL};
     struct recording r;
-    record_native(&r, args, 0, 60);
+    record_native_engine(&r, "ptrace", args, 0, 60);
     cr_assert(strstr(r.run.out, "blockers: ok"), "the workload failed:\n" REC_FMT,
               REC_ARGS(&r.run));
     double stopped, reused;
@@ -216,7 +218,7 @@ Test(record_idle, a_thread_that_ran_is_never_reused, .timeout = 90)
     char *dir = test_mkdtemp();
     cr_assert(asprintf(&log, "%s/gaps", dir) > 0);
     const char *args[] = {"-d", "-f", "1000", "--", wl, "3", "3", log, NULL};
-    record_native(&r, args, 0, 60);
+    record_native_engine(&r, "ptrace", args, 0, 60);
     cr_assert(strstr(r.run.out, "phases: ok"), REC_FMT, REC_ARGS(&r.run));
     struct thread_gaps threads[8];
     size_t nthreads = read_gaps(log, threads, 8);

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 
 #include "profile_query.h"
+#include "engines.h"
 #include "record_native.h"
 
 #define MAX_FRAMES 128
@@ -94,24 +95,26 @@ static void check_hot_chains(struct recording *r, const char *what)
               what, st.via_a, st.via_b, 100 * share_a);
 }
 
-Test(stacks, dwarf_unwinds_code_without_frame_pointers, .timeout = 60)
+ENGINE_TEST(stacks, dwarf_unwinds_code_without_frame_pointers, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *callers = build_workload("callers-nofp");
     const char *args[] = {"-f", "2000", "-g", "dwarf", "--", callers, "2", NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
     cr_assert_str_eq(profile_meta(&r.prof, "stacks"), "dwarf");
     check_hot_chains(&r, "callers-nofp, -g dwarf");
     recording_free(&r);
     free(callers);
 }
 
-Test(stacks, fp_walks_code_with_frame_pointers, .timeout = 60)
+ENGINE_TEST(stacks, fp_walks_code_with_frame_pointers, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *callers = build_workload("callers");
     const char *args[] = {"-f", "2000", "-g", "fp", "--", callers, "2", NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
     cr_assert_str_eq(profile_meta(&r.prof, "stacks"), "fp");
     check_hot_chains(&r, "callers, -g fp");
     recording_free(&r);
@@ -121,12 +124,13 @@ Test(stacks, fp_walks_code_with_frame_pointers, .timeout = 60)
 /* A qsort comparator is called back from libc, and a signal handler runs on
  * top of whatever the signal interrupted: DWARF CFI unwinds through both
  * without any frame pointer. */
-Test(stacks, dwarf_unwinds_through_libc_callbacks_and_signal_frames, .timeout = 60)
+ENGINE_TEST(stacks, dwarf_unwinds_through_libc_callbacks_and_signal_frames, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *callers = build_workload("callers-nofp");
     const char *args[] = {"-f", "2000", "-g", "dwarf", "--", callers, "2", NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
 
     struct profile_query q;
     pq_init(&q, &r.prof);
@@ -184,12 +188,13 @@ Test(stacks, dwarf_unwinds_through_libc_callbacks_and_signal_frames, .timeout = 
  * kernel set up the handler's frame but before it ran, and credited it with
  * the time spent before the signal.  (A thread waiting for a CPU there may
  * be sampled there: that costs it no CPU time, so CPU time is the measure.) */
-Test(stacks, signal_handler_cpu_time_is_charged_to_the_handlers_work, .timeout = 60)
+ENGINE_TEST(stacks, signal_handler_cpu_time_is_charged_to_the_handlers_work, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *callers = build_workload("callers-nofp");
     const char *args[] = {"-f", "1000", "--", callers, "2", NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
 
     struct profile_query q;
     pq_init(&q, &r.prof);
@@ -244,12 +249,13 @@ Test(stacks, signal_handler_cpu_time_is_charged_to_the_handlers_work, .timeout =
  * waiter thread sits in read() on a pipe the whole run: both must be
  * recorded as blocked in that system call, with a stack that still reaches
  * the code that made the call. */
-Test(stacks, blocked_threads_carry_their_system_call_and_stack, .timeout = 60)
+ENGINE_TEST(stacks, blocked_threads_carry_their_system_call_and_stack, .timeout = 60)
 {
+    const char *engine = engine_p->name;
     char *timeloop = build_workload("timeloop-nofp");
     const char *args[] = {"-f", "500", "--", timeloop, "1.5", NULL};
     struct recording r;
-    record_native(&r, args, 0, 40);
+    record_native_engine(&r, engine, args, 0, 40);
     uint32_t pid = pq_first_pid(&r.prof);
     cr_assert_neq(pid, 0, "no pid in the profile's META");
 
@@ -327,7 +333,8 @@ static const char sqlite_script[] =
     "WITH RECURSIVE f(n, v) AS (SELECT 0, 0 UNION ALL\n"
     "  SELECT n + 1, (v * 31 + n) % 1000003 FROM f WHERE n < 600000) SELECT max(v) FROM f;\n";
 
-/* "ptprof record ARGS -- sqlite3 :memory: -cmd '.read DIR/q.sql'" into R. */
+/* "ptprof record --engine ptrace ARGS -- sqlite3 :memory: -cmd '.read
+ * DIR/q.sql'" into R. */
 static void record_sqlite(struct recording *r, const char *const *options)
 {
     char *dir = test_mkdtemp(), *script = NULL, *read = NULL;
@@ -343,7 +350,7 @@ static void record_sqlite(struct recording *r, const char *const *options)
     for (size_t i = 0; cmd[i]; i++)
         args[n++] = cmd[i];
     args[n] = NULL;
-    record_native(r, args, 0, 120);
+    record_native_engine(r, "ptrace", args, 0, 120);
     test_rmtree(dir);
     free(dir);
     free(script);
@@ -361,9 +368,9 @@ static bool reaches_main(const struct pq_frame *f, size_t n)
     return false;
 }
 
-/* Stacks of the sqlite3 shell reach main at the default settings (the copy
- * runs up to the top of the main thread's stack, which is near), and
- * nothing is said to be cut. */
+/* Stacks of the sqlite3 shell reach main at the ptrace engine's default
+ * settings (the copy runs up to the top of the main thread's stack, which is
+ * near), and nothing is said to be cut. */
 Test(stacks, sqlite3_stacks_reach_main_at_the_default_settings, .timeout = 150)
 {
     const char *options[] = {"-f", "500", NULL};

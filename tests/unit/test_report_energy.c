@@ -188,3 +188,54 @@ Test(report_energy, no_channel_no_energy)
     cr_expect_eq(r.totals.energy_j, 0);
     report_free(&r);
 }
+
+/* The perf engine's profiles (META cpu_time "sampled"): a thread's CPU
+ * time grows by whole periods, so a busy thread shows 0, 1 or 2 periods in
+ * a tick one period long.  Split tick by tick, the empty ticks' energy
+ * would be nobody's while the double ticks could give only one tick's
+ * worth: the split is over windows of ten periods instead, and a thread
+ * busy the whole time gets all of the energy. */
+Test(report_energy, sampled_cpu_time_is_split_over_windows_of_periods)
+{
+    enum { TICKS = 1000 };
+    static const int pattern[] = {1, 0, 2, 1, 1, 0, 2, 0, 2, 1};
+    static struct prof_sample samples[TICKS + 1];
+    static struct prof_thread_sample entries[2 * TICKS];
+    static double power[] = {10};
+    size_t n = 0;
+    uint64_t cpu = 0;
+    samples[0] = (struct prof_sample){.time_ns = 0, .values = power};
+    for (int k = 1; k <= TICKS; k++) {
+        struct prof_sample *s = &samples[k];
+        *s = (struct prof_sample){.time_ns = (uint64_t)k * 1000000, .values = power};
+        s->threads = &entries[n];
+        for (int j = 0; j < pattern[k % 10]; j++) {
+            cpu += 1000000;
+            entries[n++] = fake_th(1, PC_MAIN, cpu);
+            s->nthreads++;
+        }
+    }
+    struct prof_meta meta[] = {{"cpu_time", "sampled"}};
+    struct profile p = {.samples = samples,
+                        .nsamples = TICKS + 1,
+                        .channels = power_ch,
+                        .nchannels = 1,
+                        .meta = meta,
+                        .nmeta = 1,
+                        .frequency = 1000};
+    struct report r;
+    fake_analyze(&p, "binary,procedure", &r);
+    fake_expect_consistent(&r);
+    cr_expect(fake_close(r.totals.energy_j, 10), "%g J", r.totals.energy_j);
+    double main_j = fake_row(&r, "prog:main")->self[Q_ENERGY];
+    cr_expect(main_j > 9.8, "the busy thread got %.3f J of 10", main_j);
+    cr_expect(fabs(main_j + r.totals.unattributed_j - 10) < 1e-9, "rows add up");
+    report_free(&r);
+
+    /* A clock read at every sample (ptrace) keeps the split per interval. */
+    p.nmeta = 0;
+    fake_analyze(&p, "binary,procedure", &r);
+    cr_expect(fake_row(&r, "prog:main")->self[Q_ENERGY] < 8,
+              "per interval, the empty ticks are nobody's");
+    report_free(&r);
+}

@@ -1,0 +1,1087 @@
+/*
+ * perf_engine.c - the perf engine (engine.h, docs/recording.md): the
+ * kernel samples every thread's CPU time, the profiler never stops
+ * anybody.
+ *
+ * The program is started the way `perf record` starts one: a fork that
+ * waits on a pipe while its events are opened (enabled on exec), then
+ * exec; the profiler is its real parent (exit status from waitpid), and
+ * the program runs without ptrace.  One thread does everything in a poll()
+ * loop over a signalfd, the tick clock (tick_clock.h, the requested rate)
+ * and the ring buffers (woken when one is half full).  At every tick it
+ * reads the measurement source, takes the records the kernel wrote up to
+ * that moment (in time order across CPUs), turns CPU samples into thread
+ * entries (stack unwound at once), looks at every thread that took no
+ * sample for whether it is blocked (perf_offcpu.h), and writes one SAMPLE
+ * holding all of that at the tick's time: the reading of an interval and
+ * the CPU time spent in it stay together, as with ptrace.
+ */
+#include "pmu/pmu.h"
+#include "record/engine.h"
+#include "record/group_witness.h"
+#include "record/jit_maps.h"
+#include "record/launch.h"
+#include "record/output.h"
+#include "record/perf_events.h"
+#include "record/perf_offcpu.h"
+#include "record/perf_regs.h"
+#include "record/perf_threads.h"
+#include "record/process.h"
+#include "record/profiler_signals.h"
+#include "record/record_meta.h"
+#include "record/recorder.h"
+#include "record/regs.h"
+#include "record/tick_clock.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Records newer than this when a tick takes them wait for the next one:
+ * another CPU may still be writing an older one. */
+#define HOLDBACK_NS (100 * 1000ULL)
+/* How long the witness may take to report a signal the group received. */
+#define SIGNAL_ECHO_NS (100 * 1000 * 1000ULL)
+/* A job-control stop the program never performs is forgotten after this. */
+#define JOB_STOP_PATIENCE_NS (1000 * 1000 * 1000ULL)
+
+/* What a process needs beyond process.h, by the same index. */
+struct perf_proc {
+    bool exec_pending; /* COMM exec seen, its program's first mapping not yet */
+    uint64_t exec_time;
+    char *exe;
+};
+
+/* A record taken from a ring, waiting to be processed in time order. */
+struct queued {
+    uint64_t time, seq;
+    size_t off;
+    uint16_t size;
+};
+
+/* A thread entry of the SAMPLE being built, with its counter deltas. */
+struct entry {
+    struct prof_thread_sample s;
+    uint64_t counters[PERF_COUNTERS_MAX];
+};
+
+struct engine {
+    const struct record_options *opts;
+    const struct engine_choice *choice;
+    struct perf_event_set ev;
+    struct perf_threads threads;
+    struct process_table procs;
+    struct perf_proc *extra;
+    size_t extra_cap;
+    struct output *out;
+    struct pmu_source *pmu;
+    double *values;
+    bool pmu_failed;
+    struct tick_clock clock;
+    int signal_fd, pidfd;
+    sigset_t original_mask;
+    struct group_witness witness;
+    struct launch_hold launch;
+
+    pid_t first_pid;
+    bool first_exited;
+    int first_status;
+    bool target_stopped;
+    bool sampling, finished, stop_requested;
+    int finish_rc; /* output_finish()'s */
+    uint64_t deadline;
+    bool job_stop_pending;
+    uint64_t job_stop_since;
+    int64_t realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+
+    uint8_t *arena;
+    size_t arena_len, arena_cap;
+    struct queued *queue;
+    size_t nqueue, queue_cap;
+    uint64_t seq;
+
+    struct entry *entries;
+    size_t nentries, entries_cap;
+    struct prof_thread_sample *batch;
+    size_t batch_cap;
+    struct stack_snapshot offcpu_snap;
+    uint64_t pcs[STACK_MAX_DEPTH];
+
+    uint64_t start_mono, end_mono;
+    uint64_t cpu_samples, lost, throttled, ticks, threads_seen;
+    uint64_t counter_totals[PERF_COUNTERS_MAX];
+};
+
+static uint64_t to_realtime(const struct engine *e, uint64_t mono)
+{
+    return (uint64_t)((int64_t)mono + e->realtime_offset);
+}
+
+static struct perf_proc *extra_of(struct engine *e, size_t proc)
+{
+    if (proc >= e->extra_cap) {
+        size_t old = e->extra_cap;
+        e->extra = xgrow(e->extra, &e->extra_cap, proc + 1, sizeof(*e->extra));
+        memset(&e->extra[old], 0, (e->extra_cap - old) * sizeof(*e->extra));
+    }
+    return &e->extra[proc];
+}
+
+static void set_exe(struct engine *e, size_t proc, const char *exe)
+{
+    struct perf_proc *x = extra_of(e, proc);
+    free(x->exe);
+    x->exe = xstrdup(exe);
+}
+
+/* --- processes, threads, maps -------------------------------------------- */
+
+static struct perf_thread *add_thread(struct engine *e, size_t proc, pid_t tid, uint64_t mono,
+                                      const char *name)
+{
+    pid_t pid = e->procs.procs[proc].pid;
+    struct perf_thread *th = perf_threads_find(&e->threads, tid);
+    if (th)
+        return th;
+    th = perf_threads_add(&e->threads, pid, tid, proc);
+    snprintf(th->name, sizeof(th->name), "%s", name ? name : "");
+    if (!name)
+        proc_thread_name(pid, tid, th->name, sizeof(th->name));
+    output_thread(e->out, (uint32_t)pid, (uint32_t)tid, to_realtime(e, mono), th->name);
+    e->threads_seen++;
+    return th;
+}
+
+/* The EXEC record of a process comes before its new maps; its path is the
+ * first file mapped after the exec (the kernel maps the program before its
+ * interpreter), or what /proc says when no mapping came. */
+static void write_pending_exec(struct engine *e, size_t proc, const char *first_file)
+{
+    struct perf_proc *x = extra_of(e, proc);
+    if (!x->exec_pending)
+        return;
+    struct process *p = &e->procs.procs[proc];
+    char exe[4096] = "";
+    if (first_file && first_file[0] == '/')
+        snprintf(exe, sizeof(exe), "%s", first_file);
+    else
+        proc_exe(p->pid, exe, sizeof(exe));
+    output_exec(e->out, (uint32_t)p->pid, to_realtime(e, x->exec_time), exe);
+    set_exe(e, proc, exe);
+    x->exec_pending = false;
+}
+
+static uint32_t perms_of(const struct perf_mmap *m)
+{
+    uint32_t perms = 0;
+    if (!m->mmap2)
+        return MAP_PERM_READ | MAP_PERM_EXEC;
+    perms |= (m->prot & 1) ? MAP_PERM_READ : 0;    /* PROT_READ */
+    perms |= (m->prot & 2) ? MAP_PERM_WRITE : 0;   /* PROT_WRITE */
+    perms |= (m->prot & 4) ? MAP_PERM_EXEC : 0;    /* PROT_EXEC */
+    perms |= (m->flags & 1) ? MAP_PERM_SHARED : 0; /* MAP_SHARED */
+    return perms;
+}
+
+static void on_mmap(void *ctx, const struct perf_record *r)
+{
+    struct engine *e = ctx;
+    const struct perf_mmap *m = &r->u.mmap;
+    struct process *p = process_find(&e->procs, (pid_t)m->pid);
+    if (!p || !m->filename)
+        return;
+    size_t proc = (size_t)(p - e->procs.procs);
+    bool anonymous = strncmp(m->filename, "//anon", 6) == 0;
+    write_pending_exec(e, proc, anonymous ? NULL : m->filename);
+    struct map_entry me = {
+        .start = m->addr,
+        .end = m->addr + m->len,
+        .offset = m->pgoff,
+        .inode = anonymous ? 0 : m->ino,
+        .dev_major = m->maj,
+        .dev_minor = m->min,
+        .perms = perms_of(m),
+        .path = (char *)(anonymous ? "" : m->filename),
+    };
+    if (me.end < me.start)
+        return;
+    maps_replace(&p->maps, &me);
+    p->maps_version++;
+    process_report_map(p, &me, e->out, to_realtime(e, r->time));
+    if (strcmp(m->filename, "[vdso]") == 0 && !p->vdso_captured)
+        p->vdso_captured = process_capture_image(p, me.start, me.end, "[vdso]", e->out);
+    if (p->unwinder)
+        dwarf_unwinder_maps_changed(p->unwinder);
+}
+
+static void flush_entries(struct engine *e, uint64_t time_rt);
+
+static void on_comm(void *ctx, const struct perf_record *r)
+{
+    struct engine *e = ctx;
+    const struct perf_comm *c = &r->u.comm;
+    struct perf_thread *th = perf_threads_find(&e->threads, (pid_t)c->tid);
+    if (th && c->comm)
+        snprintf(th->name, sizeof(th->name), "%s", c->comm);
+    if (!c->exec)
+        return;
+    struct process *p = process_find(&e->procs, (pid_t)c->pid);
+    if (!p)
+        return;
+    /* Entries taken before the exec are written now, while the maps they
+     * need are still the process's maps. */
+    if (e->nentries)
+        flush_entries(e, to_realtime(e, r->time) - 1);
+    size_t proc = (size_t)(p - e->procs.procs);
+    process_exec(p);
+    struct perf_proc *x = extra_of(e, proc);
+    x->exec_pending = true;
+    x->exec_time = r->time;
+    /* The other threads died in the exec. */
+    for (size_t i = e->threads.count; i-- > 0;) {
+        struct perf_thread *other = e->threads.all[i];
+        if (other->pid == p->pid && other->tid != p->pid) {
+            output_thread_exit(e->out, (uint32_t)other->tid, to_realtime(e, r->time));
+            perf_threads_remove(&e->threads, other->tid);
+        }
+    }
+}
+
+static void on_fork(void *ctx, const struct perf_record *r)
+{
+    struct engine *e = ctx;
+    const struct perf_task *t = &r->u.task;
+    struct perf_thread *creator = perf_threads_find(&e->threads, (pid_t)t->ptid);
+    const char *name = creator ? creator->name : NULL;
+    char name_copy[sizeof(creator->name)] = "";
+    if (name)
+        snprintf(name_copy, sizeof(name_copy), "%s", name);
+    if (t->pid == t->ppid) { /* a thread */
+        struct process *p = process_find(&e->procs, (pid_t)t->pid);
+        if (p)
+            add_thread(e, (size_t)(p - e->procs.procs), (pid_t)t->tid, r->time, name_copy);
+        return;
+    }
+    struct process *parent = process_find(&e->procs, (pid_t)t->ppid);
+    if (!parent || !e->opts->inherit)
+        return; /* --no-inherit: the first process only */
+    size_t parent_idx = (size_t)(parent - e->procs.procs);
+    size_t idx = process_add(&e->procs, (pid_t)t->pid, (pid_t)t->ppid);
+    parent = &e->procs.procs[parent_idx];
+    struct process *child = &e->procs.procs[idx];
+    uint64_t rt = to_realtime(e, r->time);
+    output_process(e->out, t->pid, t->ppid, rt);
+    /* The child runs its parent's program in a copy of its address space,
+     * which no MMAP record will describe. */
+    const char *exe = extra_of(e, parent_idx)->exe;
+    char exe_copy[4096] = "";
+    if (exe)
+        snprintf(exe_copy, sizeof(exe_copy), "%s", exe);
+    output_exec(e->out, t->pid, rt, exe_copy);
+    set_exe(e, idx, exe_copy);
+    for (size_t i = 0; i < parent->maps.count; i++) {
+        maps_replace(&child->maps, &parent->maps.entries[i]);
+        process_report_map(child, &parent->maps.entries[i], e->out, rt);
+    }
+    add_thread(e, idx, (pid_t)t->tid, r->time, name ? name_copy : NULL);
+}
+
+static size_t live_threads_of(const struct engine *e, pid_t pid)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < e->threads.count; i++)
+        n += e->threads.all[i]->pid == pid;
+    return n;
+}
+
+static void on_exit_record(void *ctx, const struct perf_record *r)
+{
+    struct engine *e = ctx;
+    const struct perf_task *t = &r->u.task;
+    struct perf_thread *th = perf_threads_find(&e->threads, (pid_t)t->tid);
+    if (!th)
+        return;
+    pid_t pid = th->pid;
+    output_thread_exit(e->out, t->tid, to_realtime(e, r->time));
+    perf_threads_remove(&e->threads, (pid_t)t->tid);
+    /* A process other than the first ends with its last thread: it is not
+     * our child, so its exit status is not ours to know (no EXIT record). */
+    struct process *p = process_find(&e->procs, pid);
+    if (p && pid != e->first_pid && live_threads_of(e, pid) == 0) {
+        /* Its JIT's names outlive it until the pid is reused: now. */
+        jit_maps_capture(e->out, (uint32_t)pid, &p->maps);
+        p->exited = true;
+    }
+}
+
+/* --- CPU samples ---------------------------------------------------------- */
+
+static struct entry *new_entry(struct engine *e)
+{
+    e->entries = xgrow(e->entries, &e->entries_cap, e->nentries + 1, sizeof(*e->entries));
+    struct entry *en = &e->entries[e->nentries++];
+    memset(en, 0, sizeof(*en));
+    return en;
+}
+
+/* The user call chain of -g fp, without the kernel's context markers. */
+static int callchain_pcs(const struct perf_sample *s, uint64_t *pcs, int max)
+{
+    int depth = 0;
+    for (uint64_t i = 0; i < s->callchain_nr && depth < max; i++) {
+        uint64_t pc = perf_u64(s->callchain, (size_t)i);
+        if (pc >= (uint64_t)PERF_CONTEXT_MAX)
+            continue;
+        pcs[depth++] = pc;
+    }
+    if (depth == 0)
+        pcs[depth++] = s->ip;
+    return depth;
+}
+
+/* The sample's registers and stack copy as a snapshot (pointing into the
+ * record: the unwinders only read it), and the process's unwinder; false
+ * when the sample has neither. */
+static bool sample_snapshot(struct process *p, const struct perf_sample *s,
+                            struct stack_snapshot *snap)
+{
+    memset(snap, 0, sizeof(*snap));
+    if (s->regs_abi == 0 || !s->regs || !perf_regs_to_user(s->regs, s->nregs, &snap->regs))
+        return false;
+    if (!p->unwinder)
+        p->unwinder = dwarf_unwinder_new(p->pid);
+    if (!p->unwinder)
+        return false;
+    snap->sp = (uint64_t)REGS_SP(snap->regs);
+    snap->data = (uint8_t *)(uintptr_t)s->stack;
+    snap->size = snap->capacity = (size_t)s->stack_size;
+    return true;
+}
+
+/* -g fp: the kernel's chain, mended through frameless innermost frames by
+ * their CFI from the sample's registers and stack copy. */
+static int mended_callchain(struct engine *e, struct process *p, const struct perf_sample *s)
+{
+    uint64_t chain[STACK_MAX_DEPTH];
+    int depth = callchain_pcs(s, chain, STACK_MAX_DEPTH);
+    struct stack_snapshot snap;
+    if (!sample_snapshot(p, s, &snap)) {
+        memcpy(e->pcs, chain, (size_t)depth * sizeof(*chain));
+        return depth;
+    }
+    return stack_repair_fp(p->unwinder, &snap, chain, depth, e->pcs, STACK_MAX_DEPTH, NULL);
+}
+
+static int unwound_pcs(struct engine *e, struct process *p, const struct perf_sample *s)
+{
+    struct stack_snapshot snap;
+    if (!sample_snapshot(p, s, &snap)) {
+        e->pcs[0] = s->ip;
+        return 1;
+    }
+    int depth = dwarf_unwind(p->unwinder, (pid_t)s->tid, &snap, e->pcs, STACK_MAX_DEPTH, NULL);
+    if (depth <= 0) {
+        e->pcs[0] = s->ip;
+        depth = 1;
+    }
+    return depth;
+}
+
+static void take_counters(struct engine *e, struct perf_thread *th, const struct perf_sample *s,
+                          struct entry *en)
+{
+    size_t n = e->ev.counters.n;
+    /* The group's values: the leader (task-clock) first, then -e's. */
+    if (!n || !s->read.entries || s->read.nr < n + 1)
+        return;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t v = perf_read_value(&s->read, k + 1, NULL);
+        uint64_t delta = v >= th->counter_last[k] ? v - th->counter_last[k] : 0;
+        th->counter_last[k] = v;
+        en->counters[k] = delta;
+        e->counter_totals[k] += delta;
+    }
+}
+
+static void on_sample(void *ctx, const struct perf_record *r)
+{
+    struct engine *e = ctx;
+    const struct perf_sample *s = &r->u.sample;
+    struct perf_thread *th = perf_threads_find(&e->threads, (pid_t)s->tid);
+    if (!th) {
+        /* Its FORK record was lost (a full ring), or it predates the
+         * events (attached): adopt it if its process is ours. */
+        struct process *p = process_find(&e->procs, (pid_t)s->pid);
+        if (!p)
+            return;
+        th = add_thread(e, (size_t)(p - e->procs.procs), (pid_t)s->tid, r->time, NULL);
+    }
+    struct process *p = &e->procs.procs[th->proc];
+    write_pending_exec(e, th->proc, NULL);
+    e->cpu_samples++;
+    th->cpu_ns += s->period;
+    th->sampled = true;
+    th->blocked = false;
+    int depth;
+    if (e->opts->stack_mode == STACK_FP) {
+        depth = mended_callchain(e, p, s);
+    } else if (e->opts->stack_mode == STACK_DWARF) {
+        depth = unwound_pcs(e, p, s);
+    } else {
+        e->pcs[0] = s->ip;
+        depth = 1;
+    }
+    struct entry *en = new_entry(e);
+    en->s = (struct prof_thread_sample){
+        .pid = (uint32_t)th->pid,
+        .tid = (uint32_t)th->tid,
+        .pc = s->ip,
+        .cpu_ns = th->cpu_ns,
+        .stack =
+            e->opts->stack_mode == STACK_NONE ? 0 : output_stack(e->out, e->pcs, (uint32_t)depth),
+        .syscall = -1,
+        .flags = 0,
+    };
+    take_counters(e, th, s, en);
+}
+
+/* --- the record queue ----------------------------------------------------- */
+
+static void queue_record(struct engine *e, const uint8_t *rec, size_t size)
+{
+    struct perf_record r;
+    const char *why;
+    if (perf_record_parse(&e->ev.layout, rec, size, &r, &why) == 0)
+        return; /* the kernel wrote it: cannot happen, but never trust it */
+    e->arena = xgrow(e->arena, &e->arena_cap, e->arena_len + size, 1);
+    memcpy(e->arena + e->arena_len, rec, size);
+    e->queue = xgrow(e->queue, &e->queue_cap, e->nqueue + 1, sizeof(*e->queue));
+    e->queue[e->nqueue++] = (struct queued){
+        .time = r.has_time ? r.time : 0,
+        .seq = e->seq++,
+        .off = e->arena_len,
+        .size = (uint16_t)size,
+    };
+    e->arena_len += size;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const struct queued *x = a, *y = b;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void count_lost(void *ctx, uint64_t count)
+{
+    ((struct engine *)ctx)->lost += count;
+}
+
+static void count_throttle(void *ctx)
+{
+    ((struct engine *)ctx)->throttled++;
+}
+
+static const struct perf_record_visitor engine_visitor = {
+    .sample = on_sample,
+    .mmap = on_mmap,
+    .comm = on_comm,
+    .fork = on_fork,
+    .exit = on_exit_record,
+    .lost = count_lost,
+    .throttle = count_throttle,
+};
+
+static void process_record(struct engine *e, const uint8_t *rec, size_t size)
+{
+    struct perf_record r;
+    const char *why;
+    if (perf_record_parse(&e->ev.layout, rec, size, &r, &why) != 0)
+        perf_record_visit(&r, &engine_visitor, e);
+}
+
+/* Take everything the kernel wrote and process, in time order, what is
+ * older than HORIZON (monotonic); the rest waits for the next call. */
+static void drain(struct engine *e, uint64_t horizon)
+{
+    for (size_t i = 0; i < e->ev.ncpus; i++) {
+        struct perf_ring *ring = &e->ev.rings[i];
+        const uint8_t *rec;
+        size_t size;
+        while ((rec = perf_ring_next(ring, &size)))
+            queue_record(e, rec, size);
+        perf_ring_release(ring);
+    }
+    if (e->nqueue > 1)
+        qsort(e->queue, e->nqueue, sizeof(*e->queue), by_time);
+    size_t done = 0;
+    while (done < e->nqueue && e->queue[done].time <= horizon) {
+        process_record(e, e->arena + e->queue[done].off, e->queue[done].size);
+        done++;
+    }
+    /* Keep the rest, packed at the start of a fresh arena. */
+    size_t left = e->nqueue - done;
+    uint8_t *arena = NULL;
+    size_t len = 0, cap = 0;
+    for (size_t i = 0; i < left; i++) {
+        struct queued q = e->queue[done + i];
+        arena = xgrow(arena, &cap, len + q.size, 1);
+        memcpy(arena + len, e->arena + q.off, q.size);
+        q.off = len;
+        len += q.size;
+        e->queue[i] = q;
+    }
+    free(e->arena);
+    e->arena = arena;
+    e->arena_len = len;
+    e->arena_cap = cap;
+    e->nqueue = left;
+}
+
+/* --- ticks ---------------------------------------------------------------- */
+
+static void read_pmu(struct engine *e)
+{
+    if (!e->pmu)
+        return;
+    if (!e->pmu_failed && pmu_read(e->pmu, e->values) != 0) {
+        pt_warn("PMU '%s' stopped answering; its values are recorded as NaN", e->pmu->ops->name);
+        e->pmu_failed = true;
+    }
+    if (e->pmu_failed)
+        for (unsigned i = 0; i < e->pmu->nchannels; i++)
+            e->values[i] = NAN;
+}
+
+/* Every thread that took no CPU sample since the last tick and sits
+ * blocked: an entry where it waits, its stack copied once per wait. */
+static void look_off_cpu(struct engine *e)
+{
+    for (size_t i = 0; i < e->threads.count; i++) {
+        struct perf_thread *th = e->threads.all[i];
+        if (th->sampled)
+            continue;
+        struct offcpu_look look = offcpu_look(&th->syscall_fd, th->pid, th->tid);
+        if (look.state == OFFCPU_GONE || look.state == OFFCPU_RUNNING) {
+            th->blocked = false;
+            continue;
+        }
+        bool same = th->blocked && th->syscall_raw == look.syscall && th->sp == look.sp &&
+                    th->pc == look.pc;
+        if (!same) {
+            struct process *p = &e->procs.procs[th->proc];
+            int depth = 1;
+            e->pcs[0] = look.pc;
+            if (e->opts->stack_mode != STACK_NONE) {
+                if (!p->unwinder)
+                    p->unwinder = dwarf_unwinder_new(p->pid);
+                depth = offcpu_stack(th->pid, th->tid, &th->syscall_fd, &look, &e->offcpu_snap,
+                                     p->unwinder, e->pcs, STACK_MAX_DEPTH);
+            }
+            th->blocked_stack = e->opts->stack_mode == STACK_NONE
+                                    ? 0
+                                    : output_stack(e->out, e->pcs, (uint32_t)depth);
+            th->blocked = true;
+            th->syscall_raw = look.syscall;
+            /* A call a stop signal restarted reads as restart_syscall. */
+            th->syscall =
+                syscall_origin_name(&th->origin, look.syscall, look.pc, look.sp, th->pid, th->tid);
+            th->sp = look.sp;
+            th->pc = look.pc;
+        }
+        uint32_t flags = th->syscall >= 0 ? PROF_THREAD_IN_SYSCALL : 0;
+        if (look.state == OFFCPU_BLOCKED && offcpu_stopped(th->pid, th->tid))
+            flags |= PROF_THREAD_STOPPED;
+        struct entry *en = new_entry(e);
+        en->s = (struct prof_thread_sample){
+            .pid = (uint32_t)th->pid,
+            .tid = (uint32_t)th->tid,
+            .pc = th->pc,
+            .cpu_ns = th->cpu_ns,
+            .stack = th->blocked_stack,
+            .syscall = th->syscall,
+            .flags = flags,
+        };
+    }
+}
+
+/* One SAMPLE with every entry gathered since the last one. */
+static void flush_entries(struct engine *e, uint64_t time_rt)
+{
+    e->batch = xgrow(e->batch, &e->batch_cap, e->nentries ? e->nentries : 1, sizeof(*e->batch));
+    for (size_t i = 0; i < e->nentries; i++)
+        e->batch[i] = e->entries[i].s;
+    if (output_sample(e->out, time_rt, e->values, e->batch, (uint32_t)e->nentries) != 0) {
+        pt_err("cannot write the profile; sampling stops");
+        e->sampling = false;
+    }
+    e->nentries = 0;
+}
+
+static void on_tick(struct engine *e)
+{
+    uint64_t now = monotonic_ns();
+    read_pmu(e);
+    drain(e, now - HOLDBACK_NS);
+    look_off_cpu(e);
+    flush_entries(e, to_realtime(e, now));
+    for (size_t i = 0; i < e->threads.count; i++)
+        e->threads.all[i]->sampled = false;
+    e->ticks++;
+    if (e->deadline && now >= e->deadline)
+        e->stop_requested = true;
+}
+
+/* --- the end -------------------------------------------------------------- */
+
+static void print_summary(const struct engine *e, uint64_t task_clock)
+{
+    double wall = (double)(e->end_mono - e->start_mono) / 1e9;
+    double cpu = (double)task_clock / 1e9;
+    double ideal = cpu * e->opts->frequency;
+    fprintf(stderr, "[debug] engine:      perf (%s)\n", e->choice->reason);
+    fprintf(stderr, "[debug] wall time:   %.6f s\n", wall);
+    fprintf(stderr, "[debug] latency:     %.6f s total, %.2f us per sample (nothing is stopped)\n",
+            0.0, 0.0);
+    fprintf(stderr, "[debug] samples:     %llu ideal, %llu actual (CPU time x frequency)\n",
+            (unsigned long long)llround(floor(ideal)), (unsigned long long)e->cpu_samples);
+    fprintf(stderr, "[debug] frequency:   %.2f Hz requested, %.2f Hz achieved (per CPU second)\n",
+            e->opts->frequency, cpu > 0 ? (double)e->cpu_samples / cpu : 0.0);
+    fprintf(stderr, "[debug] cpu time:    %.6f s (task-clock of every thread)\n", cpu);
+    fprintf(stderr, "[debug] lost:        %llu samples (ring buffer full), %llu throttled\n",
+            (unsigned long long)e->lost, (unsigned long long)e->throttled);
+    fprintf(stderr, "[debug] ticks:       %llu (%.2f Hz: off-CPU threads, measurements)\n",
+            (unsigned long long)e->ticks, wall > 0 ? (double)e->ticks / wall : 0.0);
+    fprintf(stderr, "[debug] threads:     %llu seen\n", (unsigned long long)e->threads_seen);
+    for (size_t k = 0; k < e->ev.counters.n; k++)
+        fprintf(stderr, "[debug] counter:     %s %llu (%s, in samples)\n",
+                e->ev.counters.c[k]->name, (unsigned long long)e->counter_totals[k],
+                e->ev.counters.c[k]->unit);
+}
+
+/* Sampling is over: take the last records, write the last SAMPLE and END.
+ * The program may run on (Ctrl-C): it is no longer watched. */
+static int finish_profile(struct engine *e)
+{
+    if (e->finished)
+        return e->finish_rc;
+    e->finished = true;
+    e->sampling = false;
+    tick_clock_stop(&e->clock);
+    e->end_mono = monotonic_ns();
+    perf_events_disable(&e->ev);
+    read_pmu(e);
+    drain(e, UINT64_MAX);
+    flush_entries(e, to_realtime(e, e->end_mono));
+    /* The JIT names of every process still known (the first's too). */
+    for (size_t i = 0; i < e->procs.count; i++)
+        if (!e->procs.procs[i].exited)
+            jit_maps_capture(e->out, (uint32_t)e->procs.procs[i].pid, &e->procs.procs[i].maps);
+    /* Attached, we are not its parent: its status is not ours to know. */
+    if (e->first_exited && !e->opts->attach_pid)
+        output_exit(e->out, (uint32_t)e->first_pid, to_realtime(e, e->end_mono), e->first_status);
+    uint64_t task_clock = perf_events_task_clock(&e->ev);
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)e->lost);
+    output_meta(e->out, "lost_samples", buf);
+    struct prof_totals totals = {
+        .wall_ns = e->end_mono - e->start_mono,
+        .latency_ns = 0,
+        .samples = e->cpu_samples,
+        .ideal_samples = (uint64_t)floor((double)task_clock / 1e9 * e->opts->frequency),
+    };
+    struct map_list no_pperf_maps = {0}; /* the native format has its MAP records */
+    e->finish_rc = output_finish(e->out, &totals, &no_pperf_maps);
+    e->out = NULL;
+    if (e->opts->debug)
+        print_summary(e, task_clock);
+    return e->finish_rc;
+}
+
+/* --- the profiler's own signals ------------------------------------------- */
+
+/* Did the program get SIG already, from its process group?  Only if the
+ * witness (our group) got it and the program is still in that group. */
+static bool group_got(struct engine *e, int sig)
+{
+    return group_witness_saw(&e->witness, sig, SIGNAL_ECHO_NS) &&
+           getpgid(e->first_pid) == getpgrp();
+}
+
+static void forward_if_needed(struct engine *e, int sig)
+{
+    if (e->first_exited || group_got(e, sig))
+        return;
+    pt_debug("forwarding signal %d to %d", sig, (int)e->first_pid);
+    kill(e->first_pid, sig);
+}
+
+static void reap(struct engine *e)
+{
+    if (e->opts->attach_pid || e->first_exited)
+        return;
+    for (;;) {
+        int status;
+        pid_t got = waitpid(e->first_pid, &status, WNOHANG | WUNTRACED | WCONTINUED);
+        if (got <= 0)
+            return;
+        if (WIFEXITED(status) || WIFSIGNALED(status)) {
+            e->first_exited = true;
+            e->first_status = status;
+            return;
+        }
+        e->target_stopped = WIFSTOPPED(status);
+    }
+}
+
+static void on_profiler_signal(struct engine *e, int sig)
+{
+    switch (sig) {
+    case SIGINT:
+    case SIGTERM:
+    case SIGHUP:
+    case SIGQUIT:
+        /* Attached to someone else's process: the signal is for us only. */
+        if (!e->opts->attach_pid)
+            forward_if_needed(e, sig);
+        if (e->sampling)
+            pt_debug("signal %d: sampling stops", sig);
+        e->stop_requested = true;
+        break;
+    case SIGTSTP:
+    case SIGTTIN:
+    case SIGTTOU:
+        if (e->opts->attach_pid) {
+            raise(SIGSTOP);
+            break;
+        }
+        forward_if_needed(e, sig);
+        e->job_stop_pending = true;
+        e->job_stop_since = monotonic_ns();
+        break;
+    case SIGCHLD:
+        reap(e);
+        break;
+    default: /* SIGPIPE, SIGCONT */
+        break;
+    }
+}
+
+static void read_signals(struct engine *e)
+{
+    struct signalfd_siginfo si[16];
+    for (;;) {
+        ssize_t n = read(e->signal_fd, si, sizeof(si));
+        if (n <= 0)
+            break;
+        for (size_t i = 0; i < (size_t)n / sizeof(si[0]); i++)
+            on_profiler_signal(e, (int)si[i].ssi_signo);
+    }
+    reap(e); /* a SIGCHLD merged with another is still a reason to look */
+}
+
+/* The terminal stopped the job: stop with the program so the shell sees
+ * it; when continued, make sure the program is continued too. */
+static void follow_job_stop(struct engine *e)
+{
+    if (!e->job_stop_pending)
+        return;
+    if (monotonic_ns() - e->job_stop_since > JOB_STOP_PATIENCE_NS) {
+        e->job_stop_pending = false;
+        return;
+    }
+    if (!e->target_stopped)
+        return;
+    e->job_stop_pending = false;
+    raise(SIGSTOP);
+    struct pollfd p = {.fd = e->signal_fd, .events = POLLIN};
+    for (int tries = 0; tries < 10 && e->target_stopped; tries++) {
+        poll(&p, 1, 10);
+        read_signals(e);
+    }
+    if (e->target_stopped && !e->first_exited)
+        kill(e->first_pid, SIGCONT);
+}
+
+/* --- start ---------------------------------------------------------------- */
+
+/* Every descriptor we may need: a thread and a CPU each. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+static void measure_clock_offset(struct engine *e)
+{
+    uint64_t m1 = monotonic_ns();
+    uint64_t rt = realtime_ns();
+    uint64_t m2 = monotonic_ns();
+    e->realtime_offset = (int64_t)rt - (int64_t)(m1 + (m2 - m1) / 2);
+}
+
+static int start_launched(struct engine *e)
+{
+    int rc = launch_hold(e->opts->argv, &e->original_mask, &e->launch);
+    if (rc != 0)
+        return rc;
+    e->first_pid = e->launch.pid;
+    /* Counters the CPU lacks fail here, before the command ever runs. */
+    if (perf_events_open_task(&e->ev, e->first_pid, true) != 0) {
+        launch_cancel(&e->launch);
+        return PT_EXIT_USAGE;
+    }
+    uint64_t now = monotonic_ns();
+    size_t idx = process_add(&e->procs, e->first_pid, 0);
+    output_process(e->out, (uint32_t)e->first_pid, 0, to_realtime(e, now));
+    char self[4096];
+    proc_exe(getpid(), self, sizeof(self));
+    set_exe(e, idx, self);
+    /* Its name after the exec: the kernel's comm of the program. */
+    const char *base = strrchr(e->opts->argv[0], '/');
+    char comm[16];
+    snprintf(comm, sizeof(comm), "%s", base ? base + 1 : e->opts->argv[0]);
+    add_thread(e, idx, e->first_pid, now, comm);
+    rc = launch_release(&e->launch);
+    if (rc != 0)
+        return rc; /* reaped, with the shell's message */
+    output_started(e->out);
+    record_meta_write(e->out, e->opts, e->first_pid, e->choice);
+    output_meta(e->out, "cpu_time", "sampled");
+    return 0;
+}
+
+/* Open every thread of the process, again until a pass finds none new:
+ * a thread made by one already opened inherits its events (its FORK
+ * record says so), one made by a thread not yet opened does not. */
+static int start_attached(struct engine *e)
+{
+    pid_t pid = e->opts->attach_pid;
+    if (process_check_attachable(pid) != 0)
+        return PT_EXIT_USAGE;
+    e->first_pid = pid;
+    e->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    uint64_t now = monotonic_ns();
+    size_t idx = process_add(&e->procs, pid, 0);
+    uint64_t rt = to_realtime(e, now);
+    output_started(e->out);
+    record_meta_write(e->out, e->opts, pid, e->choice);
+    output_meta(e->out, "cpu_time", "sampled");
+    output_process(e->out, (uint32_t)pid, 0, rt);
+    char exe[4096];
+    proc_exe(pid, exe, sizeof(exe));
+    output_exec(e->out, (uint32_t)pid, rt, exe);
+    set_exe(e, idx, exe);
+    process_refresh_maps(&e->procs.procs[idx], e->out, rt);
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    for (int pass = 0; pass < 100; pass++) {
+        DIR *dir = opendir(path);
+        if (!dir)
+            break;
+        int added = 0;
+        struct dirent *de;
+        while ((de = readdir(dir))) {
+            pid_t tid = (pid_t)atoi(de->d_name);
+            if (tid <= 0 || perf_threads_find(&e->threads, tid))
+                continue;
+            /* Inherited by a thread opened before it was made? */
+            drain(e, UINT64_MAX);
+            if (perf_threads_find(&e->threads, tid))
+                continue;
+            if (perf_events_open_task(&e->ev, tid, false) != 0) {
+                if (e->threads.count == 0) {
+                    closedir(dir);
+                    return PT_EXIT_USAGE;
+                }
+                continue; /* it exited meanwhile */
+            }
+            add_thread(e, idx, tid, monotonic_ns(), NULL);
+            added++;
+        }
+        closedir(dir);
+        if (added == 0)
+            break;
+    }
+    return 0;
+}
+
+/* --- the loop ------------------------------------------------------------- */
+
+static bool recording_over(struct engine *e)
+{
+    if (e->first_exited)
+        return true;
+    return e->opts->attach_pid && e->finished;
+}
+
+static void attached_process_gone(struct engine *e)
+{
+    struct pollfd p = {.fd = e->pidfd, .events = POLLIN};
+    if (e->pidfd >= 0 && poll(&p, 1, 0) == 1) {
+        e->first_exited = true;
+        e->first_status = 0;
+    }
+}
+
+static void run_loop(struct engine *e)
+{
+    size_t nfds = 2 + e->ev.ncpus + 1;
+    struct pollfd *fds = xcalloc(nfds, sizeof(*fds));
+    fds[0] = (struct pollfd){.fd = e->signal_fd, .events = POLLIN};
+    fds[1] = (struct pollfd){.fd = e->clock.fd, .events = POLLIN};
+    for (size_t i = 0; i < e->ev.ncpus; i++)
+        fds[2 + i] = (struct pollfd){.fd = e->ev.ring_fd[i], .events = POLLIN};
+    fds[nfds - 1] = (struct pollfd){.fd = e->pidfd, .events = POLLIN};
+    while (!recording_over(e)) {
+        int timeout = e->job_stop_pending ? 50 : -1;
+        if (poll(fds, (nfds_t)nfds, timeout) < 0 && errno != EINTR)
+            break;
+        read_signals(e);
+        if (e->opts->attach_pid)
+            attached_process_gone(e);
+        if (e->first_exited)
+            break;
+        if (e->sampling && (fds[1].revents & POLLIN) && tick_clock_due(&e->clock)) {
+            on_tick(e);
+            tick_clock_next(&e->clock);
+        }
+        bool ring_ready = false;
+        for (size_t i = 0; i < e->ev.ncpus; i++)
+            ring_ready |= (fds[2 + i].revents & (POLLIN | POLLHUP)) != 0;
+        if (e->sampling && ring_ready)
+            drain(e, monotonic_ns() - HOLDBACK_NS);
+        if (e->stop_requested && !e->finished) {
+            finish_profile(e);
+            /* The rings are done with: stop polling them. */
+            for (size_t i = 0; i < e->ev.ncpus; i++)
+                fds[2 + i].fd = -1;
+        }
+        follow_job_stop(e);
+    }
+    free(fds);
+}
+
+static void free_engine(struct engine *e)
+{
+    output_abort(e->out);
+    perf_events_close(&e->ev);
+    tick_clock_close(&e->clock);
+    if (e->signal_fd >= 0)
+        profsig_close(e->signal_fd, &e->original_mask);
+    if (e->pidfd >= 0)
+        close(e->pidfd);
+    group_witness_stop(&e->witness);
+    if (e->pmu)
+        pmu_close(e->pmu);
+    free(e->values);
+    perf_threads_free(&e->threads);
+    process_table_free(&e->procs);
+    for (size_t i = 0; i < e->extra_cap; i++)
+        free(e->extra[i].exe);
+    free(e->extra);
+    free(e->arena);
+    free(e->queue);
+    free(e->entries);
+    free(e->batch);
+    if (e->offcpu_snap.data)
+        stack_snapshot_free(&e->offcpu_snap);
+}
+
+static int exit_code(const struct engine *e, int written)
+{
+    int rc;
+    if (e->opts->attach_pid)
+        rc = written == 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
+    else if (WIFSIGNALED(e->first_status))
+        rc = 128 + WTERMSIG(e->first_status);
+    else
+        rc = WEXITSTATUS(e->first_status);
+    if (written != 0 && rc == 0)
+        rc = PT_EXIT_USAGE; /* the run went fine, but its profile is lost */
+    return rc;
+}
+
+static int perf_engine_run(const struct record_options *opts, const struct engine_choice *choice)
+{
+    struct engine e = {.opts = opts, .choice = choice, .signal_fd = -1, .pidfd = -1};
+    e.clock.fd = -1;
+    perf_threads_init(&e.threads);
+    int rc = PT_EXIT_USAGE;
+    /* Everything that can fail for the user's reasons fails before the
+     * program runs. */
+    if (perf_events_init(&e.ev, opts) != 0)
+        goto out;
+    if (opts->pmu_spec) {
+        e.pmu = pmu_open(opts->pmu_spec);
+        if (!e.pmu)
+            goto out;
+        e.values = xcalloc(e.pmu->nchannels ? e.pmu->nchannels : 1, sizeof(double));
+    }
+    e.out = output_open(opts->output, opts->format, e.pmu);
+    if (!e.out)
+        goto out;
+    if (opts->stack_mode != STACK_NONE)
+        stack_snapshot_init(&e.offcpu_snap, opts->stack_size);
+    raise_fd_limit();
+    measure_clock_offset(&e);
+    if (!opts->attach_pid && group_witness_start(&e.witness) != 0)
+        pt_debug("no signal witness: signals to the profiler are always forwarded");
+    e.signal_fd = profsig_open(&e.original_mask);
+    if (e.signal_fd < 0)
+        goto out;
+    rc = opts->attach_pid ? start_attached(&e) : start_launched(&e);
+    if (rc != 0)
+        goto out;
+    /* The program has its environment; the unwinder must not fetch debug
+     * info over the network in the middle of a recording. */
+    unsetenv("DEBUGINFOD_URLS");
+    e.start_mono = monotonic_ns();
+    if (opts->duration > 0)
+        e.deadline = e.start_mono + (uint64_t)(opts->duration * 1e9);
+    if (e.pmu && pmu_read(e.pmu, e.values) != 0) /* prime counters */
+        e.pmu_failed = true;
+    if (tick_clock_start(&e.clock, opts->frequency) != 0) {
+        if (!opts->attach_pid)
+            kill(e.first_pid, SIGKILL);
+        goto out;
+    }
+    e.sampling = true;
+    run_loop(&e);
+    int written = finish_profile(&e);
+    /* Interrupted: the program may still be running; it ends on its own
+     * (it got the signal) and we end with its status. */
+    while (!opts->attach_pid && !e.first_exited) {
+        struct pollfd p = {.fd = e.signal_fd, .events = POLLIN};
+        poll(&p, 1, e.job_stop_pending ? 50 : -1);
+        read_signals(&e);
+        follow_job_stop(&e);
+    }
+    rc = exit_code(&e, written);
+out:
+    free_engine(&e);
+    return rc;
+}
+
+const struct record_engine_ops perf_engine_ops = {
+    .name = "perf",
+    .permitted = perf_events_permitted,
+    .run = perf_engine_run,
+};

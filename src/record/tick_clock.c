@@ -1,0 +1,79 @@
+/* tick_clock.c - see tick_clock.h */
+#include "record/tick_clock.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+/* xorshift64*: plenty for jitter, and no system call. */
+static uint64_t next_random(struct tick_clock *c)
+{
+    c->rng ^= c->rng >> 12;
+    c->rng ^= c->rng << 25;
+    c->rng ^= c->rng >> 27;
+    return c->rng * 2685821657736338717ULL;
+}
+
+static void arm(struct tick_clock *c, uint64_t k)
+{
+    uint64_t quarter = c->period / 4;
+    uint64_t jitter = quarter ? next_random(c) % (2 * quarter + 1) : 0;
+    struct itimerspec spec = {.it_value = ns_timespec(c->start + k * c->period + jitter - quarter)};
+    c->k = k;
+    timerfd_settime(c->fd, TFD_TIMER_ABSTIME, &spec, NULL);
+}
+
+int tick_clock_start(struct tick_clock *c, double hz)
+{
+    memset(c, 0, sizeof(*c));
+    c->fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (c->fd < 0) {
+        pt_err("timerfd_create: %s", strerror(errno));
+        return -1;
+    }
+    c->period = (uint64_t)llround(1e9 / hz);
+    if (c->period == 0)
+        c->period = 1;
+    c->start = monotonic_ns();
+    c->rng = realtime_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
+    c->running = true;
+    arm(c, 1);
+    return 0;
+}
+
+bool tick_clock_due(struct tick_clock *c)
+{
+    uint64_t expirations;
+    if (read(c->fd, &expirations, sizeof(expirations)) != sizeof(expirations))
+        return false;
+    return c->running;
+}
+
+void tick_clock_next(struct tick_clock *c)
+{
+    if (!c->running)
+        return;
+    uint64_t now = monotonic_ns();
+    uint64_t k = (now - c->start) / c->period + 1;
+    arm(c, k > c->k ? k : c->k + 1);
+}
+
+void tick_clock_stop(struct tick_clock *c)
+{
+    struct itimerspec off = {0};
+    if (c->running)
+        timerfd_settime(c->fd, 0, &off, NULL);
+    c->running = false;
+}
+
+void tick_clock_close(struct tick_clock *c)
+{
+    tick_clock_stop(c);
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+}
