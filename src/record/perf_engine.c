@@ -355,7 +355,7 @@ static int callchain_pcs(const struct perf_sample *s, uint64_t *pcs, int max)
 /* The sample's registers and stack copy as a snapshot (pointing into the
  * record: the unwinders only read it), and the process's unwinder; false
  * when the sample has neither. */
-static bool sample_snapshot(struct process *p, const struct perf_sample *s,
+static bool sample_snapshot(struct process *p, const struct perf_sample *s, uint64_t requested,
                             struct stack_snapshot *snap)
 {
     memset(snap, 0, sizeof(*snap));
@@ -368,6 +368,8 @@ static bool sample_snapshot(struct process *p, const struct perf_sample *s,
     snap->sp = (uint64_t)REGS_SP(snap->regs);
     snap->data = (uint8_t *)(uintptr_t)s->stack;
     snap->size = snap->capacity = (size_t)s->stack_size;
+    /* The kernel copies less than asked only where the stack ends. */
+    snap->complete = s->stack_size < requested;
     return true;
 }
 
@@ -378,21 +380,24 @@ static int mended_callchain(struct engine *e, struct process *p, const struct pe
     uint64_t chain[STACK_MAX_DEPTH];
     int depth = callchain_pcs(s, chain, STACK_MAX_DEPTH);
     struct stack_snapshot snap;
-    if (!sample_snapshot(p, s, &snap)) {
+    if (!sample_snapshot(p, s, e->ev.attr.sample_stack_user, &snap)) {
         memcpy(e->pcs, chain, (size_t)depth * sizeof(*chain));
         return depth;
     }
     return stack_repair_fp(p->unwinder, &snap, chain, depth, e->pcs, STACK_MAX_DEPTH, NULL);
 }
 
-static int unwound_pcs(struct engine *e, struct process *p, const struct perf_sample *s)
+/* -g dwarf: the sample's copy unwound by CFI; *CUT when it ran off the end
+ * of a copy that did not reach the top of the stack. */
+static int unwound_pcs(struct engine *e, struct process *p, const struct perf_sample *s, bool *cut)
 {
     struct stack_snapshot snap;
-    if (!sample_snapshot(p, s, &snap)) {
+    *cut = false;
+    if (!sample_snapshot(p, s, e->ev.attr.sample_stack_user, &snap)) {
         e->pcs[0] = s->ip;
         return 1;
     }
-    int depth = dwarf_unwind(p->unwinder, (pid_t)s->tid, &snap, e->pcs, STACK_MAX_DEPTH, NULL);
+    int depth = dwarf_unwind(p->unwinder, (pid_t)s->tid, &snap, e->pcs, STACK_MAX_DEPTH, cut);
     if (depth <= 0) {
         e->pcs[0] = s->ip;
         depth = 1;
@@ -436,10 +441,11 @@ static void on_sample(void *ctx, const struct perf_record *r)
     th->sampled = true;
     th->blocked = false;
     int depth;
+    bool cut = false;
     if (e->opts->stack_mode == STACK_FP) {
         depth = mended_callchain(e, p, s);
     } else if (e->opts->stack_mode == STACK_DWARF) {
-        depth = unwound_pcs(e, p, s);
+        depth = unwound_pcs(e, p, s, &cut);
     } else {
         e->pcs[0] = s->ip;
         depth = 1;
@@ -453,7 +459,7 @@ static void on_sample(void *ctx, const struct perf_record *r)
         .stack =
             e->opts->stack_mode == STACK_NONE ? 0 : output_stack(e->out, e->pcs, (uint32_t)depth),
         .syscall = -1,
-        .flags = 0,
+        .flags = cut && e->opts->stack_mode != STACK_NONE ? PROF_THREAD_STACK_TRUNCATED : 0,
     };
     take_counters(e, th, s, en);
 }

@@ -333,9 +333,9 @@ static const char sqlite_script[] =
     "WITH RECURSIVE f(n, v) AS (SELECT 0, 0 UNION ALL\n"
     "  SELECT n + 1, (v * 31 + n) % 1000003 FROM f WHERE n < 600000) SELECT max(v) FROM f;\n";
 
-/* "ptprof record --engine ptrace ARGS -- sqlite3 :memory: -cmd '.read
+/* "ptprof record --engine ENGINE ARGS -- sqlite3 :memory: -cmd '.read
  * DIR/q.sql'" into R. */
-static void record_sqlite(struct recording *r, const char *const *options)
+static void record_sqlite(struct recording *r, const char *engine, const char *const *options)
 {
     char *dir = test_mkdtemp(), *script = NULL, *read = NULL;
     cr_assert(asprintf(&script, "%s/q.sql", dir) > 0);
@@ -350,7 +350,7 @@ static void record_sqlite(struct recording *r, const char *const *options)
     for (size_t i = 0; cmd[i]; i++)
         args[n++] = cmd[i];
     args[n] = NULL;
-    record_native_engine(r, "ptrace", args, 0, 120);
+    record_native_engine(r, engine, args, 0, 120);
     test_rmtree(dir);
     free(dir);
     free(script);
@@ -375,7 +375,7 @@ Test(stacks, sqlite3_stacks_reach_main_at_the_default_settings, .timeout = 150)
 {
     const char *options[] = {"-f", "500", NULL};
     struct recording r;
-    record_sqlite(&r, options);
+    record_sqlite(&r, "ptrace", options);
     cr_assert_str_eq(profile_meta(&r.prof, "stacks"), "dwarf");
     struct profile_query q;
     pq_init(&q, &r.prof);
@@ -401,6 +401,45 @@ Test(stacks, sqlite3_stacks_reach_main_at_the_default_settings, .timeout = 150)
     recording_free(&r);
 }
 
+/* Thread samples of R whose stack is flagged cut (FLAGGED: ok when it
+ * lacks main) and not (UNFLAGGED: ok when it reaches main). */
+static void tally_cut_flags(struct recording *r, struct tally *flagged, struct tally *unflagged)
+{
+    struct profile_query q;
+    pq_init(&q, &r->prof);
+    memset(flagged, 0, sizeof(*flagged));
+    memset(unflagged, 0, sizeof(*unflagged));
+    for (size_t i = 0; i < r->prof.nsamples; i++) {
+        const struct prof_sample *s = &r->prof.samples[i];
+        for (uint32_t t = 0; t < s->nthreads; t++) {
+            const struct prof_thread_sample *ts = &s->threads[t];
+            struct pq_frame f[MAX_FRAMES];
+            size_t n = pq_frames(&q, s, ts, f, MAX_FRAMES);
+            bool whole = reaches_main(f, n);
+            if (ts->flags & PROF_THREAD_STACK_TRUNCATED)
+                tally_add(flagged, !whole, f, n);
+            else
+                tally_add(unflagged, whole, f, n);
+        }
+    }
+    pq_free(&q);
+}
+
+/* "ptprof info" of R says "cut stacks: CUT of ALL". */
+static void check_info_counts(struct recording *r, int cut, int all)
+{
+    char *ptprof = build_ptprof();
+    const char *argv[] = {ptprof, "info", r->path, NULL};
+    struct spawn_opts opts = {.argv = argv};
+    struct spawn_result info;
+    spawn_run(&opts, &info);
+    char want[96];
+    snprintf(want, sizeof(want), "cut stacks: %d of %d", cut, all);
+    cr_assert(strstr(info.out, want), "info does not say '%s':\n" REC_FMT, want, REC_ARGS(&info));
+    spawn_result_free(&info);
+    free(ptprof);
+}
+
 /*
  * With a copy far too small (512 bytes) stacks are cut: each cut stack is
  * flagged, and only those lack main; the thread's copy grows, so after a
@@ -410,26 +449,9 @@ Test(stacks, cut_stacks_are_flagged_counted_and_grow_whole, .timeout = 150)
 {
     const char *options[] = {"-f", "500", "--stack-size", "512", NULL};
     struct recording r;
-    record_sqlite(&r, options);
-    struct profile_query q;
-    pq_init(&q, &r.prof);
+    record_sqlite(&r, "ptrace", options);
     struct tally flagged, unflagged;
-    memset(&flagged, 0, sizeof(flagged));
-    memset(&unflagged, 0, sizeof(unflagged));
-    for (size_t i = 0; i < r.prof.nsamples; i++) {
-        const struct prof_sample *s = &r.prof.samples[i];
-        for (uint32_t t = 0; t < s->nthreads; t++) {
-            const struct prof_thread_sample *ts = &s->threads[t];
-            struct pq_frame f[MAX_FRAMES];
-            size_t n = pq_frames(&q, s, ts, f, MAX_FRAMES);
-            bool whole = reaches_main(f, n);
-            if (ts->flags & PROF_THREAD_STACK_TRUNCATED)
-                tally_add(&flagged, !whole, f, n);
-            else
-                tally_add(&unflagged, whole, f, n);
-        }
-    }
-    pq_free(&q);
+    tally_cut_flags(&r, &flagged, &unflagged);
     cr_log_info("--stack-size 512: %d flagged cut (%d without main), %d not (%d with main)",
                 flagged.seen, flagged.ok, unflagged.seen, unflagged.ok);
     cr_assert_geq(flagged.seen, 1, "no stack flagged cut with a 512-byte copy\n" REC_FMT,
@@ -442,17 +464,27 @@ Test(stacks, cut_stacks_are_flagged_counted_and_grow_whole, .timeout = 150)
     cr_assert_leq(flagged.seen * 10, flagged.seen + unflagged.seen,
                   "%d of %d stacks cut: the copy did not grow", flagged.seen,
                   flagged.seen + unflagged.seen);
+    check_info_counts(&r, flagged.seen, flagged.seen + unflagged.seen);
+    recording_free(&r);
+}
 
-    char *ptprof = build_ptprof();
-    const char *argv[] = {ptprof, "info", r.path, NULL};
-    struct spawn_opts opts = {.argv = argv};
-    struct spawn_result info;
-    spawn_run(&opts, &info);
-    char want[96];
-    snprintf(want, sizeof(want), "cut stacks: %d of %d", flagged.seen,
-             flagged.seen + unflagged.seen);
-    cr_assert(strstr(info.out, want), "info does not say '%s':\n" REC_FMT, want, REC_ARGS(&info));
-    spawn_result_free(&info);
-    free(ptprof);
+/* The perf engine's copy is fixed (the kernel's STACK_USER, 8 KiB by
+ * default): its cut stacks are flagged and counted too. */
+Test(stacks, perf_engine_cut_stacks_are_flagged_and_counted, .timeout = 150)
+{
+    const char *options[] = {"-f", "500", NULL};
+    struct recording r;
+    record_sqlite(&r, "perf", options);
+    struct tally flagged, unflagged;
+    tally_cut_flags(&r, &flagged, &unflagged);
+    cr_log_info("perf engine: %d flagged cut (%d without main), %d not (%d with main)",
+                flagged.seen, flagged.ok, unflagged.seen, unflagged.ok);
+    cr_assert_geq(flagged.seen + unflagged.seen, 200, "too few samples\n" REC_FMT,
+                  REC_ARGS(&r.run));
+    cr_assert_eq(flagged.ok, flagged.seen, "stacks flagged cut that reach main: " TALLY_FMT,
+                 TALLY_ARGS(flagged));
+    cr_assert_geq(unflagged.ok * 100, unflagged.seen * 98,
+                  "stacks not flagged cut that reach main: " TALLY_FMT, TALLY_ARGS(unflagged));
+    check_info_counts(&r, flagged.seen, flagged.seen + unflagged.seen);
     recording_free(&r);
 }
