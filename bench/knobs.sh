@@ -2,7 +2,7 @@
 # bench/knobs.sh - the recorder's choices measured against their
 # alternatives, on cpuburn.  Usage: bench/knobs.sh [BUILD_DIR]
 #
-# Each row runs `ptprof record -g none -d` (the sampling mechanism alone)
+# Each row runs `ptprof record --engine ptrace -g none -d` (the sampling mechanism alone)
 # with one knob changed (src/record/recorder.c, read_benchmark_knobs()):
 #   default           as ptprof ships
 #   PTPROF_SPIN_NS    poll 50 us for the stops before sleeping
@@ -27,7 +27,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptprof-knobs.XXXXXX") || exit 0
 trap 'rm -rf "$TMP"' EXIT
 say() { printf '%s\n' "$*" >&2; }
 
-echo "## Recorder knobs (ptprof record -g none, cpuburn)"
+echo "## Recorder knobs (ptprof record --engine ptrace -g none, cpuburn)"
 echo
 if [ ! -x "$PTPROF" ]; then
     echo "n/a: $PTPROF missing"
@@ -63,7 +63,8 @@ for ((rep = 1; rep <= REPS; rep++)); do
             IFS='|' read -r name env <<<"$k"
             say "knobs: rep $rep, $t thread(s) at $hz Hz: $name"
             # shellcheck disable=SC2086
-            if ! env $env timeout 120 "$PTPROF" record -g none -d -f "$hz" -o "$TMP/p.data" -- \
+            if ! env $env timeout 120 "$PTPROF" record --engine ptrace -g none -d -f "$hz" \
+                -o "$TMP/p.data" -- \
                 "$CPUBURN" "$t" "$units" >"$TMP/out" 2>"$TMP/err"; then
                 continue
             fi

@@ -2,7 +2,7 @@
 # bench/stack_copy.sh - what copying stacks costs, and what copying too
 # little loses.  Usage: bench/stack_copy.sh [BUILD_DIR]   (default build)
 #
-# `ptprof record -d -f 1000` (DWARF stacks) on two programs: callers (a
+# `ptprof record --engine ptrace -d -f 1000` (DWARF stacks) on two programs: callers (a
 # shallow stack) and the sqlite3 shell running SQL deep in its virtual
 # machine (skipped when sqlite3 is not installed), with
 #   - the default: 8 KiB, the whole stack when its top is within 4 copies,
@@ -24,7 +24,7 @@ REPS=${BENCH_REPS:-3}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptprof-stacks.XXXXXX") || exit 0
 trap 'rm -rf "$TMP"' EXIT
 
-echo "## Stack copies: cost and cut stacks (ptprof record -d, DWARF, 1000 Hz)"
+echo "## Stack copies: cost and cut stacks (ptprof record --engine ptrace -d, DWARF, 1000 Hz)"
 echo
 if [ ! -x "$PTPROF" ] || [ ! -x "$BUILD/workloads/callers" ]; then
     echo "n/a: $PTPROF or $BUILD/workloads/callers missing (make workloads)"
@@ -64,7 +64,7 @@ for program in callers sqlite3; do
         IFS='|' read -r name size grow <<<"$setting"
         : >"$TMP/copy" && : >"$TMP/unwind" && : >"$TMP/lat" && : >"$TMP/cut"
         for ((rep = 1; rep <= REPS; rep++)); do
-            if ! PTPROF_STACK_GROW=$grow timeout 120 "$PTPROF" record -d -f 1000 \
+            if ! PTPROF_STACK_GROW=$grow timeout 120 "$PTPROF" record --engine ptrace -d -f 1000 \
                 --stack-size "$size" -o "$TMP/p.data" -- "${cmd[@]}" \
                 </dev/null >/dev/null 2>"$TMP/err"; then
                 continue
