@@ -863,21 +863,28 @@ static int schedule_tick(struct recorder *r, uint64_t k, uint64_t due)
 }
 
 /*
- * After a sample that ended at NOW: the next deadline on the grid that
- * leaves the program at least min_gap to run.  Deadlines that passed while
- * the sample was taken, or that fall too close after it, are dropped, not
- * made up for: a sample right after a late one would find the threads
- * where it left them (they had no time to run), a bias and a cost, not
- * data; late samples must not cascade into back-to-back ones.  Re-arming
- * the timer also clears its expiration count, so it is never read.
+ * After a sample that ended at NOW: the next deadline on the grid, no
+ * earlier than min_gap after NOW.  A deadline that would come sooner is
+ * moved to NOW + min_gap while that stays within its own jitter window (a
+ * quarter period after its grid point), else dropped: deadlines that
+ * passed while the sample was taken are not made up for — a sample right
+ * after a late one would find the threads where it left them, a bias and a
+ * cost, not data — and late samples never cascade into back-to-back ones.
+ * Re-arming the timer also clears its expiration count, so it is never
+ * read.
  */
 static void schedule_next(struct recorder *r, uint64_t now)
 {
     uint64_t k = (now - r->start_mono) / r->period + 1;
     if (k <= r->tick)
         k = r->tick + 1;
-    uint64_t due = due_time(r, k);
-    while (due < now + r->min_gap) {
+    uint64_t due = due_time(r, k), earliest = now + r->min_gap;
+    while (due < earliest) {
+        /* Still within this deadline's own window: late, not dropped. */
+        if (earliest <= r->start_mono + k * r->period + r->period / 4) {
+            due = earliest;
+            break;
+        }
         k++;
         due = due_time(r, k);
     }
