@@ -5,14 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool flame_metric_ok(enum metric m)
+bool flame_metric_ok(const struct metric *m)
 {
-    return m == METRIC_CPU || m == METRIC_WALL || m == METRIC_SAMPLES || m == METRIC_ENERGY;
+    return metric_additive(m);
 }
 
-const char *flame_metric_words(enum metric m)
+const char *flame_metric_words(const struct metric *m)
 {
-    switch (m) {
+    switch (m->kind) {
+    case METRIC_CPU:
+        return "CPU time";
     case METRIC_WALL:
         return "wall time";
     case METRIC_SAMPLES:
@@ -20,13 +22,14 @@ const char *flame_metric_words(enum metric m)
     case METRIC_ENERGY:
         return "energy";
     default:
-        return "CPU time";
+        return m->name;
     }
 }
 
-static double node_value(const struct calltree *t, uint32_t n, enum quantity q)
+/* Node N's total of M; 0 without M (a baseline without that value). */
+static double node_value(const struct calltree *t, uint32_t n, const struct metric *m)
 {
-    return t->nodes[n].total[q];
+    return m ? calltree_value(t, n, m, true) : 0;
 }
 
 /* The baseline's edges (parent, key) -> node, to follow a path into it. */
@@ -73,8 +76,8 @@ static uint32_t index_find(const struct edge_index *ix, uint32_t parent, uint32_
 /* For every node of T, the baseline node at the same path (CALLTREE_NONE if
  * none).  Nodes are created after their parents, so one pass in id order
  * sees each parent matched before its children. */
-static uint32_t *match_baseline(const struct calltree *t, const struct calltree *b, enum quantity q,
-                                double *gone_share)
+static uint32_t *match_baseline(const struct calltree *t, const struct calltree *b,
+                                const struct metric *q, double *gone_share)
 {
     struct edge_index ix;
     index_build(&ix, b);
@@ -104,20 +107,26 @@ struct pending {
     double x;       /* where that child starts */
 };
 
-int flame_build(struct flame *f, const struct calltree *t, enum metric m, double min_fraction,
-                const struct calltree *baseline)
+int flame_build(struct flame *f, const struct calltree *t, const struct metric *m,
+                double min_fraction, const struct calltree *baseline)
 {
     memset(f, 0, sizeof(*f));
-    enum quantity q = metric_quantity(m);
+    const struct metric *q = m;
     f->total = node_value(t, 0, q);
     if (!(f->total > 0))
         return -1;
     uint32_t *map = NULL;
     double base_total = 0;
+    /* The baseline's value columns are its own: the same metric by name. */
+    struct metric bm = *m;
+    const struct metric *bq = &bm;
+    if (baseline && m->kind >= METRIC_BUILTINS &&
+        metric_resolve(m->name, &baseline->columns, &bm) != 0)
+        bq = NULL;
     if (baseline) {
         f->has_base = true;
-        map = match_baseline(t, baseline, q, &f->gone_share);
-        base_total = node_value(baseline, 0, q);
+        map = match_baseline(t, baseline, bq, &f->gone_share);
+        base_total = node_value(baseline, 0, bq);
     }
     double min_width = min_fraction * f->total;
     size_t cap = 0, scap = 0, depth = 0;
@@ -159,7 +168,7 @@ int flame_build(struct flame *f, const struct calltree *t, enum metric m, double
                                    .share = w / f->total};
         if (map && map[c] != CALLTREE_NONE) {
             fr->in_base = true;
-            fr->base_share = base_total > 0 ? node_value(baseline, map[c], q) / base_total : 0;
+            fr->base_share = base_total > 0 ? node_value(baseline, map[c], bq) / base_total : 0;
         }
         if (fr->depth > f->max_depth)
             f->max_depth = fr->depth;

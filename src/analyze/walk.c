@@ -42,7 +42,6 @@ static void fill_totals(const struct profile *p, const struct metrics_totals *mt
     t->has_latency = p->has_totals;
     t->truncated = p->truncated;
     t->requested_hz = p->frequency;
-    t->samples = (double)p->nsamples;
     double span = 0;
     if (p->nsamples > 1 && p->samples[p->nsamples - 1].time_ns > p->samples[0].time_ns)
         span = (double)(p->samples[p->nsamples - 1].time_ns - p->samples[0].time_ns) / 1e9;
@@ -62,6 +61,26 @@ static void fill_totals(const struct profile *p, const struct metrics_totals *mt
     t->has_energy = mt->has_energy;
     snprintf(t->energy_source, sizeof(t->energy_source), "%s",
              mt->energy_source ? mt->energy_source : "");
+    snprintf(t->default_metric, sizeof(t->default_metric), "%s",
+             p->default_metric ? p->default_metric : "");
+}
+
+/* The column of each of P's value types in V's columns; NULL when V takes
+ * no values.  -1 with *ERROR when a type clashes with a column. */
+static int map_values(const struct profile *p, const struct walk_visitor *v, uint32_t **columns,
+                      char **error)
+{
+    *columns = NULL;
+    if (!v->values)
+        return 0;
+    *columns = xcalloc(p->nvalue_types + 1, sizeof(**columns));
+    for (size_t k = 0; k < p->nvalue_types; k++) {
+        int c = value_columns_add(v->values, &p->value_types[k], error);
+        if (c < 0)
+            return -1;
+        (*columns)[k] = (uint32_t)c;
+    }
+    return 0;
 }
 
 int walk_profile(const struct profile *p, const struct frame_resolver *r,
@@ -69,9 +88,18 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
                  const struct walk_visitor *v, struct walk_totals *totals, char **error)
 {
     memset(totals, 0, sizeof(*totals));
-    struct metrics *m = metrics_new(p, &opts->metrics, error);
-    if (!m)
+    uint32_t *columns;
+    if (map_values(p, v, &columns, error) != 0) {
+        free(columns);
         return -1;
+    }
+    struct metrics *m = metrics_new(p, &opts->metrics, error);
+    if (!m) {
+        free(columns);
+        return -1;
+    }
+    size_t nvalues = v->values ? v->values->n : 0;
+    double *values = v->values ? xcalloc(nvalues + 1, sizeof(*values)) : NULL;
     struct path_builder *pb = path_builder_new(p, r, &opts->keys, keys, names);
     const struct prof_thread **sorted = xcalloc(p->nthreads + 1, sizeof(*sorted));
     for (size_t i = 0; i < p->nthreads; i++)
@@ -87,6 +115,8 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
         tm = xgrow(tm, &tm_cap, s->nthreads + 1, sizeof(*tm));
         double unattributed, idle;
         metrics_sample(m, i, tm, &unattributed, &idle);
+        const double *sample_values = metrics_values(m);
+        double round = s->nthreads ? 0 : 1; /* a round without threads is one */
         slots = xgrow(slots, &slots_cap, metrics_nslots(m) + 1, sizeof(*slots));
         for (uint32_t j = 0; j < s->nthreads; j++) {
             const struct prof_thread_sample *t = &s->threads[j];
@@ -100,11 +130,19 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
                 totals->has_stacks = true;
             const struct path *path =
                 path_builder_get(pb, s->time_ns, t, st->label, tm[j].slot + 1);
-            struct walk_event e = {path, st->prev, tm[j].q, tm[j].slot, i, s->time_ns, st->label};
+            if (values && sample_values) {
+                const double *sv = sample_values + (size_t)j * p->nvalue_types;
+                for (size_t k = 0; k < p->nvalue_types; k++)
+                    values[columns[k]] = sv[k];
+            }
+            struct walk_event e = {path,       st->prev, tm[j].q,    values,   nvalues,
+                                   tm[j].slot, i,        s->time_ns, st->label};
             v->sample(v->ctx, &e);
             st->prev = path;
-            totals->thread_samples += 1;
+            totals->thread_samples += tm[j].q[Q_SAMPLES];
+            round = round > tm[j].q[Q_SAMPLES] ? round : tm[j].q[Q_SAMPLES];
         }
+        totals->samples += round;
         if (v->unattributed && metrics_totals(m)->has_energy)
             v->unattributed(v->ctx, unattributed, idle);
     }
@@ -114,6 +152,8 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
         free(slots[i].label);
     free(slots);
     free(tm);
+    free(values);
+    free(columns);
     free(sorted);
     path_builder_free(pb);
     metrics_free(m);

@@ -25,7 +25,7 @@
 struct analysis_args {
     const char *command; /* "report", ... in messages */
     struct session_options session;
-    enum metric metric; /* METRIC_CPU unless told */
+    const char *metric; /* a metric's name (analyze/metric.h); NULL: the profile's default */
     bool metric_given;
     const char **dirs;
     size_t ndirs;
@@ -52,7 +52,9 @@ enum analysis_option {
 #define ANALYSIS_HELP                                                                              \
     "  -k, --keys KEYS       comma list of pc, binary, file, procedure,\n"                         \
     "                        procedure_mangled, line, thread (binary,procedure)\n"                 \
-    "  -m, --metric M        cpu (default), wall, samples, energy, power, executions\n"            \
+    "  -m, --metric M        cpu (default), wall, samples, energy, power, executions,\n"           \
+    "                        or a value the profile carries (alloc_space, instructions,\n"         \
+    "                        ipc...: `ptprof info` lists them)\n"                                  \
     "      --wall            the same as --metric wall: every thread, on or off CPU\n"             \
     "      --account-latency subtract the profiler's own time per sample from wall time\n"         \
     "      --channel C       the energy channel to use (name or index; default: all\n"             \
@@ -60,7 +62,8 @@ enum analysis_option {
     "  -s, --search DIR      look for the profiled binaries in DIR first (repeatable)\n"           \
     "      --no-cache        do not read or write the symbol cache\n"
 
-/* Defaults: keys binary,procedure, metric cpu, cache on, progress bar on. */
+/* Defaults: keys binary,procedure, the profile's metric (cpu unless it
+ * says: a pprof profile's default sample type), cache on, progress bar on. */
 void analysis_args_init(struct analysis_args *a, const char *command);
 int analysis_args_option(struct analysis_args *a, int opt, const char *arg);
 void analysis_args_done(struct analysis_args *a);

@@ -163,7 +163,7 @@ static int run_tree(struct report_args *a, char **files, size_t nfiles, int widt
     int rc = t ? PT_EXIT_OK : PT_EXIT_BAD_INPUT;
     if (t) {
         double threshold = a->threshold >= 0 ? a->threshold : TREE_THRESHOLD;
-        if (render_tree(stdout, t, a->an.metric, threshold, a->format, width) != 0) {
+        if (render_tree(stdout, t, &t->metric, threshold, a->format, width) != 0) {
             pt_err("report: cannot write the report to standard output");
             rc = PT_EXIT_USAGE;
         }
@@ -174,19 +174,24 @@ static int run_tree(struct report_args *a, char **files, size_t nfiles, int widt
     return rc;
 }
 
-/* The report of one file: flat, or the callers/callees of a function. */
-static int file_report(struct report_args *a, const char *file, struct report *out)
+/* The report of one file by METRIC: flat, or the callers/callees of a
+ * function. */
+static int file_report(struct report_args *a, const char *file, const char *metric,
+                       struct report *out)
 {
     if (a->focus == FOCUS_NONE)
-        return session_report_file(file, &a->an.session, a->an.metric, out);
+        return session_report_file(file, &a->an.session, metric, out);
     struct strtab *keys = strtab_new(), *names = strtab_new();
     struct callgraph *g =
         callgraph_new(keys, names, &a->an.session.walk.keys, a->focus_function, a->focus);
     struct walk_visitor v = callgraph_visitor(g);
     struct walk_totals wt;
+    struct metric m;
     int rc = session_walk_file(file, &a->an.session, keys, names, &v, &wt);
     if (rc == 0)
-        callgraph_report(g, &wt, a->an.metric, out);
+        rc = session_metric(file, metric, &wt, callgraph_columns(g), &m);
+    if (rc == 0)
+        callgraph_report(g, &wt, &m, out);
     callgraph_free(g);
     strtab_free(names);
     strtab_free(keys);
@@ -220,7 +225,9 @@ int cmd_report(int argc, char **argv)
     size_t done = 0;
     rc = PT_EXIT_OK;
     for (; done < nfiles; done++) {
-        if (file_report(&a, files[done], &reports[done]) != 0) {
+        /* Every file by the first one's metric (its default unless told). */
+        const char *metric = done ? reports[0].metric.name : a.an.metric;
+        if (file_report(&a, files[done], metric, &reports[done]) != 0) {
             rc = PT_EXIT_BAD_INPUT;
             break;
         }
@@ -230,7 +237,7 @@ int cmd_report(int argc, char **argv)
         struct report mean;
         report_mean(ptrs, nfiles, &mean);
         report_select(&mean, a.limit, a.threshold);
-        if ((a.an.metric == METRIC_ENERGY || a.an.metric == METRIC_POWER) &&
+        if ((mean.metric.kind == METRIC_ENERGY || mean.metric.kind == METRIC_POWER) &&
             !mean.totals.has_energy)
             pt_warn("report: no power or energy channel in the profile (record with -p)");
         if (a.focus != FOCUS_NONE && !mean.focus_found)

@@ -46,17 +46,17 @@ static double svg_size(const char *svg, const char *attr)
 
 /* The flame graph of all the files (their mean), by the report's metric
  * when a flame graph can show it; false (nothing to draw) leaves FIG. */
-static bool flame_figure(const struct analysis_args *an, char **files, size_t nfiles,
-                         struct html_figure *fig, char **svg)
+static bool flame_figure(const struct analysis_args *an, const struct metric *metric, char **files,
+                         size_t nfiles, struct html_figure *fig, char **svg)
 {
-    enum metric m = flame_metric_ok(an->metric) ? an->metric : METRIC_CPU;
+    const char *m = flame_metric_ok(metric) ? metric->name : "cpu";
     struct strtab *keys = strtab_new(), *names = strtab_new();
     struct calltree *t = session_calltree(files, nfiles, &an->session, m, keys, names);
     bool ok = false;
-    if (t && (m != METRIC_ENERGY || t->totals.has_energy)) {
+    if (t && (t->metric.kind != METRIC_ENERGY || t->totals.has_energy)) {
         struct drawing d;
         drawing_start(&d);
-        struct flamegraph_options o = {.metric = m, .width = FIGURE_WIDTH};
+        struct flamegraph_options o = {.metric = t->metric, .width = FIGURE_WIDTH};
         ok = flamegraph_svg(d.out, t, NULL, &o) == 0;
         ok = fclose(d.out) == 0 && ok;
         *svg = d.svg;
@@ -120,7 +120,7 @@ int report_html(const struct analysis_args *an, char **files, size_t nfiles,
         const struct report **others = xcalloc(nfiles - 1, sizeof(*others));
         for (size_t i = 1; i < nfiles; i++)
             others[i - 1] = &reports[i];
-        struct compare_options co = {.metric = an->metric,
+        struct compare_options co = {.metric = mean->metric,
                                      .error = ERR_ERROR,
                                      .aggregate = AGG_RMSE,
                                      .limit_pct = -1,
@@ -132,7 +132,7 @@ int report_html(const struct analysis_args *an, char **files, size_t nfiles,
     struct html_figure figures[2];
     char *drawn[2] = {NULL, NULL};
     size_t nfigures = 0;
-    if (flame_figure(an, files, nfiles, &figures[nfigures], &drawn[0]))
+    if (flame_figure(an, &mean->metric, files, nfiles, &figures[nfigures], &drawn[0]))
         nfigures++;
     if (timeline_figure(an, files[0], &figures[nfigures], &drawn[1]))
         nfigures++;

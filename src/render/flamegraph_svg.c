@@ -230,11 +230,13 @@ static void put_quantity(FILE *out, double v, const char *unit)
         fprintf(out, "%.0f \xc2\xb5%s", v * 1e6, unit);
 }
 
-static void put_stats(FILE *out, const struct calltree_node *n, enum metric m, double share)
+static void put_stats(FILE *out, const struct calltree *t, uint32_t node, const struct metric *m,
+                      double share)
 {
+    const struct calltree_node *n = &t->nodes[node];
     put_count(out, n->total[Q_SAMPLES]);
     fputs(" samples, ", out);
-    switch (m) {
+    switch (m->kind) {
     case METRIC_CPU:
         put_quantity(out, n->total[Q_CPU], "s");
         fputs(" CPU, ", out);
@@ -247,8 +249,19 @@ static void put_stats(FILE *out, const struct calltree_node *n, enum metric m, d
         put_quantity(out, n->total[Q_ENERGY], "J");
         fputs(", ", out);
         break;
-    default:
+    case METRIC_SAMPLES:
         break;
+    default: { /* a value: in its unit, and named */
+        double v = calltree_value(t, node, m, true);
+        if (m->integral) {
+            put_count(out, v);
+            fprintf(out, "%s%s", *m->unit ? " " : "", m->unit);
+        } else {
+            put_quantity(out, v, m->unit);
+        }
+        fprintf(out, " %s, ", m->name);
+        break;
+    }
     }
     fprintf(out, "%.2f%%", 100 * share);
 }
@@ -316,13 +329,14 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
     double min_px = o->min_px > 0 ? o->min_px : DEFAULT_MIN_PX;
     double span = width - 2 * PAD;
     struct flame f;
-    if (!flame_metric_ok(o->metric)) {
-        pt_err("flamegraph: the %s metric does not add up along a stack", metric_name(o->metric));
+    if (!flame_metric_ok(&o->metric)) {
+        pt_err("flamegraph: the %s metric does not add up along a stack", o->metric.name);
         return -1;
     }
-    if (flame_build(&f, t, o->metric, min_px / span, baseline) != 0) {
-        pt_err("flamegraph: no %s in the profile: nothing to draw%s", flame_metric_words(o->metric),
-               o->metric == METRIC_SAMPLES ? "" : " (--metric samples counts samples)");
+    if (flame_build(&f, t, &o->metric, min_px / span, baseline) != 0) {
+        pt_err("flamegraph: no %s in the profile: nothing to draw%s",
+               flame_metric_words(&o->metric),
+               o->metric.kind == METRIC_SAMPLES ? "" : " (--metric samples counts samples)");
         return -1;
     }
     double scale = span / f.total;
@@ -385,7 +399,7 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
         }
         if (n->inlined)
             fputs("inlined, ", out);
-        put_stats(out, n, o->metric, fr->share);
+        put_stats(out, t, fr->node, &o->metric, fr->share);
         if (baseline)
             put_diff(out, fr);
         fputs("</title><rect x=\"", out);

@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)sink;
 
     struct frame_resolver r = {resolve, NULL};
-    struct export_options o = {.metric = METRIC_CPU};
+    struct export_options o = {.metric = NULL};
     uint8_t *buf;
     size_t len;
     char *error;

@@ -266,10 +266,10 @@ Test(folded, a_damaged_compressed_file_loads_up_to_its_last_line)
 
 /* --- export -------------------------------------------------------------- */
 
-static void export_quiet(const struct profile *p, const char *path, enum metric m, int *rc,
+static void export_quiet(const struct profile *p, const char *path, const char *m, int *rc,
                          char **msg)
 {
-    struct export_options eo = {.metric = m, .metric_given = true};
+    struct export_options eo = {.metric = m};
     key_spec_default(&eo.session.walk.keys);
     size_t size = 0;
     FILE *mem = open_memstream(msg, &size);
@@ -296,7 +296,7 @@ Test(folded, energy_export_adds_the_unattributed_line)
     char *dir = test_mkdtemp(), *path = NULL, *msg = NULL;
     cr_assert_geq(asprintf(&path, "%s/e.folded", dir), 0);
     int rc;
-    export_quiet(&p, path, METRIC_ENERGY, &rc, &msg);
+    export_quiet(&p, path, "energy", &rc, &msg);
     cr_assert_eq(rc, 0, "%s", msg);
     free(msg);
     char *text = test_read_file(path, NULL);
@@ -317,7 +317,7 @@ Test(folded, energy_export_adds_the_unattributed_line)
     /* Energy from a profile without it is an error, not an empty file. */
     struct profile plain;
     load_ok("a 1\n", FOLDED_MAX_SAMPLES, &plain);
-    export_quiet(&plain, path, METRIC_ENERGY, &rc, &msg);
+    export_quiet(&plain, path, "energy", &rc, &msg);
     cr_expect_eq(rc, -1);
     cr_expect_not_null(strstr(msg, "no energy"), "%s", msg);
     free(msg);

@@ -392,14 +392,14 @@ Test(perf_script, folded_export_names_each_process)
     load_ok(TEXT(text), &p);
     char *dir = test_mkdtemp(), *path = NULL;
     cr_assert_geq(asprintf(&path, "%s/out.folded", dir), 0);
-    struct export_options eo = {.metric = METRIC_SAMPLES};
+    struct export_options eo = {.metric = NULL};
     key_spec_default(&eo.session.walk.keys);
     cr_assert_eq(folded_export("t.txt", &p, path, &eo), 0);
     char *out = test_read_file(path, NULL);
     cr_assert_not_null(out);
     cr_expect_str_eq(out, "app-100;main;leaf:odd 2\ntool-200;run 1\n");
     free(out);
-    eo.metric = METRIC_CPU;
+    eo.metric = "cpu";
     cr_assert_eq(folded_export("t.txt", &p, path, &eo), 0);
     out = test_read_file(path, NULL);
     cr_assert_not_null(out);

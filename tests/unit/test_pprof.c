@@ -807,7 +807,7 @@ Test(pprof_export, what_is_written_decodes_with_protobuf_c)
     struct profile p;
     make_profile(&p);
     struct frame_resolver r = {fake_resolve, NULL};
-    struct export_options o = {.metric = METRIC_SAMPLES};
+    struct export_options o = {.metric = NULL};
     uint8_t *buf;
     size_t len;
     char *error;
@@ -910,8 +910,7 @@ Test(pprof_export, what_is_written_decodes_with_protobuf_c)
     perftools__profiles__profile__free_unpacked(pb, NULL);
 
     /* --metric chooses the default sample type; energy needs energy. */
-    o.metric_given = true;
-    o.metric = METRIC_WALL;
+    o.metric = "wall";
     free(buf);
     cr_assert_eq(pprof_encode(&p, &r, &o, &buf, &len, &error), 0, "%s", error);
     pb = perftools__profiles__profile__unpack(NULL, len, buf);
@@ -919,7 +918,7 @@ Test(pprof_export, what_is_written_decodes_with_protobuf_c)
     cr_expect_str_eq(pb_str(pb, pb->default_sample_type), "wall");
     perftools__profiles__profile__free_unpacked(pb, NULL);
     free(buf);
-    o.metric = METRIC_ENERGY;
+    o.metric = "energy";
     free(p.channels[0].name);
     free(p.channels[0].unit);
     p.nchannels = 0;
@@ -934,7 +933,7 @@ Test(pprof_export, read_back_it_gives_the_same_values)
     struct profile p;
     make_profile(&p);
     struct frame_resolver r = {fake_resolve, NULL};
-    struct export_options o = {.metric = METRIC_SAMPLES};
+    struct export_options o = {.metric = NULL};
     uint8_t *buf;
     size_t len;
     char *error;
@@ -985,7 +984,7 @@ Test(pprof_export, protoc_and_go_tool_pprof_read_it, .timeout = 120)
     struct profile p;
     make_profile(&p);
     struct frame_resolver r = {fake_resolve, NULL};
-    struct export_options o = {.metric = METRIC_SAMPLES};
+    struct export_options o = {.metric = NULL};
     uint8_t *buf;
     size_t len;
     char *error;
