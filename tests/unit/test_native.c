@@ -1533,3 +1533,42 @@ Test(native_values, dump_shows_value_types_weights_and_values)
     free(text);
     free(b);
 }
+
+/* Memory and time follow the file, not its weights: thread samples
+ * standing for 2^50 samples each are read as they are, with exact totals. */
+Test(native_values, huge_weights_cost_nothing_and_add_up_exactly)
+{
+    test_limit_address_space();
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "weights.prof");
+    struct native_writer *w = native_writer_open(path);
+    cr_assert_not_null(w);
+    int rc = native_write_process(w, 7, 0, T0);
+    struct prof_thread_sample t = {7, 7, 0x401000, 0, 0, -1, 0};
+    const uint64_t big = (uint64_t)1 << 50;
+    for (uint64_t i = 0; i < 100; i++) {
+        const uint64_t weight = big + i;
+        t.cpu_ns = (i + 1) * 1000000;
+        rc |= native_write_sample_values(w, T0 + (i + 1) * 1000000, NULL, 0, &t, 1, &weight, NULL);
+    }
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(native_writer_finish(w, NULL), 0);
+    size_t len;
+    unsigned char *b = read_file(path, &len);
+    size_t before = test_heap_in_use();
+    struct profile p;
+    char *msg;
+    cr_assert_eq(load_quiet(b, len, &p, &msg), 0, "%s", msg);
+    cr_expect_lt(test_heap_in_use() - before, 1u << 20, "a %zu-byte file kept %zu bytes", len,
+                 test_heap_in_use() - before);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < p.nsamples; i++)
+        sum += prof_weight(&p.samples[i], 0);
+    cr_expect_eq(sum, 100 * big + 4950);
+    profile_free(&p);
+    free(msg);
+    free(b);
+    test_rmtree(dir);
+    free(path);
+    free(dir);
+}
