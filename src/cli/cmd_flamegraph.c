@@ -179,9 +179,11 @@ static char *subtitle(const struct flame_args *a, char **files, size_t nfiles,
                  t->nodes[0].total[m->kind == METRIC_WALL ? Q_WALL : Q_CPU],
                  t->nodes[0].total[Q_SAMPLES]);
         break;
-    default:
-        snprintf(what, sizeof(what), "%s, %.4g%s%s in %.0f thread samples", m->name,
-                 calltree_value(t, 0, m, true), *m->unit ? " " : "", m->unit,
+    default: /* a value: counts in full, others to 4 digits */
+        snprintf(what, sizeof(what),
+                 m->integral ? "%s, %.0f%s%s in %.0f thread samples"
+                             : "%s, %.4g%s%s in %.0f thread samples",
+                 m->name, calltree_value(t, 0, m, true), *m->unit ? " " : "", m->unit,
                  t->nodes[0].total[Q_SAMPLES]);
     }
     char runs[64] = "";
