@@ -174,6 +174,20 @@ Test(folded, deep_stacks_keep_their_innermost_frames_and_say_so)
     cr_expect_eq(profile_truncated_stacks(&p), 1);
     profile_free(&p);
     free(msg);
+
+    /* info counts it. */
+    char *dir = test_mkdtemp(), *path = test_path(dir, "deep.folded"), *ptprof = build_ptprof();
+    write_file(path, text, strlen(text));
+    struct spawn_result res;
+    run_ok((const char *[]){ptprof, "info", path, NULL}, NULL, &res);
+    cr_expect_not_null(strstr(res.out, "1 thread sample cut short (outer frames lost)"), "%s",
+                       res.out);
+    cr_expect_not_null(strstr(res.err, "deeper than 4096 frames"), "%s", res.err);
+    spawn_result_free(&res);
+    test_rmtree(dir);
+    free(dir);
+    free(path);
+    free(ptprof);
     free(text);
 }
 

@@ -213,6 +213,30 @@ Test(gperftools, profile_load_recognises_it_by_content)
     free(dir);
 }
 
+/* A profile cut inside its mapped-objects text is not complete. */
+Test(gperftools, info_says_a_cut_text_is_truncated)
+{
+    struct crafted c;
+    craft(&c, 8, false, 3);
+    char *dir = test_mkdtemp(), *path = test_path(dir, "cut.prof"), *ptprof = build_ptprof();
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    size_t len = c.len - 10; /* inside the last maps line */
+    cr_assert_eq(fwrite(c.data, 1, len, f), len);
+    fclose(f);
+    struct spawn_result res;
+    run_ok((const char *[]){ptprof, "info", path, NULL}, NULL, &res);
+    cr_expect_not_null(strstr(res.out, "status:     TRUNCATED at offset "), "%s", res.out);
+    cr_expect_null(strstr(res.out, "complete"), "%s", res.out);
+    cr_expect_not_null(strstr(res.err, "the mapped-objects text ends inside a line"), "%s",
+                       res.err);
+    spawn_result_free(&res);
+    test_rmtree(dir);
+    free(dir);
+    free(path);
+    free(ptprof);
+}
+
 Test(gperftools, other_headers_are_not_gperftools)
 {
     struct crafted c;
