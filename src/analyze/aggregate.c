@@ -59,21 +59,27 @@ static void restride(struct aggregate *a, size_t n)
     a->nvalues = n;
 }
 
-static struct acc *acc_of(struct aggregate *a, uint32_t key)
+/* Room for key ids up to KEY, values included: rare, kept out of line so
+ * acc_of() stays a bounds check and an index. */
+static __attribute__((noinline)) void grow_accs(struct aggregate *a, uint32_t key)
 {
-    if (key >= a->naccs) {
-        size_t n = a->naccs ? a->naccs : 256;
-        while (n <= key)
-            n *= 2;
-        a->accs = xrealloc(a->accs, n * sizeof(*a->accs));
-        memset(a->accs + a->naccs, 0, (n - a->naccs) * sizeof(*a->accs));
-        if (a->nvalues) {
-            size_t stride = 2 * a->nvalues;
-            a->values = xrealloc(a->values, n * stride * sizeof(*a->values));
-            memset(a->values + a->naccs * stride, 0, (n - a->naccs) * stride * sizeof(*a->values));
-        }
-        a->naccs = n;
+    size_t n = a->naccs ? a->naccs : 256;
+    while (n <= key)
+        n *= 2;
+    a->accs = xrealloc(a->accs, n * sizeof(*a->accs));
+    memset(a->accs + a->naccs, 0, (n - a->naccs) * sizeof(*a->accs));
+    if (a->nvalues) {
+        size_t stride = 2 * a->nvalues;
+        a->values = xrealloc(a->values, n * stride * sizeof(*a->values));
+        memset(a->values + a->naccs * stride, 0, (n - a->naccs) * stride * sizeof(*a->values));
     }
+    a->naccs = n;
+}
+
+static inline struct acc *acc_of(struct aggregate *a, uint32_t key)
+{
+    if (key >= a->naccs)
+        grow_accs(a, key);
     return &a->accs[key];
 }
 

@@ -65,6 +65,16 @@ static void fill_totals(const struct profile *p, const struct metrics_totals *mt
              p->default_metric ? p->default_metric : "");
 }
 
+/* The samples sampling round S stands for: the most any of its threads
+ * stands for (1 in a recording, and for a round without threads). */
+static double round_weight(const struct prof_sample *s)
+{
+    uint64_t most = 1;
+    for (uint32_t j = 0; s->weights && j < s->nthreads; j++)
+        most = s->weights[j] > most ? s->weights[j] : most;
+    return (double)most;
+}
+
 /* The column of each of P's value types in V's columns; NULL when V takes
  * no values.  -1 with *ERROR when a type clashes with a column. */
 static int map_values(const struct profile *p, const struct walk_visitor *v, uint32_t **columns,
@@ -116,7 +126,6 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
         double unattributed, idle;
         metrics_sample(m, i, tm, &unattributed, &idle);
         const double *sample_values = metrics_values(m);
-        double round = s->nthreads ? 0 : 1; /* a round without threads is one */
         slots = xgrow(slots, &slots_cap, metrics_nslots(m) + 1, sizeof(*slots));
         for (uint32_t j = 0; j < s->nthreads; j++) {
             const struct prof_thread_sample *t = &s->threads[j];
@@ -140,9 +149,8 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
             v->sample(v->ctx, &e);
             st->prev = path;
             totals->thread_samples += tm[j].q[Q_SAMPLES];
-            round = round > tm[j].q[Q_SAMPLES] ? round : tm[j].q[Q_SAMPLES];
         }
-        totals->samples += round;
+        totals->samples += round_weight(s);
         if (v->unattributed && metrics_totals(m)->has_energy)
             v->unattributed(v->ctx, unattributed, idle);
     }

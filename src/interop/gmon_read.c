@@ -627,9 +627,10 @@ int gmon_set_binary(struct profile *p, const char *binary)
 
 /* Appends a sample of one thread standing for WEIGHT counts at PC, the
  * counts so far being COUNTS and the CPU credit CREDIT (in counts). */
-static void push_point(struct profile *p, uint64_t pc, uint64_t weight, uint64_t counts,
-                       double credit, bool seconds, double ns_per_count)
+static void push_point(struct profile *p, size_t *cap, uint64_t pc, uint64_t weight,
+                       uint64_t counts, double credit, bool seconds, double ns_per_count)
 {
+    p->samples = xgrow(p->samples, cap, p->nsamples + 1, sizeof(*p->samples));
     uint64_t t = (uint64_t)llround((seconds ? credit : (double)counts) * ns_per_count);
     struct prof_thread_sample *th = xmalloc(sizeof(*th));
     *th = (struct prof_thread_sample){.pc = pc, .cpu_ns = seconds ? t : 0, .syscall = -1};
@@ -676,11 +677,7 @@ static void fill_samples(const struct gmon_file *g, struct profile *p)
 {
     if (g->total_counts == 0)
         return;
-    size_t points = 0;
-    for (size_t h = 0; h < g->nhists; h++)
-        for (uint32_t i = 0; i < g->hists[h].nbins; i++)
-            points += bin_of(&g->hists[h], i, gmon_hist_count(g, h, i)).points;
-    p->samples = xcalloc(points + 1, sizeof(*p->samples));
+    size_t cap = 0;
     const bool seconds = strcmp(g->dimension, "seconds") == 0;
     const double ns_per_count = 1e9 / g->rate;
     double credit = 0;   /* gprof's credit so far, in counts */
@@ -688,6 +685,8 @@ static void fill_samples(const struct gmon_file *g, struct profile *p)
     for (size_t h = 0; h < g->nhists; h++) {
         for (uint32_t i = 0; i < g->hists[h].nbins; i++) {
             uint64_t count = gmon_hist_count(g, h, i);
+            if (count == 0)
+                continue;
             struct bin b = bin_of(&g->hists[h], i, count);
             for (uint64_t u = 0; u < b.points; u++) {
                 uint64_t w = point_counts(count, b.points, u);
@@ -696,12 +695,12 @@ static void fill_samples(const struct gmon_file *g, struct profile *p)
                  * first count alone, as when every count was a sample. */
                 if (counts == 0 && w > 1) {
                     credit += b.per_count;
-                    push_point(p, pc, 1, ++counts, credit, seconds, ns_per_count);
+                    push_point(p, &cap, pc, 1, ++counts, credit, seconds, ns_per_count);
                     w--;
                 }
                 credit += b.per_count * (double)w;
                 counts += w;
-                push_point(p, pc, w, counts, credit, seconds, ns_per_count);
+                push_point(p, &cap, pc, w, counts, credit, seconds, ns_per_count);
             }
         }
     }
