@@ -52,9 +52,10 @@ enum analysis_option {
 #define ANALYSIS_HELP                                                                              \
     "  -k, --keys KEYS       comma list of pc, binary, file, procedure,\n"                         \
     "                        procedure_mangled, line, thread (binary,procedure)\n"                 \
-    "  -m, --metric M        cpu (default), wall, samples, energy, power, executions,\n"           \
-    "                        or a value the profile carries (alloc_space, instructions,\n"         \
-    "                        ipc...: `ptprof info` lists them)\n"                                  \
+    "  -m, --metric M        cpu, wall, samples, energy, power, executions, or a value\n"          \
+    "                        the profile carries (alloc_space, instructions, ipc...:\n"            \
+    "                        `ptprof info` lists them); default: the profile's own,\n"             \
+    "                        else cpu\n"                                                           \
     "      --wall            the same as --metric wall: every thread, on or off CPU\n"             \
     "      --account-latency subtract the profiler's own time per sample from wall time\n"         \
     "      --channel C       the energy channel to use (name or index; default: all\n"             \

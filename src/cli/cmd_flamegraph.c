@@ -48,7 +48,8 @@ static void usage(FILE *out)
           "      --title T         the heading (default: Flame Graph)\n"
           "      --width PX        the image width in pixels (default 1200)\n"
           "      --min-width PX    leave out frames narrower than PX pixels (default 0.1)\n"
-          "  -m, --metric M        cpu (default), wall, samples or energy\n" ANALYSIS_HELP
+          "  -m, --metric M        cpu (default), wall, samples, energy, or a value that\n"
+          "                        adds up (alloc_space, instructions...)\n" ANALYSIS_HELP
           "  -h, --help            show this help\n",
           out);
 }
