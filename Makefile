@@ -55,6 +55,9 @@ WORKLOAD_SRC := $(sort $(wildcard tests/workloads/*.c))
 # Each workload in two builds: with frame pointers, and -O2 without them.
 WORKLOADS := $(WORKLOAD_SRC:tests/workloads/%.c=$(BUILD)/workloads/%) \
              $(WORKLOAD_SRC:tests/workloads/%.c=$(BUILD)/workloads/%-nofp)
+# The raw format places PCs of ET_EXEC files differently: one workload is
+# also built as a position-dependent executable.
+WORKLOADS += $(BUILD)/workloads/placed-nopie
 # Shared libraries the workloads dlopen: tests/workloads/lib/X.c -> libX.so
 WORKLOAD_LIB_SRC := $(sort $(wildcard tests/workloads/lib/*.c))
 WORKLOADS += $(WORKLOAD_LIB_SRC:tests/workloads/lib/%.c=$(BUILD)/workloads/lib%.so)
@@ -110,6 +113,10 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 $(BUILD)/workloads/%-nofp: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) $(WORKLOAD_FLAGS) -O2 -fomit-frame-pointer -o $@ $< -lm -ldl
+
+$(BUILD)/workloads/%-nopie: tests/workloads/%.c
+	@mkdir -p $(@D)
+	$(CC) $(WORKLOAD_FLAGS) -O2 -fno-pie -no-pie -o $@ $< -lm -ldl
 
 $(BUILD)/workloads/lib%.so: tests/workloads/lib/%.c
 	@mkdir -p $(@D)

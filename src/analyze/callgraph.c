@@ -2,6 +2,8 @@
 #include "analyze/callgraph.h"
 #include "util/xalloc.h"
 
+#include <fnmatch.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +22,7 @@ struct callgraph {
     struct key_spec spec;
     char *function;
     size_t function_len;
+    bool pattern; /* FUNCTION holds a wildcard: also matched with fnmatch() */
     enum report_focus direction;
     unsigned char *matches; /* enum match by name id */
     size_t nmatches;
@@ -42,6 +45,7 @@ struct callgraph *callgraph_new(const struct strtab *keys, const struct strtab *
     g->spec = *spec;
     g->function = xstrdup(function);
     g->function_len = strlen(function);
+    g->pattern = strpbrk(function, "*?[") != NULL;
     g->direction = direction;
     return g;
 }
@@ -81,7 +85,8 @@ static bool name_matches(struct callgraph *g, uint32_t id)
         const char *s = strtab_get(g->names, id);
         bool yes =
             s && (strcmp(s, g->function) == 0 ||
-                  (strncmp(s, g->function, g->function_len) == 0 && s[g->function_len] == '('));
+                  (strncmp(s, g->function, g->function_len) == 0 && s[g->function_len] == '(') ||
+                  (g->pattern && fnmatch(g->function, s, 0) == 0));
         g->matches[id] = yes ? MATCH_YES : MATCH_NO;
     }
     return g->matches[id] == MATCH_YES;

@@ -4,7 +4,10 @@
  *
  * Contract: FUNCTION matches a frame whose demangled or mangled name is
  * FUNCTION, or whose demangled name is FUNCTION followed by a parameter
- * list ("ns::f" matches "ns::f(int)").  For every thread sample whose path
+ * list ("ns::f" matches "ns::f(int)"); a FUNCTION holding a wildcard (*, ?
+ * or [...]) also matches every whole name it matches as a shell pattern
+ * (fnmatch(3): "work_*", "*::draw*", "*hotLoop*"), and every matching
+ * function is one focus.  For every thread sample whose path
  * holds a matching frame, its quantities go to:
  *  - FOCUS_CALLERS: the key of the frame right outside each matching frame
  *    ("[no caller]" when the match is the outermost frame);

@@ -74,38 +74,82 @@ static uint32_t index_find(const struct edge_index *ix, uint32_t parent, uint32_
 }
 
 /* For every node of T, the baseline node at the same path (CALLTREE_NONE if
- * none).  Nodes are created after their parents, so one pass in id order
- * sees each parent matched before its children. */
-static uint32_t *match_baseline(const struct calltree *t, const struct calltree *b,
-                                const struct metric *q, double *gone_share)
+ * none), and for every baseline node the node of T (*INV).  Nodes are
+ * created after their parents, so one pass in id order sees each parent
+ * matched before its children. */
+static uint32_t *match_baseline(const struct calltree *t, const struct calltree *b, uint32_t **inv)
 {
     struct edge_index ix;
     index_build(&ix, b);
     uint32_t *map = xmalloc(t->nnodes * sizeof(*map));
-    bool *matched = xcalloc(b->nnodes, sizeof(*matched));
+    *inv = xmalloc(b->nnodes * sizeof(**inv));
+    for (uint32_t n = 0; n < b->nnodes; n++)
+        (*inv)[n] = CALLTREE_NONE;
     map[0] = 0;
-    matched[0] = true;
+    (*inv)[0] = 0;
     for (uint32_t n = 1; n < t->nnodes; n++) {
         uint32_t p = map[t->nodes[n].parent];
         map[n] = p == CALLTREE_NONE ? CALLTREE_NONE : index_find(&ix, p, t->nodes[n].key);
         if (map[n] != CALLTREE_NONE)
-            matched[map[n]] = true;
+            (*inv)[map[n]] = n;
     }
-    double base_total = node_value(b, 0, q), gone = 0;
-    for (uint32_t n = 1; n < b->nnodes; n++)
-        if (!matched[n] && matched[b->nodes[n].parent])
-            gone += node_value(b, n, q);
-    *gone_share = base_total > 0 ? gone / base_total : 0;
-    free(matched);
     free(ix.slots);
     return map;
 }
 
+static double positive(double v)
+{
+    return v > 0 ? v : 0;
+}
+
+/* Per node of T, the baseline's time on paths under it that T lacks, in
+ * T's units (SCALE: T's total over the baseline's): what widens the node
+ * so its removed children fit.  Counted at the outermost missing node. */
+static double *removed_below(const struct calltree *t, const struct calltree *b,
+                             const uint32_t *inv, const struct metric *q, double scale)
+{
+    double *r = xcalloc(t->nnodes, sizeof(*r));
+    for (uint32_t n = 1; n < b->nnodes; n++) {
+        uint32_t parent = inv[b->nodes[n].parent];
+        if (inv[n] == CALLTREE_NONE && parent != CALLTREE_NONE)
+            r[parent] += scale * positive(node_value(b, n, q));
+    }
+    for (uint32_t n = (uint32_t)t->nnodes; n-- > 1;)
+        r[t->nodes[n].parent] += r[n];
+    return r;
+}
+
+/* A frame whose children are still to be placed: first CHILD and its
+ * siblings (nodes of T), then BCHILD and its siblings (nodes of the
+ * baseline, those T lacks). */
 struct pending {
-    uint32_t frame; /* the parent frame */
-    uint32_t child; /* its next child node to place */
-    double x;       /* where that child starts */
+    uint32_t frame;
+    uint32_t child, bchild;
+    double x; /* where the next child starts */
 };
+
+struct layout {
+    struct flame *f;
+    size_t cap;
+    double min_width;
+};
+
+/* Append a frame under PARENT at depth DEPTH; false when it is too narrow
+ * (left out, with everything under it). */
+static bool place(struct layout *l, const struct flame_frame *fr)
+{
+    struct flame *f = l->f;
+    if (!(fr->width > 0) || fr->width < l->min_width) {
+        f->pruned++;
+        f->pruned_value += positive(fr->width);
+        return false;
+    }
+    f->frames = xgrow(f->frames, &l->cap, f->nframes + 1, sizeof(*f->frames));
+    f->frames[f->nframes++] = *fr;
+    if (fr->depth > f->max_depth)
+        f->max_depth = fr->depth;
+    return true;
+}
 
 int flame_build(struct flame *f, const struct calltree *t, const struct metric *m,
                 double min_fraction, const struct calltree *baseline)
@@ -115,9 +159,10 @@ int flame_build(struct flame *f, const struct calltree *t, const struct metric *
     f->total = node_value(t, 0, q);
     if (!(f->total > 0))
         return -1;
-    uint32_t *map = NULL;
-    double base_total = 0;
-    /* The baseline's value columns are its own: the same metric by name. */
+    uint32_t *map = NULL, *inv = NULL;
+    double *removed = NULL, base_total = 0, scale = 0;
+    /* The baseline's value columns are its own: the same metric by name
+     * (BQ NULL: the baseline lacks that value, 0 in it). */
     struct metric bm = *m;
     const struct metric *bq = &bm;
     if (baseline && m->kind >= METRIC_BUILTINS &&
@@ -125,59 +170,71 @@ int flame_build(struct flame *f, const struct calltree *t, const struct metric *
         bq = NULL;
     if (baseline) {
         f->has_base = true;
-        map = match_baseline(t, baseline, bq, &f->gone_share);
+        map = match_baseline(t, baseline, &inv);
         base_total = node_value(baseline, 0, bq);
+        scale = base_total > 0 ? f->total / base_total : 0;
+        removed = removed_below(t, baseline, inv, bq, scale);
+        f->removed = removed[0];
+        f->gone_share = f->removed / f->total;
     }
-    double min_width = min_fraction * f->total;
-    size_t cap = 0, scap = 0, depth = 0;
+    f->span = f->total + f->removed;
+    struct layout l = {.f = f, .min_width = min_fraction * f->span};
+    size_t scap = 0, depth = 0;
     struct pending *stack = NULL;
 
-    f->frames = xgrow(f->frames, &cap, 1, sizeof(*f->frames));
-    f->frames[0] = (struct flame_frame){.node = 0,
-                                        .parent = UINT32_MAX,
-                                        .width = f->total,
-                                        .share = 1,
-                                        .base_share = base_total > 0 ? 1 : 0,
-                                        .in_base = baseline != NULL};
-    f->nframes = 1;
+    struct flame_frame root = {.node = 0,
+                               .parent = UINT32_MAX,
+                               .width = f->span,
+                               .value = f->total,
+                               .share = 1,
+                               .base_share = base_total > 0 ? 1 : 0,
+                               .in_base = baseline != NULL};
+    place(&l, &root);
     stack = xgrow(stack, &scap, 1, sizeof(*stack));
-    stack[depth++] = (struct pending){0, t->nodes[0].first_child, 0};
+    stack[depth++] = (struct pending){0, t->nodes[0].first_child,
+                                      baseline ? baseline->nodes[0].first_child : CALLTREE_NONE, 0};
     while (depth > 0) {
         struct pending *top = &stack[depth - 1];
-        uint32_t c = top->child;
-        if (c == CALLTREE_NONE) {
+        struct flame_frame fr = {.parent = top->frame, .depth = (uint32_t)depth, .start = top->x};
+        uint32_t first_child = CALLTREE_NONE, first_bchild = CALLTREE_NONE;
+        if (top->child != CALLTREE_NONE) {
+            uint32_t c = top->child;
+            top->child = t->nodes[c].next_sibling;
+            fr.node = c;
+            fr.value = positive(node_value(t, c, q));
+            fr.width = fr.value + (removed ? removed[c] : 0);
+            fr.share = fr.value / f->total;
+            first_child = t->nodes[c].first_child;
+            if (map && map[c] != CALLTREE_NONE) {
+                fr.in_base = true;
+                fr.base_share = base_total > 0 ? node_value(baseline, map[c], bq) / base_total : 0;
+                first_bchild = baseline->nodes[map[c]].first_child;
+            }
+        } else if (top->bchild != CALLTREE_NONE) {
+            uint32_t b = top->bchild;
+            top->bchild = baseline->nodes[b].next_sibling;
+            if (inv[b] != CALLTREE_NONE)
+                continue; /* T has it: placed among T's children */
+            fr.node = b;
+            fr.removed = fr.in_base = true;
+            fr.width = scale * positive(node_value(baseline, b, bq));
+            fr.base_share = base_total > 0 ? node_value(baseline, b, bq) / base_total : 0;
+            first_bchild = baseline->nodes[b].first_child;
+        } else {
             depth--;
             continue;
         }
-        top->child = t->nodes[c].next_sibling;
-        double w = node_value(t, c, q), x = top->x;
-        top->x += w > 0 ? w : 0;
-        if (!(w > 0) || w < min_width) {
-            f->pruned++;
-            f->pruned_value += w > 0 ? w : 0;
+        top->x += fr.width;
+        if (!place(&l, &fr))
             continue;
-        }
-        uint32_t parent = top->frame;
-        f->frames = xgrow(f->frames, &cap, f->nframes + 1, sizeof(*f->frames));
-        struct flame_frame *fr = &f->frames[f->nframes];
-        *fr = (struct flame_frame){.node = c,
-                                   .parent = parent,
-                                   .depth = (uint32_t)depth,
-                                   .start = x,
-                                   .width = w,
-                                   .share = w / f->total};
-        if (map && map[c] != CALLTREE_NONE) {
-            fr->in_base = true;
-            fr->base_share = base_total > 0 ? node_value(baseline, map[c], bq) / base_total : 0;
-        }
-        if (fr->depth > f->max_depth)
-            f->max_depth = fr->depth;
-        uint32_t id = (uint32_t)f->nframes++;
         stack = xgrow(stack, &scap, depth + 1, sizeof(*stack));
-        stack[depth++] = (struct pending){id, t->nodes[c].first_child, x};
+        stack[depth++] =
+            (struct pending){(uint32_t)f->nframes - 1, first_child, first_bchild, fr.start};
     }
     free(stack);
     free(map);
+    free(inv);
+    free(removed);
     return 0;
 }
 

@@ -7,7 +7,7 @@
  * Contract: flame_build() lays out T (after calltree_finish()) by metric M
  * (cpu, wall, samples, energy or a sum or counter value: flame_metric_ok();
  * power, executions, means and ratios do not add up along a stack):
- *  - frame 0 is the root, spanning [0, total); each other frame is one
+ *  - frame 0 is the root, spanning [0, span); each other frame is one
  *    node of T, its width the node's total of M, its first child starting
  *    where it starts and each next child where the previous one ended, in
  *    the tree's order.  A frame's children never cover more than the frame
@@ -22,12 +22,20 @@
  *  - with BASELINE (finished, its paths interned in the same key table as
  *    T's, so key ids compare) each frame's node is matched to the baseline
  *    node reached by the same path of keys from the root.  share is the
- *    frame's width over the total, base_share the matched node's total of M
- *    over the baseline's root total (0 when the path is not in the
+ *    frame's value over T's total, base_share the matched node's total of
+ *    M over the baseline's root total (0 when the path is not in the
  *    baseline, in_base false; a value M the baseline lacks is 0 in it), so
- *    the two profiles compare whatever their lengths.  F->gone_share is the baseline's share held
- * by paths that T lacks entirely (counted at the outermost such node). Returns 0, or -1 when T has
- * no positive total of M (nothing to draw).
+ *    the two profiles compare whatever their lengths.
+ *  - the baseline's paths that T lacks are drawn too, as removed time: a
+ *    frame (REMOVED, its node a node of BASELINE, value 0) after T's
+ *    children of the node where the path leaves T, as wide as its share of
+ *    the baseline applied to T's total, with the baseline's frames above
+ *    it.  So that they fit, every frame is widened by the removed time
+ *    under it: a frame's width is its VALUE (its total of M in T) plus
+ *    that time, and the root spans SPAN = TOTAL + REMOVED.  Without a
+ *    baseline, width is value and span is total.  F->gone_share is
+ *    REMOVED / TOTAL, the baseline's share held by the paths T lacks.
+ *  Returns 0, or -1 when T has no positive total of M (nothing to draw).
  */
 #ifndef PTPROF_ANALYZE_FLAME_H
 #define PTPROF_ANALYZE_FLAME_H
@@ -39,20 +47,24 @@
 #include "analyze/calltree.h"
 
 struct flame_frame {
-    uint32_t node;   /* in the calltree; 0 for the root */
+    uint32_t node;   /* in the calltree (the baseline's when REMOVED); 0 for the root */
     uint32_t parent; /* frame index; UINT32_MAX for the root */
     uint32_t depth;  /* 0 for the root */
     double start, width;
-    double share;      /* width / total */
+    double value;      /* the node's total of M in T; 0 when REMOVED */
+    double share;      /* value / total */
     double base_share; /* with a baseline; 0 if not in it */
     bool in_base;
+    bool removed; /* only in the baseline: its time is gone */
 };
 
 struct flame {
     struct flame_frame *frames;
     size_t nframes;
     uint32_t max_depth;
-    double total;
+    double total;   /* T's total of M */
+    double removed; /* the baseline's time on paths T lacks, in T's units */
+    double span;    /* total + removed: the root's width */
     size_t pruned;
     double pruned_value;
     bool has_base;

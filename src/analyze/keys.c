@@ -12,6 +12,7 @@ static const char *const names[KEY_KIND_COUNT] = {
     [KEY_FILE] = "file",
     [KEY_PROCEDURE] = "procedure",
     [KEY_PROCEDURE_MANGLED] = "procedure_mangled",
+    [KEY_SYMBOL] = "symbol",
     [KEY_LINE] = "line",
     [KEY_THREAD] = "thread",
 };
@@ -48,7 +49,7 @@ int key_spec_parse(const char *list, struct key_spec *spec, char *err, size_t er
         if (k == KEY_KIND_COUNT) {
             snprintf(err, errlen,
                      "unknown key '%.*s' (pc, binary, file, procedure, "
-                     "procedure_mangled, line, thread)",
+                     "procedure_mangled, symbol, line, thread)",
                      (int)n, p);
             return -1;
         }
@@ -121,6 +122,9 @@ size_t key_compose(const struct key_spec *spec, const struct key_frame *f, char 
             break;
         case KEY_PROCEDURE_MANGLED:
             put_str(buf, cap, &len, f->mangled && f->mangled[0] ? f->mangled : f->function);
+            break;
+        case KEY_SYMBOL:
+            put_str(buf, cap, &len, f->symbol && f->symbol[0] ? f->symbol : f->function);
             break;
         case KEY_LINE:
             snprintf(num, sizeof(num), "%" PRIu32, f->line);

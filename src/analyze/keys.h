@@ -1,6 +1,6 @@
 /*
  * keys.h - what report rows are keyed by: any combination of pc, binary,
- * file, procedure, procedure_mangled, line and thread (DESIGN.md).
+ * file, procedure, procedure_mangled, symbol, line and thread (DESIGN.md).
  *
  * Contract:
  *  - key_spec_parse() reads a comma list of key names (no duplicates, at
@@ -14,7 +14,11 @@
  *    its binary as 0x hex; file is the source file or "[unknown]"; line is
  *    the line number (0 when unknown); procedure is the demangled name,
  *    procedure_mangled the symbol as in the binary (the demangled name when
- *    there is none); thread is "NAME#N", N numbering the profile's threads
+ *    there is none); symbol is the function the code was compiled into
+ *    (demangled): the last, not inlined, frame of the address, the same
+ *    for every inlined frame of it, so that rows line up with perf, gprof
+ *    and pprof, which name code by the symbol that holds it; thread is
+ *    "NAME#N", N numbering the profile's threads
  *    from 1 in order of first appearance, so that runs line up.
  */
 #ifndef PTPROF_ANALYZE_KEYS_H
@@ -33,6 +37,7 @@ enum key_kind {
     KEY_FILE,
     KEY_PROCEDURE,
     KEY_PROCEDURE_MANGLED,
+    KEY_SYMBOL,
     KEY_LINE,
     KEY_THREAD,
     KEY_KIND_COUNT,
@@ -50,6 +55,7 @@ struct key_frame {
     const char *file;
     const char *function;
     const char *mangled;
+    const char *symbol; /* the containing (not inlined) function; NULL: function */
     uint32_t line;
     const char *thread;
 };

@@ -26,7 +26,7 @@ static const struct metric builtins[METRIC_BUILTINS] = {
 
 const struct metric *metric_builtin(enum metric_kind kind)
 {
-    return kind < METRIC_BUILTINS ? &builtins[kind] : &builtins[METRIC_CPU];
+    return kind >= METRIC_CPU && kind < METRIC_BUILTINS ? &builtins[kind] : &builtins[METRIC_CPU];
 }
 
 /* Seconds per unit of a time unit, 0 for anything else. */
@@ -72,7 +72,7 @@ int metric_resolve(const char *name, const struct value_columns *columns, struct
 {
     if (strcmp(name, "time") == 0)
         name = "cpu";
-    for (int k = 0; k < METRIC_BUILTINS; k++)
+    for (int k = METRIC_CPU; k < METRIC_BUILTINS; k++)
         if (strcmp(name, builtins[k].name) == 0) {
             *out = builtins[k];
             return 0;
@@ -172,7 +172,7 @@ struct metric *metric_all(const struct value_columns *columns, size_t *n)
     size_t ncols = columns ? columns->n : 0;
     struct metric *all = xcalloc(METRIC_BUILTINS + ncols + METRIC_NDERIVED, sizeof(*all));
     *n = 0;
-    for (int k = 0; k < METRIC_BUILTINS; k++)
+    for (int k = METRIC_CPU; k < METRIC_BUILTINS; k++)
         all[(*n)++] = builtins[k];
     for (size_t i = 0; i < ncols; i++)
         if (metric_resolve(columns->types[i].name, columns, &all[*n]) == 0 &&

@@ -43,8 +43,10 @@
 #include "analyze/metrics.h"
 #include "analyze/values.h"
 
+/* From 1: a kind passed where a metric is wanted does not compile (0
+ * would silently be a null pointer). */
 enum metric_kind {
-    METRIC_CPU,
+    METRIC_CPU = 1,
     METRIC_WALL,
     METRIC_SAMPLES,
     METRIC_ENERGY,

@@ -114,23 +114,34 @@ static void cache_grow(struct path_builder *b)
     b->nslots = n;
 }
 
-static void add_frame(struct path_builder *b, size_t *n, const struct key_frame *kf, bool inlined)
+/* MERGE: the frame before is an inner frame of the same address; when
+ * the keys cannot tell them apart (-k binary, -k symbol) the outer one
+ * replaces it, so an inline chain is one frame, not a call to itself. */
+static void add_frame(struct path_builder *b, size_t *n, const struct key_frame *kf, bool inlined,
+                      bool merge)
 {
     size_t len = key_compose(&b->spec, kf, &b->buf, &b->buf_cap);
+    uint32_t key = strtab_intern(b->keys, b->buf, len);
+    if (merge && *n > 0 && b->frames[*n - 1].key == key)
+        (*n)--;
     b->frames = xgrow(b->frames, &b->frames_cap, *n + 1, sizeof(*b->frames));
     struct path_frame *f = &b->frames[(*n)++];
-    f->key = strtab_intern(b->keys, b->buf, len);
+    f->key = key;
     f->function = strtab_intern_str(b->names, kf->function);
     f->mangled =
         kf->mangled && kf->mangled[0] ? strtab_intern_str(b->names, kf->mangled) : f->function;
     f->inlined = inlined;
 }
 
-static void add_location(struct path_builder *b, size_t *n, uint32_t pid, uint64_t time,
+/* False when PC is a return address into memory that holds no code: the
+ * stack's remaining frames are an unwinder's misreading, not calls. */
+static bool add_location(struct path_builder *b, size_t *n, uint32_t pid, uint64_t time,
                          uint64_t pc, bool return_address, const char *thread)
 {
     const struct sym_location *loc =
         b->resolver.resolve(b->resolver.ctx, pid, time, pc, return_address);
+    if (loc && loc->not_code && return_address)
+        return false;
     char pcbuf[32];
     snprintf(pcbuf, sizeof(pcbuf), "0x%" PRIx64, loc ? loc->offset : pc);
     if (!loc || loc->nframes == 0 || !loc->frames) {
@@ -140,9 +151,10 @@ static void add_location(struct path_builder *b, size_t *n, uint32_t pid, uint64
                                .function = KEY_UNKNOWN,
                                .mangled = "",
                                .thread = thread};
-        add_frame(b, n, &kf, false);
-        return;
+        add_frame(b, n, &kf, false, false);
+        return true;
     }
+    const char *symbol = loc->frames[loc->nframes - 1].function;
     for (uint32_t i = 0; i < loc->nframes; i++) {
         const struct sym_frame *f = &loc->frames[i];
         struct key_frame kf = {.pc = pcbuf,
@@ -150,10 +162,12 @@ static void add_location(struct path_builder *b, size_t *n, uint32_t pid, uint64
                                .file = f->file ? f->file : "",
                                .function = f->function ? f->function : KEY_UNKNOWN,
                                .mangled = f->mangled ? f->mangled : "",
+                               .symbol = symbol ? symbol : KEY_UNKNOWN,
                                .line = f->line,
                                .thread = thread};
-        add_frame(b, n, &kf, f->inlined);
+        add_frame(b, n, &kf, f->inlined, i > 0);
     }
+    return true;
 }
 
 static int u32_cmp(const void *a, const void *b)
@@ -179,7 +193,7 @@ static struct path *build(struct path_builder *b, uint64_t time, const struct pr
                                .function = fn,
                                .mangled = "",
                                .thread = thread};
-        add_frame(b, &n, &kf, false);
+        add_frame(b, &n, &kf, false, false);
     }
     const uint64_t *pcs = &t->pc;
     uint32_t depth = 1;
@@ -188,7 +202,8 @@ static struct path *build(struct path_builder *b, uint64_t time, const struct pr
         depth = b->p->stacks[k->stack].depth;
     }
     for (uint32_t i = 0; i < depth; i++)
-        add_location(b, &n, t->pid, time, pcs[i], i > 0, thread);
+        if (!add_location(b, &n, t->pid, time, pcs[i], i > 0, thread))
+            break;
 
     b->unique = xgrow(b->unique, &b->unique_cap, n, sizeof(*b->unique));
     for (size_t i = 0; i < n; i++)

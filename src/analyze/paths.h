@@ -7,9 +7,13 @@
  *    system call (PROF_THREAD_IN_SYSCALL with a number >= 0; "[syscall N]"
  *    for a number without a name), since its time there is the kernel's;
  *  - the frames of its PC (its stack's pcs[0], or T->pc without a stack),
- *    inlined functions first, as the resolver gives them;
+ *    inlined functions first, as the resolver gives them; where the keys
+ *    cannot tell an inlined frame from the frame it was inlined into (the
+ *    same key: -k binary, -k symbol), the two are one frame, the outer;
  *  - the frames of each return address of its stack (pcs[1..]), resolved
- *    as return addresses (the call instruction is named).
+ *    as return addresses (the call instruction is named), up to the first
+ *    one the resolver marks not_code (an unwinder's misreading: it and
+ *    the frames after it are left out).
  *  A resolver that returns NULL or no frames gives one frame
  *  "[unknown]" in binary "[unknown]".
  *  Each frame carries the interned id of its key (keys.h, under SPEC, in

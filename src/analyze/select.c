@@ -20,7 +20,9 @@ static int row_cmp(const void *pa, const void *pb, void *ctx)
 
 void report_sort(struct report *r)
 {
-    qsort_r(r->rows, r->nrows, sizeof(*r->rows), row_cmp, &r->metric);
+    /* No rows may mean no array: qsort's base must not be NULL. */
+    if (r->nrows > 1)
+        qsort_r(r->rows, r->nrows, sizeof(*r->rows), row_cmp, &r->metric);
 }
 
 void report_select(struct report *r, double limit_pct, double threshold_pct)

@@ -3,6 +3,7 @@
 #include "analyze/aggregate.h"
 #include "analyze/calltree.h"
 #include "format/load.h"
+#include "interop/gmon.h"
 #include "symbol/symbolizer.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -38,6 +39,8 @@ struct symbolizer *session_symbolizer(const char *path, const struct profile *pr
     struct symbolizer_options so = {
         .search_dirs = dirs,
         .nsearch_dirs = ndirs,
+        .binaries = opts->binaries,
+        .nbinaries = opts->nbinaries,
         .cache = opts->cache,
         .progress = opts->progress,
     };
@@ -65,12 +68,28 @@ int session_walk_profile(const char *path, const struct profile *prof,
     return rc;
 }
 
+int session_use_binaries(const struct session_options *opts, struct profile *p)
+{
+    /* A gmon.out holds link-time addresses of one executable, laid out as
+     * that executable says (interop/gmon.h). */
+    if (opts->nbinaries > 0 && p->format && strcmp(p->format, "gmon") == 0)
+        return gmon_set_binary(p, opts->binaries[0]);
+    return 0;
+}
+
+int session_load(const char *path, const struct session_options *opts, struct profile *out)
+{
+    if (profile_load(path, out) != 0)
+        return -1;
+    return session_use_binaries(opts, out);
+}
+
 int session_walk_file(const char *path, const struct session_options *opts, struct strtab *keys,
                       struct strtab *names, const struct walk_visitor *v,
                       struct walk_totals *totals)
 {
     struct profile prof;
-    if (profile_load(path, &prof) != 0) {
+    if (session_load(path, opts, &prof) != 0) {
         profile_free(&prof);
         return -1;
     }

@@ -12,6 +12,13 @@
  * interned into KEYS and NAMES, which outlive the file.
  * session_report_file() is the walk with the flat aggregation.
  *
+ * session_load() is profile_load() (format/load.h) and then
+ * session_use_binaries(): the binaries OPTS names (--binary) are those the
+ * symbolizer reads for the profile's maps of their name (or for its
+ * program), and a gmon.out, which holds addresses of one executable laid
+ * out as that file says, takes the first of them as its executable
+ * (gmon_set_binary()).  Both return 0, or -1 after a message.
+ *
  * session_walk_profile() walks a profile already loaded (PATH names it in
  * messages and gives its directory); session_symbolizer() is the
  * symbolizer both use (the search directories above, prepared), for
@@ -31,6 +38,8 @@ struct session_options {
     struct walk_options walk;
     const char *const *search_dirs;
     size_t nsearch_dirs;
+    const char *const *binaries; /* files the user named as the profiled ones */
+    size_t nbinaries;
     bool cache;    /* the persistent symbol cache */
     bool progress; /* a progress bar on a terminal */
 };
@@ -45,6 +54,9 @@ int session_report_file(const char *path, const struct session_options *opts, co
  * and the metrics it has. */
 int session_metric(const char *path, const char *name, const struct walk_totals *t,
                    const struct value_columns *columns, struct metric *out);
+
+int session_load(const char *path, const struct session_options *opts, struct profile *out);
+int session_use_binaries(const struct session_options *opts, struct profile *p);
 
 struct symbolizer;
 

@@ -167,3 +167,82 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
     metrics_free(m);
     return 0;
 }
+
+/* --- fan-out ------------------------------------------------------------ */
+
+void walk_fanout_add(struct walk_fanout *f, struct walk_visitor v)
+{
+    if (f->n < WALK_FANOUT_MAX)
+        f->to[f->n++] = v;
+}
+
+/* Visitor I's column for each fan-out column up to N, added as they come
+ * (a name in another unit there gets no column: its values are dropped). */
+static const uint32_t *columns_for(struct walk_fanout *f, size_t i, size_t n)
+{
+    if (f->mapped[i] < n) {
+        f->column_of[i] = xrealloc(f->column_of[i], n * sizeof(*f->column_of[i]));
+        for (size_t c = f->mapped[i]; c < n; c++) {
+            char *error = NULL;
+            int k = value_columns_add(f->to[i].values, &f->columns.types[c], &error);
+            free(error);
+            f->column_of[i][c] = k < 0 ? UINT32_MAX : (uint32_t)k;
+        }
+        f->mapped[i] = n;
+    }
+    return f->column_of[i];
+}
+
+static void fanout_sample(void *ctx, const struct walk_event *e)
+{
+    struct walk_fanout *f = ctx;
+    for (size_t i = 0; i < f->n; i++) {
+        if (!e->nvalues || !f->to[i].values) {
+            f->to[i].sample(f->to[i].ctx, e);
+            continue;
+        }
+        const uint32_t *column = columns_for(f, i, e->nvalues);
+        size_t n = f->to[i].values->n;
+        f->scratch = xgrow(f->scratch, &f->scratch_cap, n + 1, sizeof(*f->scratch));
+        memset(f->scratch, 0, n * sizeof(*f->scratch));
+        for (size_t c = 0; c < e->nvalues; c++)
+            if (column[c] != UINT32_MAX)
+                f->scratch[column[c]] = e->values[c];
+        struct walk_event moved = *e;
+        moved.values = f->scratch;
+        moved.nvalues = n;
+        f->to[i].sample(f->to[i].ctx, &moved);
+    }
+}
+
+static void fanout_unattributed(void *ctx, double energy_j, double idle_s)
+{
+    struct walk_fanout *f = ctx;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->to[i].unattributed)
+            f->to[i].unattributed(f->to[i].ctx, energy_j, idle_s);
+}
+
+struct walk_visitor walk_fanout_visitor(struct walk_fanout *f)
+{
+    return (struct walk_visitor){fanout_sample, fanout_unattributed, f, &f->columns};
+}
+
+void walk_fanout_clear(struct walk_fanout *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        free(f->column_of[i]);
+        f->column_of[i] = NULL;
+        f->mapped[i] = 0;
+    }
+    f->n = 0;
+}
+
+void walk_fanout_free(struct walk_fanout *f)
+{
+    walk_fanout_clear(f);
+    value_columns_free(&f->columns);
+    free(f->scratch);
+    f->scratch = NULL;
+    f->scratch_cap = 0;
+}

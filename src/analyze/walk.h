@@ -82,4 +82,28 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
                  const struct walk_options *opts, struct strtab *keys, struct strtab *names,
                  const struct walk_visitor *v, struct walk_totals *totals, char **error);
 
+/* One walk feeding several visitors: walk_fanout_add() each (at most
+ * WALK_FANOUT_MAX), then walk with walk_fanout_visitor().  The walk fills
+ * the fan-out's own value columns (kept across walks, so several files
+ * share them); each visitor with columns of its own gets every event with
+ * the values moved to those columns (added to them as they appear).
+ * walk_fanout_clear() forgets the visitors (for the next file's), keeping
+ * the columns; walk_fanout_free() frees what the fan-out holds. */
+#define WALK_FANOUT_MAX 4
+
+struct walk_fanout {
+    struct walk_visitor to[WALK_FANOUT_MAX];
+    size_t n;
+    struct value_columns columns;
+    uint32_t *column_of[WALK_FANOUT_MAX]; /* fan-out column -> the visitor's */
+    size_t mapped[WALK_FANOUT_MAX];
+    double *scratch;
+    size_t scratch_cap;
+};
+
+void walk_fanout_add(struct walk_fanout *f, struct walk_visitor v);
+struct walk_visitor walk_fanout_visitor(struct walk_fanout *f);
+void walk_fanout_clear(struct walk_fanout *f);
+void walk_fanout_free(struct walk_fanout *f);
+
 #endif

@@ -3,10 +3,14 @@
 #include "util/log.h"
 #include "util/xalloc.h"
 
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void analysis_args_init(struct analysis_args *a, const char *command)
 {
@@ -59,6 +63,14 @@ int analysis_args_option(struct analysis_args *a, int opt, const char *arg)
     case ANALYSIS_OPT_NO_CACHE:
         a->session.cache = false;
         return 1;
+    case ANALYSIS_OPT_BINARY:
+        if (access(arg, R_OK) != 0) {
+            pt_err("%s: --binary %s: %s", a->command, arg, strerror(errno));
+            return -1;
+        }
+        a->binaries = xrealloc(a->binaries, (a->nbinaries + 1) * sizeof(*a->binaries));
+        a->binaries[a->nbinaries++] = arg;
+        return 1;
     default:
         return 0;
     }
@@ -68,6 +80,37 @@ void analysis_args_done(struct analysis_args *a)
 {
     a->session.search_dirs = a->dirs;
     a->session.nsearch_dirs = a->ndirs;
+    a->session.binaries = a->binaries;
+    a->session.nbinaries = a->nbinaries;
+}
+
+/* An ELF file: a program or library, never a profile. */
+static bool is_elf(const char *path)
+{
+    unsigned char magic[SELFMAG];
+    int fd = strcmp(path, "-") == 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool elf = read(fd, magic, sizeof(magic)) == (ssize_t)sizeof(magic) &&
+               memcmp(magic, ELFMAG, SELFMAG) == 0;
+    close(fd);
+    return elf;
+}
+
+void analysis_args_take_programs(struct analysis_args *a, char **argv, int first, int *argc)
+{
+    int kept = first;
+    for (int i = first; i < *argc; i++) {
+        if (is_elf(argv[i])) {
+            a->binaries = xrealloc(a->binaries, (a->nbinaries + 1) * sizeof(*a->binaries));
+            a->binaries[a->nbinaries++] = argv[i];
+        } else {
+            argv[kept++] = argv[i];
+        }
+    }
+    *argc = kept;
+    a->session.binaries = a->binaries;
+    a->session.nbinaries = a->nbinaries;
 }
 
 void analysis_args_free(struct analysis_args *a)
@@ -75,8 +118,13 @@ void analysis_args_free(struct analysis_args *a)
     free(a->dirs);
     a->dirs = NULL;
     a->ndirs = 0;
+    free(a->binaries);
+    a->binaries = NULL;
+    a->nbinaries = 0;
     a->session.search_dirs = NULL;
     a->session.nsearch_dirs = 0;
+    a->session.binaries = NULL;
+    a->session.nbinaries = 0;
 }
 
 int analysis_parse_pct(const struct analysis_args *a, const char *opt, const char *s, bool zero_ok,

@@ -1,9 +1,14 @@
 /*
  * analysis_args.h - the options every command that analyses profiles
  * shares: which keys rows are made of (-k), which metric (-m, --wall),
- * latency accounting, the energy channel, where binaries are (-s) and the
- * symbol cache.  One parser, so the commands agree on their spelling,
- * defaults and messages.
+ * latency accounting, the energy channel, where binaries are (-s), which
+ * file is the profiled program (--binary) and the symbol cache.  One
+ * parser, so the commands agree on their spelling, defaults and messages.
+ *
+ * analysis_args_take_programs() lets a command take the program the way
+ * gprof and pprof do, before the profile ("report prog gmon.out"): the ELF
+ * files among its positional arguments (a profile never is one) become
+ * --binary options and leave the list.
  *
  * Use: put ANALYSIS_SHORT_OPTIONS in the getopt string and
  * ANALYSIS_LONG_OPTIONS in the long option table, hand every option to
@@ -29,6 +34,8 @@ struct analysis_args {
     bool metric_given;
     const char **dirs;
     size_t ndirs;
+    const char **binaries; /* --binary, in order */
+    size_t nbinaries;
 };
 
 enum analysis_option {
@@ -36,6 +43,7 @@ enum analysis_option {
     ANALYSIS_OPT_LATENCY,
     ANALYSIS_OPT_CHANNEL,
     ANALYSIS_OPT_NO_CACHE,
+    ANALYSIS_OPT_BINARY,
 };
 
 #define ANALYSIS_SHORT_OPTIONS "k:m:s:"
@@ -45,13 +53,16 @@ enum analysis_option {
         {"account-latency", no_argument, NULL, ANALYSIS_OPT_LATENCY},                              \
         {"channel", required_argument, NULL, ANALYSIS_OPT_CHANNEL},                                \
         {"search", required_argument, NULL, 's'},                                                  \
+        {"binary", required_argument, NULL, ANALYSIS_OPT_BINARY},                                  \
     {                                                                                              \
         "no-cache", no_argument, NULL, ANALYSIS_OPT_NO_CACHE                                       \
     }
 
 #define ANALYSIS_HELP                                                                              \
     "  -k, --keys KEYS       comma list of pc, binary, file, procedure,\n"                         \
-    "                        procedure_mangled, line, thread (binary,procedure)\n"                 \
+    "                        procedure_mangled, symbol, line, thread\n"                            \
+    "                        (binary,procedure; symbol: the function the code was\n"               \
+    "                        compiled into, not the function inlined there)\n"                     \
     "  -m, --metric M        cpu, wall, samples, energy, power, executions, or a value\n"          \
     "                        the profile carries (alloc_space, instructions, ipc...:\n"            \
     "                        `ptprof info` lists them); default: the profile's own,\n"             \
@@ -61,6 +72,9 @@ enum analysis_option {
     "      --channel C       the energy channel to use (name or index; default: all\n"             \
     "                        power and energy channels)\n"                                         \
     "  -s, --search DIR      look for the profiled binaries in DIR first (repeatable)\n"           \
+    "      --binary PATH     PATH is the profiled program (or, by its name, one of its\n"          \
+    "                        libraries), wherever the profile says it was; also\n"                 \
+    "                        given before the profile: report PROG gmon.out\n"                     \
     "      --no-cache        do not read or write the symbol cache\n"
 
 /* Defaults: keys binary,procedure, the profile's metric (cpu unless it
@@ -68,6 +82,9 @@ enum analysis_option {
 void analysis_args_init(struct analysis_args *a, const char *command);
 int analysis_args_option(struct analysis_args *a, int opt, const char *arg);
 void analysis_args_done(struct analysis_args *a);
+/* Moves the ELF files among ARGV[FIRST..*ARGC) to the binaries, keeping
+ * the others in order; *ARGC shrinks by their number. */
+void analysis_args_take_programs(struct analysis_args *a, char **argv, int first, int *argc);
 void analysis_args_free(struct analysis_args *a);
 
 /* A percentage in [0, 100] (above 0 unless ZERO_OK) for option OPT, else

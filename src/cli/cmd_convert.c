@@ -28,8 +28,8 @@
 #include <string.h>
 
 #define USAGE_LINE                                                                                 \
-    "usage: ptprof convert IN -o OUT [--to FORMAT] [--from FORMAT] [--metric M] [-k KEYS]\n"       \
-    "                      [-s DIR]...\n"
+    "usage: ptprof convert [PROGRAM] IN -o OUT [--to FORMAT] [--from FORMAT] [--metric M]\n"       \
+    "                      [-k KEYS] [-s DIR]... [--binary PATH]\n"
 
 /* Readers take a decompressed file image; writers a path (compressed by
  * its suffix, atomic, "-" for standard output).  Formats that are views of
@@ -53,7 +53,7 @@ static int read_pperf(const char *name, const void *data, size_t len, struct pro
     profile_init(out);
     if (pperf_load_buffer(name, data, len, &pp) != 0)
         return -1;
-    int rc = profile_from_pperf(&pp, out);
+    int rc = profile_from_pperf(&pp, name, out);
     pperf_free(&pp);
     return rc;
 }
@@ -115,6 +115,7 @@ static void usage(FILE *out)
             "                       and energy channels)\n"
             "  -s, --search DIR     look for the profiled binaries in DIR first, for formats\n"
             "                       that carry names (repeatable)\n"
+            "      --binary PATH    PATH is the profiled program (also given before IN)\n"
             "      --no-cache       do not read or write the symbol cache\n"
             "  -h, --help           show this help\n"
             "\n");
@@ -172,6 +173,8 @@ static int load_input(const char *path, const struct convert_format *from, struc
     int rc;
     if (!from || strcmp(profile_file_format(&f), from->name) == 0) {
         rc = profile_parse(&f, p);
+    } else if (profile_file_hold(&f) != 0) {
+        rc = -1;
     } else if (f.raw.truncated) {
         /* Forced readers take no damaged input: say where it broke. */
         pt_err("%s", f.raw.error);
@@ -204,6 +207,7 @@ int cmd_convert(int argc, char **argv)
         {"channel", required_argument, NULL, ANALYSIS_OPT_CHANNEL},
         {"search", required_argument, NULL, 's'},
         {"no-cache", no_argument, NULL, ANALYSIS_OPT_NO_CACHE},
+        {"binary", required_argument, NULL, ANALYSIS_OPT_BINARY},
         {"help", no_argument, NULL, 'h'},
         CSV_CLI_LONGOPTS,
         {NULL, 0, NULL, 0},
@@ -261,7 +265,11 @@ int cmd_convert(int argc, char **argv)
         case 's':
         case ANALYSIS_OPT_CHANNEL:
         case ANALYSIS_OPT_NO_CACHE:
-            analysis_args_option(&an, opt, optarg);
+        case ANALYSIS_OPT_BINARY:
+            if (analysis_args_option(&an, opt, optarg) < 0) {
+                rc = PT_EXIT_USAGE;
+                goto out;
+            }
             break;
         case 'h':
             usage(stdout);
@@ -278,6 +286,9 @@ int cmd_convert(int argc, char **argv)
         rc = PT_EXIT_USAGE;
         goto out;
     }
+    /* The program before the profile, as gprof and pprof take it. */
+    analysis_args_take_programs(&an, argv, optind, &argc);
+    eo.session = an.session;
     if (optind >= argc) {
         rc = bad_usage("convert: no input profile given%s", "");
         goto out;
@@ -303,7 +314,8 @@ int cmd_convert(int argc, char **argv)
     }
 
     struct profile p;
-    if (load_input(argv[optind], from, &p) != 0 || csv_cli_join(&csv, &p) != 0) {
+    if (load_input(argv[optind], from, &p) != 0 || session_use_binaries(&an.session, &p) != 0 ||
+        csv_cli_join(&csv, &p) != 0) {
         profile_free(&p);
         rc = PT_EXIT_BAD_INPUT;
         goto out;

@@ -2,7 +2,8 @@
  * cmd_dump.c - "ptprof dump FILE": every record of a raw profile as one
  * line of text, in file order, prefixed with its byte offset
  * (docs/info.md).  The native format is dumped record by record by its
- * reader (native_dump_buffer); the original raw format here.
+ * reader as it streams in (native_dump_stream); the original raw format
+ * here.
  */
 #include "cli/cli.h"
 #include "format/load.h"
@@ -101,12 +102,8 @@ static int dump_file(const char *path)
     if (profile_file_read(path, &f) != 0)
         return -1;
     int rc = 0;
-    if (strcmp(profile_file_format(&f), "native") == 0) {
-        rc = native_dump_buffer(f.name, f.raw.data, f.raw.len, stdout);
-        if (f.raw.truncated) {
-            fflush(stdout);
-            pt_warn("%s; the dump ends there", f.raw.error);
-        }
+    if (f.in) {
+        rc = native_dump_stream(f.in, stdout);
     } else if (f.raw.truncated) {
         pt_err("%s", f.raw.error);
         rc = -1;

@@ -26,7 +26,8 @@
 #define USAGE_LINE                                                                                 \
     "usage: ptprof flamegraph FILE... [-o OUT.svg] [--diff BASELINE] [--metric M] [--icicle]\n"    \
     "                         [--colors hot|binary] [-k KEYS] [--title T] [-s DIR]... "            \
-    "[--no-cache]\n"
+    "[--binary PATH]\n"                                                                            \
+    "                         [--no-cache]\n"
 
 static void usage(FILE *out)
 {
@@ -77,8 +78,9 @@ static int parse_px(const char *opt, const char *s, double lo, double hi, double
 }
 
 /* 0 ok, 1 usage error, -1 --help shown. */
-static int parse_args(int argc, char **argv, struct flame_args *a)
+static int parse_args(int *argcp, char **argv, struct flame_args *a)
 {
+    int argc = *argcp;
     enum { OPT_DIFF = 256, OPT_ICICLE, OPT_TITLE, OPT_WIDTH, OPT_MIN_WIDTH, OPT_COLORS };
     static const struct option longopts[] = {
         ANALYSIS_LONG_OPTIONS,
@@ -153,6 +155,9 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
         pt_err("flamegraph: --colors binary needs binary among the keys (-k)");
         return 1;
     }
+    /* The program before the profile, as gprof and pprof take it. */
+    analysis_args_take_programs(&a->an, argv, optind, argcp);
+    argc = *argcp;
     if (optind >= argc) {
         pt_err("flamegraph: no profile given");
         fputs(USAGE_LINE, stderr);
@@ -222,7 +227,7 @@ int cmd_flamegraph(int argc, char **argv)
 {
     struct flame_args a = {0};
     analysis_args_init(&a.an, "flamegraph");
-    int rc = parse_args(argc, argv, &a);
+    int rc = parse_args(&argc, argv, &a);
     if (rc != 0) {
         analysis_args_free(&a.an);
         return rc < 0 ? PT_EXIT_OK : PT_EXIT_USAGE;

@@ -80,13 +80,13 @@ static void print_format(const struct profile_file *f)
         {"gperftools", "gperftools CPU profile"},
         {"gmon", "gmon.out (gprof)"},
     };
-    const unsigned char *d = f->raw.data;
+    const unsigned char *d = f->head;
     const char *format = profile_file_format(f);
     const char *text = format;
     for (size_t i = 0; i < sizeof(described) / sizeof(described[0]); i++)
         if (strcmp(format, described[i].name) == 0)
             text = described[i].description;
-    if (strcmp(format, "native") == 0 && f->raw.len >= 12)
+    if (strcmp(format, "native") == 0 && f->head_len >= 12)
         printf("  format:     native %u.%u", (unsigned)(d[8] | d[9] << 8),
                (unsigned)(d[10] | d[11] << 8));
     else
@@ -172,9 +172,34 @@ static void print_tasks(const struct profile *p)
         printf("    ... and %zu more\n", p->nprocesses - MAX_LISTED_PROCESSES);
 }
 
+/* META KEY of a profile read from the raw format (a conversion keeps the
+ * META but is not that file), or NULL. */
+static const char *pperf_meta(const struct profile *p, const char *key)
+{
+    return strcmp(p->format, "pperf") == 0 ? profile_meta(p, key) : NULL;
+}
+
+/* The raw format's two map tables (interop/pperf.h), in the words of
+ * docs/formats/pperf.md. */
+static const char *pperf_maps_form(const struct profile *p)
+{
+    const char *form = pperf_meta(p, "pperf.maps");
+    if (!form)
+        return NULL;
+    if (strcmp(form, "mapping") == 0)
+        return "the original sampler's form: one per executable mapping";
+    if (strcmp(form, "load") == 0)
+        return "ptprof 0.2.0's form: one per loaded file, from its load base";
+    return "both forms mixed";
+}
+
 static void print_contents(const struct profile *p, const struct profile_file *f)
 {
-    printf("  channels:   %zu\n", p->nchannels);
+    const char *pmu = pperf_meta(p, "pperf.pmu");
+    printf("  channels:   %zu%s\n", p->nchannels,
+           pmu && strcmp(pmu, "dummy") == 0
+               ? " (the original's dummy PMU: power 0.0 in every sample, nothing measured)"
+               : "");
     int wname = 0, wunit = 0;
     for (size_t i = 0; i < p->nchannels; i++) {
         const struct prof_channel *c = &p->channels[i];
@@ -209,7 +234,8 @@ static void print_contents(const struct profile *p, const struct profile_file *f
         printf("; %" PRIu64 " thread sample%s cut short (outer frames lost)", cut,
                cut == 1 ? "" : "s");
     putchar('\n');
-    printf("  maps:       %zu\n", p->nmaps);
+    const char *form = pperf_maps_form(p);
+    printf("  maps:       %zu%s%s\n", p->nmaps, form ? ", " : "", form ? form : "");
     /* A recording ends early when its recorder dies; other files when
      * they were cut or damaged. */
     bool recording = strcmp(p->format, "native") == 0 || strcmp(p->format, "pperf") == 0;
@@ -217,8 +243,8 @@ static void print_contents(const struct profile *p, const struct profile_file *f
         printf("  status:     TRUNCATED at offset %" PRIu64 " (%s)\n", p->truncated_at,
                recording ? "recorder killed?" : "the file is cut short or damaged");
     else if (!p->has_totals)
-        printf("  status:     TRUNCATED at offset %zu (recorder killed?): no END record\n",
-               f->raw.len);
+        printf("  status:     TRUNCATED at offset %" PRIu64 " (recorder killed?): no END record\n",
+               profile_file_length(f));
     else
         printf("  status:     complete\n");
 }

@@ -3,6 +3,7 @@
  * a raw profile (native or the original format) into a self-contained .pbin
  * that carries its own symbol tables (docs/postprocess.md).
  */
+#include "cli/analysis_args.h"
 #include "cli/cli.h"
 #include "format/load.h"
 #include "format/pbin.h"
@@ -17,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define USAGE_LINE "usage: ptprof postprocess RAW [-o OUT.pbin] [-s DIR]... [--no-cache]\n"
+#define USAGE_LINE                                                                                 \
+    "usage: ptprof postprocess [PROGRAM] RAW [-o OUT.pbin] [-s DIR]... [--binary PATH]\n"          \
+    "                          [--no-cache]\n"
 
 static void usage(FILE *out)
 {
@@ -32,6 +35,8 @@ static void usage(FILE *out)
             "                     .pbin); compressed when OUT ends in .gz, .bz2 or .zst\n"
             "  -s, --search DIR   look for the profiled binaries in DIR first (repeatable);\n"
             "                     the profile's own directory is searched after them\n"
+            "      --binary PATH  PATH is the profiled program (or, by its name, one of its\n"
+            "                     libraries); also given before RAW as PROGRAM\n"
             "      --no-cache     neither read nor write the persistent symbol cache\n"
             "  -h, --help         show this help\n"
             "\n"
@@ -91,6 +96,7 @@ int cmd_postprocess(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"search", required_argument, NULL, 's'},
         {"no-cache", no_argument, NULL, 'C'},
+        {"binary", required_argument, NULL, ANALYSIS_OPT_BINARY},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -98,6 +104,8 @@ int cmd_postprocess(int argc, char **argv)
     const char **dirs = xcalloc((size_t)argc + 1, sizeof(*dirs));
     size_t ndirs = 0;
     bool cache = true;
+    struct analysis_args an; /* --binary and the program before RAW */
+    analysis_args_init(&an, "postprocess");
     int opt;
     optind = 1;
     opterr = 0;
@@ -112,16 +120,27 @@ int cmd_postprocess(int argc, char **argv)
         case 'C':
             cache = false;
             break;
+        case ANALYSIS_OPT_BINARY:
+            if (analysis_args_option(&an, opt, optarg) < 0) {
+                analysis_args_free(&an);
+                free(dirs);
+                return PT_EXIT_USAGE;
+            }
+            break;
         case 'h':
             usage(stdout);
+            analysis_args_free(&an);
             free(dirs);
             return PT_EXIT_OK;
         default:
+            analysis_args_free(&an);
             free(dirs);
             return bad_usage("option is not known or lacks its argument: ", argv[optind - 1]);
         }
     }
+    analysis_args_take_programs(&an, argv, optind, &argc);
     if (optind >= argc || optind + 1 < argc) {
+        analysis_args_free(&an);
         free(dirs);
         return bad_usage(optind >= argc ? "no raw profile given" : "one raw profile at a time: ",
                          optind >= argc ? "" : argv[optind + 1]);
@@ -130,12 +149,14 @@ int cmd_postprocess(int argc, char **argv)
     char *own_output = NULL;
     if (!output) {
         if (strcmp(raw, "-") == 0) {
+            analysis_args_free(&an);
             free(dirs);
             return bad_usage("reading standard input needs -o OUT", "");
         }
         output = own_output = default_output(raw);
         if (strcmp(output, raw) == 0) {
             free(own_output);
+            analysis_args_free(&an);
             free(dirs);
             return bad_usage("the default output would replace the input; give -o OUT: ", raw);
         }
@@ -143,13 +164,15 @@ int cmd_postprocess(int argc, char **argv)
 
     int rc = PT_EXIT_BAD_INPUT;
     struct profile p;
-    if (profile_load(raw, &p) == 0) {
+    if (session_load(raw, &an.session, &p) == 0) {
         char *own_dir;
         size_t nall;
         const char **all = search_dirs(raw, dirs, ndirs, &own_dir, &nall);
         struct symbolizer_options opts = {
             .search_dirs = all,
             .nsearch_dirs = nall,
+            .binaries = an.session.binaries,
+            .nbinaries = an.session.nbinaries,
             .cache = cache,
             .progress = true,
         };
@@ -162,6 +185,7 @@ int cmd_postprocess(int argc, char **argv)
     }
     profile_free(&p);
     free(own_output);
+    analysis_args_free(&an);
     free(dirs);
     return rc;
 }

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define DEFAULT_FREQUENCY 1000.0
 #define MAX_FREQUENCY 100000.0
@@ -46,8 +48,9 @@ static void usage_record(FILE *out)
             "of it and of its children: PC, call stack, CPU time, wall time and the PMU's\n"
             "reading.  Exits with COMMAND's exit status.\n"
             "\n"
-            "  -o, --output=FILE      write the profile to FILE ('-' for stdout; a .gz,\n"
-            "                         .bz2 or .zst suffix compresses; default " DEFAULT_OUTPUT ")\n"
+            "  -o, --output=FILE      write the profile to FILE (a .gz, .bz2 or .zst suffix\n"
+            "                         compresses; default " DEFAULT_OUTPUT "); '-' is stdout,\n"
+            "                         only with --pid when the process writes elsewhere\n"
             "  -f, --frequency=HZ     samples per second (default 1000, at most 100000)\n"
             "  -p, --pmu-arg=PMU      measurement source, see below (default none)\n"
             "  -g, --call-graph=MODE  call stacks: dwarf (default), fp or none\n"
@@ -112,6 +115,20 @@ static int parse_format(const char *text, enum output_format *format)
         return -1;
     }
     return 0;
+}
+
+/* Would "-o -" put the profile on the stream the program writes to?  A
+ * started command inherits our standard output; a process attached to
+ * writes to it when its descriptor 1 is the same file. */
+static bool stdout_is_the_targets(const struct record_options *o)
+{
+    if (!o->attach_pid)
+        return true;
+    char fd1[64];
+    snprintf(fd1, sizeof(fd1), "/proc/%d/fd/1", (int)o->attach_pid);
+    struct stat ours, theirs;
+    return fstat(STDOUT_FILENO, &ours) == 0 && stat(fd1, &theirs) == 0 &&
+           ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
 }
 
 static const struct option record_options_table[] = {
@@ -220,6 +237,12 @@ static int run(int argc, char **argv, bool sampler)
         pt_err("no command to profile; usage: %s",
                sampler ? "sampler [options] -- COMMAND [ARGS...]"
                        : "ptprof record [options] [--] COMMAND [ARGS...]");
+        return PT_EXIT_USAGE;
+    }
+    if (opts.output && strcmp(opts.output, "-") == 0 && stdout_is_the_targets(&opts)) {
+        pt_err("-o -: standard output is also the %s's, so the profile would be mixed with its "
+               "output; write the profile to a file",
+               opts.attach_pid ? "process" : "command");
         return PT_EXIT_USAGE;
     }
     if (opts.format == OUTPUT_PPERF) {

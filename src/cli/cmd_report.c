@@ -3,6 +3,7 @@
  * more profiles went, per key, as a table, CSV or JSON; also the callers
  * or callees of a function and the call tree (docs/report.md).
  */
+#include "analyze/aggregate.h"
 #include "analyze/callgraph.h"
 #include "analyze/calltree.h"
 #include "analyze/multi.h"
@@ -11,6 +12,7 @@
 #include "cli/analysis_args.h"
 #include "cli/cli.h"
 #include "cli/report_html.h"
+#include "format/load.h"
 #include "render/report_render.h"
 #include "render/termwidth.h"
 #include "render/tree_render.h"
@@ -26,9 +28,9 @@
 #include <unistd.h>
 
 #define USAGE_LINE                                                                                 \
-    "usage: ptprof report FILE... [-k KEYS] [--metric M] [--callers F | --callees F | --tree]\n"   \
-    "                     [--limit P] [--threshold P] [--format table|csv|json] [--html OUT]\n"    \
-    "                     [-s DIR]...\n"
+    "usage: ptprof report [PROGRAM] FILE... [-k KEYS] [--metric M]\n"                              \
+    "                     [--callers F | --callees F | --tree] [--limit P] [--threshold P]\n"      \
+    "                     [--format table|csv|json] [--html OUT] [-s DIR]... [--binary PATH]\n"
 
 /* The tree is unreadable with every node; it shows those over 0.5 % unless told. */
 #define TREE_THRESHOLD 0.5
@@ -41,8 +43,11 @@ static void usage(FILE *out)
         "\n"
         "Show where the time or energy of a profile went, per key. Several files of the\n"
         "same program are averaged (repeated runs). Any profile format, plain or compressed.\n"
+        "PROGRAM, an executable named before the profiles as for gprof and pprof, is the\n"
+        "profiled program (the same as --binary PROGRAM).\n"
         "\n"
-        "      --callers FUNC    what called FUNC, as shares of FUNC's total\n"
+        "      --callers FUNC    what called FUNC, as shares of FUNC's total; FUNC is a\n"
+        "                        name, or a pattern with * ? [...] ('work_*')\n"
         "      --callees FUNC    what FUNC called, and its own share ([self])\n"
         "      --tree            the call tree, outermost frames first\n"
         "      --limit P         keep the top rows until they hold P %% of the total\n"
@@ -69,8 +74,9 @@ struct report_args {
 };
 
 /* 0 ok, 1 usage error, -1 --help shown. */
-static int parse_args(int argc, char **argv, struct report_args *a)
+static int parse_args(int *argcp, char **argv, struct report_args *a)
 {
+    int argc = *argcp;
     enum {
         OPT_CALLERS = 256,
         OPT_CALLEES,
@@ -147,6 +153,9 @@ static int parse_args(int argc, char **argv, struct report_args *a)
         pt_err("report: --html shows the flat report and the flame graph, not --tree");
         return 1;
     }
+    /* "report prog gmon.out", as gprof and pprof take it. */
+    analysis_args_take_programs(&a->an, argv, optind, argcp);
+    argc = *argcp;
     if (optind >= argc) {
         pt_err("report: no profile given");
         fputs(USAGE_LINE, stderr);
@@ -174,27 +183,49 @@ static int run_tree(struct report_args *a, char **files, size_t nfiles, int widt
     return rc;
 }
 
-/* The report of one file by METRIC: flat, or the callers/callees of a
- * function. */
-static int file_report(struct report_args *a, const char *file, const char *metric,
+/* The report of one file by METRIC (a name, NULL: the profile's own):
+ * flat, or the callers/callees of a function.  Its key ids go into KEYS
+ * and NAMES, shared by all the files; with FIGURES (--html) the same walk
+ * feeds the page's figures. */
+static int file_report(struct report_args *a, const char *file, size_t index, const char *metric,
+                       struct strtab *keys, struct strtab *names, struct html_figures *figures,
                        struct report *out)
 {
-    if (a->focus == FOCUS_NONE)
-        return session_report_file(file, &a->an.session, metric, out);
-    struct strtab *keys = strtab_new(), *names = strtab_new();
-    struct callgraph *g =
-        callgraph_new(keys, names, &a->an.session.walk.keys, a->focus_function, a->focus);
-    struct walk_visitor v = callgraph_visitor(g);
+    memset(out, 0, sizeof(*out));
+    struct profile prof;
+    if (session_load(file, &a->an.session, &prof) != 0) {
+        profile_free(&prof);
+        return -1;
+    }
+    struct aggregate *agg = NULL;
+    struct callgraph *g = NULL;
+    struct walk_visitor v;
+    if (a->focus == FOCUS_NONE) {
+        agg = aggregate_new(keys, &a->an.session.walk.keys);
+        v = aggregate_visitor(agg);
+    } else {
+        g = callgraph_new(keys, names, &a->an.session.walk.keys, a->focus_function, a->focus);
+        v = callgraph_visitor(g);
+    }
+    if (figures)
+        v = html_figures_visitor(figures, index, file, &prof, v);
     struct walk_totals wt;
     struct metric m;
-    int rc = session_walk_file(file, &a->an.session, keys, names, &v, &wt);
+    int rc = session_walk_profile(file, &prof, &a->an.session, keys, names, &v, &wt);
     if (rc == 0)
-        rc = session_metric(file, metric, &wt, callgraph_columns(g), &m);
-    if (rc == 0)
-        callgraph_report(g, &wt, &m, out);
+        rc = session_metric(file, metric, &wt, agg ? aggregate_columns(agg) : callgraph_columns(g),
+                            &m);
+    if (rc == 0) {
+        if (agg)
+            aggregate_report(agg, &wt, &m, out);
+        else
+            callgraph_report(g, &wt, &m, out);
+        if (figures)
+            html_figures_add_run(figures, index, &wt);
+    }
+    aggregate_free(agg);
     callgraph_free(g);
-    strtab_free(names);
-    strtab_free(keys);
+    profile_free(&prof);
     return rc;
 }
 
@@ -206,7 +237,7 @@ int cmd_report(int argc, char **argv)
         .threshold = -1,
     };
     analysis_args_init(&a.an, "report");
-    int rc = parse_args(argc, argv, &a);
+    int rc = parse_args(&argc, argv, &a);
     if (rc != 0) {
         analysis_args_free(&a.an);
         return rc < 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
@@ -222,12 +253,14 @@ int cmd_report(int argc, char **argv)
 
     struct report *reports = xcalloc(nfiles, sizeof(*reports));
     const struct report **ptrs = xcalloc(nfiles, sizeof(*ptrs));
+    struct strtab *keys = strtab_new(), *names = strtab_new();
+    struct html_figures *figures = a.html ? html_figures_new(&a.an, keys) : NULL;
     size_t done = 0;
     rc = PT_EXIT_OK;
     for (; done < nfiles; done++) {
         /* Every file by the first one's metric (its default unless told). */
         const char *metric = done ? reports[0].metric.name : a.an.metric;
-        if (file_report(&a, files[done], metric, &reports[done]) != 0) {
+        if (file_report(&a, files[done], done, metric, keys, names, figures, &reports[done]) != 0) {
             rc = PT_EXIT_BAD_INPUT;
             break;
         }
@@ -241,9 +274,11 @@ int cmd_report(int argc, char **argv)
             !mean.totals.has_energy)
             pt_warn("report: no power or energy channel in the profile (record with -p)");
         if (a.focus != FOCUS_NONE && !mean.focus_found)
-            pt_warn("report: no sample has %s on its stack", a.focus_function);
+            pt_warn("report: no sample has %s on its stack (FUNC is a name, a name without "
+                    "its parameters, or a pattern such as '%s*')",
+                    a.focus_function, a.focus_function);
         if (a.html) {
-            rc = report_html(&a.an, files, nfiles, &mean, reports, a.html);
+            rc = report_html(&a.an, files, nfiles, &mean, reports, figures, a.html);
         } else if (render_report(stdout, &mean, a.format, width, (const char *const *)files,
                                  nfiles) != 0) {
             pt_err("report: cannot write the report to standard output");
@@ -253,6 +288,9 @@ int cmd_report(int argc, char **argv)
     }
     for (size_t i = 0; i < done; i++)
         report_free(&reports[i]);
+    html_figures_free(figures);
+    strtab_free(names);
+    strtab_free(keys);
     free(reports);
     free(ptrs);
     analysis_args_free(&a.an);

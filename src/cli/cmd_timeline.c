@@ -20,7 +20,8 @@
 
 #define USAGE_LINE                                                                                 \
     "usage: ptprof timeline FILE [-o OUT.svg|OUT.html] [--start S] [--end S] [-k KEYS]\n"          \
-    "                       [--width PX] [--max-threads N] [-s DIR]... [--no-cache]\n"
+    "                       [--width PX] [--max-threads N] [-s DIR]... [--binary PATH]\n"          \
+    "                       [--no-cache]\n"
 
 #define DEFAULT_WIDTH 1600
 #define DEFAULT_MAX_THREADS 64
@@ -41,11 +42,12 @@ static void usage(FILE *out)
             "      --start S         begin S seconds after the profile's start\n"
             "      --end S           end S seconds after the profile's start\n"
             "  -k, --keys KEYS       what lanes show: comma list of pc, binary, file,\n"
-            "                        procedure, procedure_mangled, line (procedure)\n"
+            "                        procedure, procedure_mangled, symbol, line (procedure)\n"
             "      --width PX        the picture's width in pixels (%d; %d to %d)\n"
             "      --max-threads N   lanes for at most N threads, those with the most CPU\n"
             "                        time (%d; at most %d)\n"
             "  -s, --search DIR      look for the profiled binaries in DIR first (repeatable)\n"
+            "      --binary PATH     PATH is the profiled program (also given before FILE)\n"
             "      --no-cache        do not read or write the symbol cache\n"
             "  -h, --help            show this help\n",
             DEFAULT_WIDTH, TIMELINE_SVG_MIN_WIDTH, TIMELINE_SVG_MAX_WIDTH, DEFAULT_MAX_THREADS,
@@ -87,8 +89,9 @@ static int parse_count(const char *opt, const char *s, long lo, long hi, long *o
 }
 
 /* 0 ok, 1 usage error, -1 --help shown. */
-static int parse_args(int argc, char **argv, struct timeline_args *a)
+static int parse_args(int *argcp, char **argv, struct timeline_args *a)
 {
+    int argc = *argcp;
     enum {
         OPT_START = 256,
         OPT_END,
@@ -106,6 +109,7 @@ static int parse_args(int argc, char **argv, struct timeline_args *a)
         {"keys", required_argument, NULL, 'k'},
         {"search", required_argument, NULL, 's'},
         {"no-cache", no_argument, NULL, ANALYSIS_OPT_NO_CACHE},
+        {"binary", required_argument, NULL, ANALYSIS_OPT_BINARY},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -170,6 +174,9 @@ static int parse_args(int argc, char **argv, struct timeline_args *a)
         pt_err("timeline: --end %g is not after --start %g", a->tl.end_s, a->tl.start_s);
         return 1;
     }
+    /* The program before the profile, as gprof and pprof take it. */
+    analysis_args_take_programs(&a->analysis, argv, optind, argcp);
+    argc = *argcp;
     if (optind >= argc) {
         pt_err("timeline: no profile given");
         fputs(USAGE_LINE, stderr);
@@ -225,7 +232,7 @@ int cmd_timeline(int argc, char **argv)
     analysis_args_init(&a.analysis, "timeline");
     char err[160];
     key_spec_parse("procedure", &a.analysis.session.walk.keys, err, sizeof(err));
-    int rc = parse_args(argc, argv, &a);
+    int rc = parse_args(&argc, argv, &a);
     if (rc != 0) {
         analysis_args_free(&a.analysis);
         return rc < 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
@@ -237,7 +244,7 @@ int cmd_timeline(int argc, char **argv)
     struct profile prof;
     struct timeline *t = NULL;
     rc = PT_EXIT_BAD_INPUT;
-    if (profile_load(path, &prof) == 0 &&
+    if (session_load(path, &a.analysis.session, &prof) == 0 &&
         timeline_build(path, &prof, &a.analysis.session, &a.tl, &t) == 0)
         rc = write_output(&a, t);
     timeline_free(t);

@@ -1,10 +1,11 @@
-/* report_html.c - see report_html.h */
+/* report_html.c - see report_html.h.  One walk per file feeds several
+ * visitors at once through a fan-out visitor: the report's, the call tree
+ * of the flame graph, and for the first file the timeline builder. */
 #include "cli/report_html.h"
 #include "analyze/calltree.h"
 #include "analyze/compare.h"
 #include "analyze/flame.h"
 #include "analyze/timeline.h"
-#include "format/load.h"
 #include "render/flamegraph_svg.h"
 #include "render/html_report.h"
 #include "render/timeline_svg.h"
@@ -44,59 +45,104 @@ static double svg_size(const char *svg, const char *attr)
     return v ? strtod(v + strlen(attr), NULL) : 0;
 }
 
-/* The flame graph of all the files (their mean), by the report's metric
- * when a flame graph can show it; false (nothing to draw) leaves FIG. */
-static bool flame_figure(const struct analysis_args *an, const struct metric *metric, char **files,
-                         size_t nfiles, struct html_figure *fig, char **svg)
+struct html_figures {
+    const struct analysis_args *an;
+    struct strtab *keys;
+    struct calltree *tree;             /* the flame graph's: every file, their mean */
+    struct timeline_builder *building; /* the first file's timeline, while walked */
+    struct timeline *timeline;
+    struct walk_fanout fan; /* the report's visitor and the figures' */
+};
+
+struct html_figures *html_figures_new(const struct analysis_args *an, struct strtab *keys)
 {
-    const char *m = flame_metric_ok(metric) ? metric->name : "cpu";
-    struct strtab *keys = strtab_new(), *names = strtab_new();
-    struct calltree *t = session_calltree(files, nfiles, &an->session, m, keys, names);
-    bool ok = false;
-    if (t && (t->metric.kind != METRIC_ENERGY || t->totals.has_energy)) {
-        struct drawing d;
-        drawing_start(&d);
-        struct flamegraph_options o = {.metric = t->metric, .width = FIGURE_WIDTH};
-        ok = flamegraph_svg(d.out, t, NULL, &o) == 0;
-        ok = fclose(d.out) == 0 && ok;
-        *svg = d.svg;
-        *fig = (struct html_figure){"flame",
-                                    "flame graph",
-                                    d.svg,
-                                    d.len,
-                                    svg_size(d.svg, " width=\""),
-                                    svg_size(d.svg, " height=\"")};
+    struct html_figures *f = xcalloc(1, sizeof(*f));
+    f->an = an;
+    f->keys = keys;
+    f->tree = calltree_new(keys, &an->session.walk.keys);
+    return f;
+}
+
+struct walk_visitor html_figures_visitor(struct html_figures *f, size_t file, const char *path,
+                                         const struct profile *prof, struct walk_visitor report)
+{
+    walk_fanout_clear(&f->fan);
+    walk_fanout_add(&f->fan, report);
+    walk_fanout_add(&f->fan, calltree_visitor(f->tree));
+    if (file == 0) {
+        struct timeline_options o = {.end_s = -1, .columns = timeline_svg_columns(FIGURE_WIDTH)};
+        char *error = NULL;
+        f->building = timeline_builder_new(prof, f->keys, &f->an->session.walk.keys, &o, &error);
+        if (f->building)
+            walk_fanout_add(&f->fan, timeline_visitor(f->building));
+        else
+            pt_err("%s: %s", strcmp(path, "-") == 0 ? "<stdin>" : path, error);
+        free(error);
     }
-    calltree_free(t);
-    strtab_free(names);
-    strtab_free(keys);
+    return walk_fanout_visitor(&f->fan);
+}
+
+void html_figures_add_run(struct html_figures *f, size_t file, const struct walk_totals *wt)
+{
+    calltree_add_run(f->tree, wt);
+    if (file == 0 && f->building) {
+        f->timeline = timeline_finish(f->building, wt);
+        f->building = NULL;
+    }
+}
+
+void html_figures_free(struct html_figures *f)
+{
+    if (!f)
+        return;
+    if (f->building)
+        timeline_finish(f->building, NULL);
+    timeline_free(f->timeline);
+    calltree_free(f->tree);
+    walk_fanout_free(&f->fan);
+    free(f);
+}
+
+/* The flame graph of all the files (their mean), by the report's metric
+ * METRIC when a flame graph can show it (else CPU time); false (nothing to
+ * draw) leaves FIG. */
+static bool flame_figure(const struct metric *metric, struct calltree *t, struct html_figure *fig,
+                         char **svg)
+{
+    struct metric m;
+    if (!flame_metric_ok(metric) || metric_resolve(metric->name, &t->columns, &m) != 0)
+        m = *metric_builtin(METRIC_CPU);
+    calltree_finish(t, &m);
+    if (m.kind == METRIC_ENERGY && !t->totals.has_energy)
+        return false;
+    struct drawing d;
+    drawing_start(&d);
+    struct flamegraph_options o = {.metric = m, .width = FIGURE_WIDTH};
+    bool ok = flamegraph_svg(d.out, t, NULL, &o) == 0;
+    ok = fclose(d.out) == 0 && ok;
+    *svg = d.svg;
+    *fig = (struct html_figure){"flame",
+                                "flame graph",
+                                d.svg,
+                                d.len,
+                                svg_size(d.svg, " width=\""),
+                                svg_size(d.svg, " height=\"")};
     return ok;
 }
 
 /* The first file's timeline. */
-static bool timeline_figure(const struct analysis_args *an, const char *path,
-                            struct html_figure *fig, char **svg)
+static bool timeline_figure(const struct timeline *t, struct html_figure *fig, char **svg)
 {
-    struct profile prof;
-    struct timeline *t = NULL;
-    struct timeline_options o = {.end_s = -1, .columns = timeline_svg_columns(FIGURE_WIDTH)};
-    bool ok = false;
-    if (profile_load(path, &prof) == 0 && timeline_build(path, &prof, &an->session, &o, &t) == 0) {
-        struct drawing d;
-        drawing_start(&d);
-        struct timeline_svg_options so = {0};
-        ok = timeline_svg_write(d.out, t, &so) == 0;
-        ok = fclose(d.out) == 0 && ok;
-        *svg = d.svg;
-        *fig = (struct html_figure){"timeline",
-                                    "timeline",
-                                    d.svg,
-                                    d.len,
-                                    timeline_svg_width(t),
-                                    timeline_svg_height(t, &so)};
-    }
-    timeline_free(t);
-    profile_free(&prof);
+    if (!t)
+        return false;
+    struct drawing d;
+    drawing_start(&d);
+    struct timeline_svg_options so = {0};
+    bool ok = timeline_svg_write(d.out, t, &so) == 0;
+    ok = fclose(d.out) == 0 && ok;
+    *svg = d.svg;
+    *fig = (struct html_figure){
+        "timeline", "timeline", d.svg, d.len, timeline_svg_width(t), timeline_svg_height(t, &so)};
     return ok;
 }
 
@@ -111,8 +157,10 @@ static char *page_title(char **files, size_t nfiles)
 }
 
 int report_html(const struct analysis_args *an, char **files, size_t nfiles,
-                const struct report *mean, const struct report *reports, const char *out)
+                const struct report *mean, const struct report *reports,
+                struct html_figures *figures, const char *out)
 {
+    (void)an; /* its options shaped MEAN and the figures: the metric is MEAN's */
     struct compare_result cmp;
     bool compared = nfiles > 1;
     char **names = NULL;
@@ -129,12 +177,12 @@ int report_html(const struct analysis_args *an, char **files, size_t nfiles,
         free(others);
         names = analysis_profile_names(NULL, files, nfiles);
     }
-    struct html_figure figures[2];
+    struct html_figure figs[2];
     char *drawn[2] = {NULL, NULL};
     size_t nfigures = 0;
-    if (flame_figure(an, &mean->metric, files, nfiles, &figures[nfigures], &drawn[0]))
+    if (flame_figure(&mean->metric, figures->tree, &figs[nfigures], &drawn[0]))
         nfigures++;
-    if (timeline_figure(an, files[0], &figures[nfigures], &drawn[1]))
+    if (timeline_figure(figures->timeline, &figs[nfigures], &drawn[1]))
         nfigures++;
     char *title = page_title(files, nfiles);
     struct html_report page = {
@@ -142,7 +190,7 @@ int report_html(const struct analysis_args *an, char **files, size_t nfiles,
         .report = mean,
         .files = (const char *const *)files,
         .nfiles = nfiles,
-        .figures = figures,
+        .figures = figs,
         .nfigures = nfigures,
         .comparison = compared ? &cmp : NULL,
         .names = (const char *const *)names,

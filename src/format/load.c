@@ -1,12 +1,13 @@
 /*
  * load.c - see load.h: from a path to a struct profile, whatever the
- * compression and the format; and the words info and dump describe it with.
+ * compression and the format.
  */
 #include "format/load.h"
+#include "format/native.h"
+#include "format/resemble.h"
 #include "interop/folded.h"
 #include "interop/gmon.h"
 #include "interop/gperftools.h"
-#include "format/native.h"
 #include "interop/perf_script.h"
 #include "interop/pperf.h"
 #include "interop/pprof.h"
@@ -16,17 +17,101 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The longest run of zero bytes a format held whole may contain: none
+ * holds more than a few hundred in a row (a pperf map label), while
+ * /dev/zero and a decompression bomb hold nothing else. */
+#define ZERO_RUN_MAX ((size_t)1 << 20)
+/* gmon.out is the exception: a histogram has a 16-bit bin per 4 bytes of
+ * code, and code where no sample fell reads as zeros; 64 MiB is 128 MiB of
+ * code without one hit, more than any program's text. */
+#define GMON_ZERO_RUN_MAX ((size_t)64 << 20)
+
+static int unclaimed(const struct profile_file *f, const void *data, size_t len, bool whole,
+                     struct profile *out);
+
+static void keep_head(struct profile_file *f, const unsigned char *d, size_t n)
+{
+    f->head_len = n < sizeof(f->head) ? n : sizeof(f->head);
+    if (f->head_len)
+        memcpy(f->head, d, f->head_len);
+}
+
+/* Open IN as F: a native stream stays open, anything else is read whole
+ * (at most MAX_LEN bytes).  IN belongs to F from here. */
+static int read_stream(struct instream *in, size_t max_len, struct profile_file *f)
+{
+    f->name = xstrdup(instream_name(in));
+    f->raw.compression = instream_compression(in);
+    /* No limit yet: these few bytes decode at most one piece. */
+    const unsigned char *d;
+    size_t n = instream_peek(in, 8, &d);
+    if (native_is_native(d, n)) {
+        /* Read record by record by profile_parse(): memory follows what
+         * the profile holds, and damage stops the reading there. */
+        n = instream_peek(in, sizeof(f->head), &d); /* may move the bytes: D anew */
+        keep_head(f, d, n);
+        f->in = in;
+        return 0;
+    }
+    instream_limit_zero_run(in, gmon_detect(d, n) ? GMON_ZERO_RUN_MAX : ZERO_RUN_MAX);
+    /* Everything else is parsed whole: first make sure the first bytes
+     * could start a profile at all, so that an endless input that looks
+     * like none is refused before it is read. */
+    n = instream_peek(in, PROFILE_HEAD_SIZE, &d);
+    bool whole = n < PROFILE_HEAD_SIZE;
+    if (n && !gmon_detect(d, n) && !gperftools_detect(d, n, NULL)) {
+        /* perf.data is read on: a reader of it may claim it below. */
+        enum resemblance r = profile_resemblance(d, n, whole);
+        if (r == RESEMBLES_NOTHING) {
+            struct profile none;
+            unclaimed(f, d, n, whole, &none);
+            instream_close(in);
+            profile_file_free(f);
+            return -1;
+        }
+    }
+    int rc = slurp_stream(in, max_len, &f->raw);
+    instream_close(in);
+    if (rc != 0) {
+        profile_file_free(f);
+        return -1;
+    }
+    keep_head(f, f->raw.data, f->raw.len);
+    return 0;
+}
+
 int profile_file_read(const char *path, struct profile_file *f)
 {
     memset(f, 0, sizeof(*f));
-    if (slurp_path(path, SLURP_DEFAULT_MAX, &f->raw) != 0)
-        return -1;
-    f->name = xstrdup(strcmp(path, "-") == 0 ? "<stdin>" : path);
-    return 0;
+    struct instream *in = instream_open(path);
+    return in ? read_stream(in, SLURP_DEFAULT_MAX, f) : -1;
+}
+
+int profile_file_read_memory(const char *name, const void *data, size_t len, size_t max_len,
+                             struct profile_file *f)
+{
+    memset(f, 0, sizeof(*f));
+    return read_stream(instream_open_memory(name, data, len), max_len, f);
+}
+
+int profile_file_hold(struct profile_file *f)
+{
+    if (!f->in)
+        return 0;
+    int rc = slurp_stream(f->in, SLURP_DEFAULT_MAX, &f->raw);
+    instream_close(f->in);
+    f->in = NULL;
+    return rc;
+}
+
+uint64_t profile_file_length(const struct profile_file *f)
+{
+    return f->in ? instream_offset(f->in) : f->raw.len;
 }
 
 void profile_file_free(struct profile_file *f)
 {
+    instream_close(f->in);
     slurp_free(&f->raw);
     free(f->name);
     memset(f, 0, sizeof(*f));
@@ -34,7 +119,7 @@ void profile_file_free(struct profile_file *f)
 
 const char *profile_file_format(const struct profile_file *f)
 {
-    if (native_is_native(f->raw.data, f->raw.len))
+    if (f->in || native_is_native(f->raw.data, f->raw.len))
         return "native";
     if (gmon_detect(f->raw.data, f->raw.len))
         return "gmon";
@@ -46,7 +131,8 @@ const char *profile_file_format(const struct profile_file *f)
         return "perf-script";
     if (folded_detect(f->raw.data, f->raw.len))
         return "folded";
-    return "pperf";
+    enum resemblance r = profile_resemblance(f->raw.data, f->raw.len, true);
+    return r == RESEMBLES_NOTHING ? "unknown" : resemblance_name(r);
 }
 
 /* A text format: a prefix of it is what it says up to its last whole line,
@@ -73,6 +159,8 @@ static int parse_text(const struct profile_file *f,
 int profile_parse(const struct profile_file *f, struct profile *out)
 {
     profile_init(out);
+    if (f->in)
+        return native_load_stream(f->in, out);
     if (native_is_native(f->raw.data, f->raw.len)) {
         if (native_load_buffer(f->name, f->raw.data, f->raw.len, out) != 0)
             return -1;
@@ -116,18 +204,61 @@ int profile_parse(const struct profile_file *f, struct profile *out)
         return parse_text(f, perf_script_load_buffer, out);
     if (folded_detect(f->raw.data, f->raw.len))
         return parse_text(f, folded_load_buffer, out);
+    return unclaimed(f, f->raw.data, f->raw.len, true, out);
+}
+
+/* The original format: its header counts describe the whole file. */
+static int parse_pperf(const struct profile_file *f, struct profile *out)
+{
     if (f->raw.truncated) {
-        /* The header's counts describe the whole file: a prefix never
-         * validates, so say why rather than where the counts disagree. */
+        /* A prefix never validates: say why rather than where the counts
+         * disagree. */
         pt_err("%s", f->raw.error);
         return -1;
     }
     struct pperf_profile pp;
     if (pperf_load_buffer(f->name, f->raw.data, f->raw.len, &pp) != 0)
         return -1;
-    int rc = profile_from_pperf(&pp, out);
+    int rc = profile_from_pperf(&pp, f->name, out);
     pperf_free(&pp);
     return rc;
+}
+
+/* No reader claims DATA (the content, or its first bytes unless WHOLE):
+ * hand it to the format it most resembles, whose reader names what is
+ * wrong in its own terms, or say that it resembles none. */
+static int unclaimed(const struct profile_file *f, const void *data, size_t len, bool whole,
+                     struct profile *out)
+{
+    profile_init(out);
+    switch (profile_resemblance(data, len, whole)) {
+    case RESEMBLES_PERF_DATA:
+        pt_err("%s: offset 0: a perf.data file (perf record's own format), which ptprof reads "
+               "as text: perf script -i %s | ptprof report -",
+               f->name, f->name);
+        return -1;
+    case RESEMBLES_PERF_SCRIPT:
+        return parse_text(f, perf_script_load_buffer, out);
+    case RESEMBLES_FOLDED:
+        return parse_text(f, folded_load_buffer, out);
+    case RESEMBLES_PPROF:
+        if (f->raw.truncated) {
+            pt_err("%s", f->raw.error);
+            return -1;
+        }
+        return pprof_load_buffer(f->name, f->raw.data, f->raw.len, out);
+    case RESEMBLES_PPERF:
+        return parse_pperf(f, out);
+    case RESEMBLES_NOTHING:
+        break;
+    }
+    if (len == 0)
+        pt_err("%s: the file is empty: no profile in it", f->name);
+    else
+        pt_err("%s: offset 0: not a profile in a format ptprof reads (native, pperf, gperftools, "
+               "gmon.out, pprof, perf script, folded stacks)",
+               f->name);
+    return -1;
 }
 
 int profile_load(const char *path, struct profile *out)

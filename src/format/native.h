@@ -25,10 +25,18 @@
  * nthreads x the declared value types, thread by thread);
  * native_write_sample() is the same with neither.
  *
- * Reader contract: native_load_buffer() fills a struct profile (profile.h)
- * from a file image; damage after a valid header is not an error: the
- * profile keeps everything before it and is marked truncated, with the
- * offset.  LOCATION records fill profile.locations in file order; one
+ * Reader contract: native_load_stream() fills a struct profile (profile.h)
+ * from a stream (util/instream.h), record by record as the bytes arrive, so
+ * its memory is the profile's and one record's, whatever the file's size;
+ * native_load_buffer() does the same from a file image in memory.  Damage
+ * after a valid header is not an error: the profile keeps everything
+ * before it and is marked truncated, with the offset (a compressed stream
+ * that breaks is damage at its decompressed end, with the compressed
+ * offset in the warning).  The exception is a header followed by
+ * something that is not a record at all (a record of type 0, such as a
+ * run of zero bytes, or a malformed first record): that is an error, not
+ * an empty profile; a first record merely cut short is a recorder killed
+ * early, and reads as truncated.  LOCATION records fill profile.locations in file order; one
  * naming a pid that no earlier PROCESS record introduced, or holding more
  * than NATIVE_LOCATION_FRAMES_MAX frames, is damage.  A bad header, an
  * unknown major version or a critical unknown record is an error: -1 after
@@ -43,6 +51,8 @@
 #include <stdio.h>
 
 #include "format/profile.h"
+
+struct instream;
 
 #define NATIVE_MAGIC "\x89PTPROF\n"
 #define NATIVE_MAJOR 1
@@ -89,11 +99,13 @@ void native_writer_abort(struct native_writer *w);
 /* --- reading --- */
 /* True when DATA starts with the native magic. */
 int native_is_native(const void *data, size_t len);
+int native_load_stream(struct instream *in, struct profile *out);
 int native_load_buffer(const char *name, const void *data, size_t len, struct profile *out);
 /* Print every record of a native file in file order, one line each (a
  * sample's threads indented below it), ending with how the file ends.
  * Returns -1 after a message when the file cannot be read at all (bad
  * header, unknown critical record); damage is printed, not an error. */
+int native_dump_stream(struct instream *in, FILE *out);
 int native_dump_buffer(const char *name, const void *data, size_t len, FILE *out);
 
 #endif

@@ -2,10 +2,14 @@
  * native_read.c - reader half of native.h (docs/format.md), and the
  * record-by-record dump that `ptprof dump` prints.
  *
- * Three layers, so that loading and dumping agree on what is damage:
+ * Records come one at a time from a stream (util/instream.h): a file, a
+ * pipe or memory, decompressed as read.  Nothing after the record being
+ * read is decoded, so damage ends the reading, and a known record is held
+ * only while it is applied.  Three layers, so that loading and dumping
+ * agree on what is damage:
  *  - the decoder turns one record into a typed view pointing into the
- *    input, after checking every field, string and array against the
- *    record's own length;
+ *    stream's buffer, after checking every field, string and array against
+ *    the record's own length;
  *  - the validator checks what a record says about earlier ones (ids in
  *    order, references to records already read, depth and expansion
  *    limits) keeping only counters and small id tables;
@@ -17,6 +21,7 @@
  */
 #include "format/native.h"
 #include "format/native_records.h"
+#include "util/instream.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -28,7 +33,8 @@
 #include <string.h>
 
 /* Stacks that name a parent expand in memory; a hostile file of tiny
- * records must not turn into gigabytes, so the expansion is capped. */
+ * records must not turn into gigabytes, so the expansion is capped by the
+ * bytes read up to each STACK record. */
 #define FRAME_BUDGET_FIXED (64u << 20)
 #define FRAME_BUDGET_PER_BYTE 32u
 
@@ -90,8 +96,9 @@ struct str {
 /* One record, decoded: pointers into the input, valid while it is. */
 struct rec {
     unsigned type, flags;
-    uint32_t len;  /* payload bytes */
-    size_t offset; /* of the record header */
+    uint32_t len;    /* payload bytes */
+    uint64_t offset; /* of the record header */
+    bool cut;        /* damage: the data ends inside this record */
     union {
         struct {
             struct str key, value;
@@ -418,23 +425,31 @@ enum step {
     STEP_CRITICAL, /* unknown and critical: the file cannot be read */
 };
 
-/* The record at *POS: decode it and move past it. */
-static enum step next_record(const unsigned char *d, size_t len, size_t *pos, struct rec *r,
-                             char *why, size_t whylen)
+/* The record at the stream's position: decode it and move past it.  R's
+ * views point into the stream's buffer, valid until the next call on it. */
+static enum step next_record(struct instream *in, struct rec *r, char *why, size_t whylen)
 {
-    size_t at = *pos;
     memset(r, 0, sizeof(*r));
-    r->offset = at;
-    if (at == len)
+    r->offset = instream_offset(in);
+    const unsigned char *d;
+    size_t got = instream_peek(in, REC_HEADER_SIZE, &d);
+    if (got == 0)
         return STEP_EOF;
-    if (len - at < REC_HEADER_SIZE) {
-        snprintf(why, whylen, "the file ends inside a record header (%zu of %u bytes)", len - at,
+    if (got < REC_HEADER_SIZE) {
+        snprintf(why, whylen, "the file ends inside a record header (%zu of %u bytes)", got,
                  REC_HEADER_SIZE);
+        r->cut = true;
         return STEP_DAMAGE;
     }
-    r->type = get_u16(d + at);
-    r->flags = get_u16(d + at + 2);
-    r->len = get_u32(d + at + 4);
+    r->type = get_u16(d);
+    r->flags = get_u16(d + 2);
+    r->len = get_u32(d + 4);
+    if (r->type == 0) {
+        /* No writer writes type 0: this is what zeroed blocks, padding or
+         * a stream of zeros look like, never a record to skip. */
+        snprintf(why, whylen, "a record of type 0 (zero bytes where a record belongs)");
+        return STEP_DAMAGE;
+    }
     if (r->len > PAYLOAD_MAX) {
         snprintf(why, whylen,
                  "%s record (type %u) claims %" PRIu32 " bytes, more than the 64 MiB "
@@ -442,39 +457,56 @@ static enum step next_record(const unsigned char *d, size_t len, size_t *pos, st
                  type_name(r->type), r->type, r->len);
         return STEP_DAMAGE;
     }
-    size_t avail = len - at - REC_HEADER_SIZE;
+    bool known = known_type(r->type);
+    if (!known && (r->flags & REC_CRITICAL)) {
+        snprintf(why, whylen,
+                 "record type %u is marked critical and this reader does not "
+                 "know it (written by a newer ptprof?)",
+                 r->type);
+        return STEP_CRITICAL;
+    }
+    /* An unknown record is skipped without being kept; a known one is
+     * seen whole (the buffer grows with the bytes that arrive, not with
+     * the length the header claims). */
+    size_t avail;
+    if (known) {
+        avail = instream_peek(in, REC_HEADER_SIZE + (size_t)r->len, &d) - REC_HEADER_SIZE;
+    } else {
+        instream_consume(in, REC_HEADER_SIZE);
+        avail = (size_t)instream_skip(in, r->len);
+    }
     if (r->len > avail) {
         snprintf(why, whylen,
                  "the file ends inside a %s record (type %u): %zu of %" PRIu32
                  " payload bytes present",
                  type_name(r->type), r->type, avail, r->len);
+        r->cut = true;
         return STEP_DAMAGE;
     }
-    if (!known_type(r->type)) {
-        if (r->flags & REC_CRITICAL) {
-            snprintf(why, whylen,
-                     "record type %u is marked critical and this reader does not "
-                     "know it (written by a newer ptprof?)",
-                     r->type);
-            return STEP_CRITICAL;
-        }
-        *pos = at + REC_HEADER_SIZE + r->len;
+    if (!known)
         return STEP_SKIP;
-    }
-    const char *bad = decode(r, d + at + REC_HEADER_SIZE);
+    const char *bad = decode(r, d + REC_HEADER_SIZE);
     if (bad) {
         snprintf(why, whylen, "%s record of %" PRIu32 " bytes: %s", type_name(r->type), r->len,
                  bad);
         return STEP_DAMAGE;
     }
-    *pos = at + REC_HEADER_SIZE + r->len;
+    instream_consume(in, REC_HEADER_SIZE + (size_t)r->len);
     return STEP_RECORD;
 }
 
-static int check_header(const char *name, const unsigned char *d, size_t len)
+/* The file header, from the stream's first bytes (not consumed); *D
+ * points at its 16 bytes.  -1 after a message. */
+static int check_header(struct instream *in, const unsigned char **d)
 {
+    const char *name = instream_name(in);
+    size_t len = instream_peek(in, FILE_HEADER_SIZE, d);
+    if (instream_end(in) == INSTREAM_FAILED) {
+        pt_err("%s", instream_error(in));
+        return -1;
+    }
     size_t n = len < 8 ? len : 8;
-    if (memcmp(d, NATIVE_MAGIC, n) != 0) {
+    if (memcmp(*d, NATIVE_MAGIC, n) != 0) {
         pt_err("%s: offset 0: not a ptprof profile (bad magic)", name);
         return -1;
     }
@@ -483,10 +515,10 @@ static int check_header(const char *name, const unsigned char *d, size_t len)
                FILE_HEADER_SIZE);
         return -1;
     }
-    unsigned major = get_u16(d + 8);
+    unsigned major = get_u16(*d + 8);
     if (major != NATIVE_MAJOR) {
         pt_err("%s: offset 8: format version %u.%u is not supported (this ptprof reads %u.x)", name,
-               major, get_u16(d + 10), NATIVE_MAJOR);
+               major, get_u16(*d + 10), NATIVE_MAJOR);
         return -1;
     }
     return 0;
@@ -495,6 +527,13 @@ static int check_header(const char *name, const unsigned char *d, size_t len)
 int native_is_native(const void *data, size_t len)
 {
     return len >= 8 && memcmp(data, NATIVE_MAGIC, 8) == 0;
+}
+
+/* A file image that may be native: the magic, or as much of it as there
+ * is (a shorter one is a header cut short, said as such). */
+static bool image_may_be_native(const void *data, size_t len)
+{
+    return len == 0 || memcmp(data, NATIVE_MAGIC, len < 8 ? len : 8) == 0;
 }
 
 /* --- validation ----------------------------------------------------------- */
@@ -559,20 +598,19 @@ struct validator {
     uint64_t nstacks; /* including the empty stack 0 */
     uint16_t *depth;  /* per stack id */
     size_t depth_cap;
-    uint64_t frames, frame_budget;
+    uint64_t frames;
     uint32_t nchannels, nvalue_types;
     bool sampled, ended;
     struct idmap pids, tids; /* -> index of the latest process / thread */
     size_t nprocesses, nthreads;
 };
 
-static void validator_init(struct validator *v, size_t len)
+static void validator_init(struct validator *v)
 {
     memset(v, 0, sizeof(*v));
     v->nstacks = 1;
     v->depth = xcalloc(64, sizeof(*v->depth));
     v->depth_cap = 64;
-    v->frame_budget = (FRAME_BUDGET_FIXED + (uint64_t)len * FRAME_BUDGET_PER_BYTE) / 8;
 }
 
 static void validator_free(struct validator *v)
@@ -660,11 +698,14 @@ static int validate(struct validator *v, const struct rec *r, char *why, size_t 
                      r->stack.id, depth);
             return -1;
         }
-        if (depth > v->frame_budget - v->frames) {
+        /* The input read so far, this record included, pays for it. */
+        uint64_t read = r->offset + REC_HEADER_SIZE + r->len;
+        uint64_t budget = (FRAME_BUDGET_FIXED + read * FRAME_BUDGET_PER_BYTE) / 8;
+        if (depth > budget - v->frames) {
             snprintf(why, whylen,
                      "STACK %" PRIu32 ": the stack table expands beyond %" PRIu64
-                     " frames, more than a file of this size justifies",
-                     r->stack.id, v->frame_budget);
+                     " frames, more than the %" PRIu64 " bytes read so far justify",
+                     r->stack.id, budget, read);
             return -1;
         }
         v->frames += depth;
@@ -741,6 +782,58 @@ static enum step validate_step(struct validator *v, enum step step, const struct
     return step;
 }
 
+/* The records of a stream in order, each judged against those before it:
+ * what the loader and the dumper share. */
+struct scan {
+    struct instream *in;
+    struct validator v;
+    size_t nrecords;
+    char why[512];
+};
+
+static void scan_init(struct scan *sc, struct instream *in)
+{
+    sc->in = in;
+    validator_init(&sc->v);
+    sc->nrecords = 0;
+    sc->why[0] = '\0';
+    instream_consume(in, FILE_HEADER_SIZE);
+}
+
+static enum step scan_next(struct scan *sc, struct rec *r)
+{
+    enum step step = next_record(sc->in, r, sc->why, sizeof(sc->why));
+    step = validate_step(&sc->v, step, r, sc->why, sizeof(sc->why));
+    if (step == STEP_DAMAGE && sc->nrecords == 0 && !r->cut) {
+        /* A recorder killed early leaves a header and part of a record;
+         * a header followed by something that is no record at all (a
+         * stream of zeros, say) is not a profile. */
+        size_t n = strlen(sc->why);
+        snprintf(sc->why + n, sizeof(sc->why) - n, "; not one record could be read");
+        step = STEP_CRITICAL;
+    }
+    if (step == STEP_RECORD || step == STEP_SKIP)
+        sc->nrecords++;
+    return step;
+}
+
+/* Where the data stopped (at the end, or inside a record): did the input
+ * end properly?  0 yes; 1 the compressed data is damaged there (a warning
+ * ending in THEN); -1 it could not be read (an error).  Printed. */
+static int scan_input_end(const struct scan *sc, const char *then)
+{
+    switch (instream_end(sc->in)) {
+    case INSTREAM_DAMAGED:
+        pt_warn("%s; %s", instream_error(sc->in), then);
+        return 1;
+    case INSTREAM_FAILED:
+        pt_err("%s", instream_error(sc->in));
+        return -1;
+    default:
+        return 0;
+    }
+}
+
 /* --- loading -------------------------------------------------------------- */
 
 /* Indices of the maps still mapped, per process index: what EXEC, UNMAP and
@@ -756,7 +849,7 @@ struct live_maps {
 
 struct loader {
     struct profile *p;
-    struct validator v;
+    struct scan sc; /* its validator numbers processes and threads */
     size_t cap_meta, cap_channels, cap_processes, cap_threads, cap_maps, cap_images, cap_stacks,
         cap_samples, cap_locations;
     struct live_maps *live; /* per process index */
@@ -775,7 +868,7 @@ static char *dup_str(struct str s)
 static size_t process_index(const struct loader *l, uint32_t pid)
 {
     size_t i = 0;
-    idmap_get(&l->v.pids, pid, &i); /* the validator made sure it exists */
+    idmap_get(&l->sc.v.pids, pid, &i); /* the validator made sure it exists */
     return i;
 }
 
@@ -988,7 +1081,7 @@ static void apply(struct loader *l, const struct rec *r)
         break;
     case REC_THREAD_EXIT: {
         size_t ti = 0;
-        idmap_get(&l->v.tids, r->thread_exit.tid, &ti);
+        idmap_get(&l->sc.v.tids, r->thread_exit.tid, &ti);
         p->threads[ti].end_ns = r->thread_exit.time;
         break;
     }
@@ -1042,50 +1135,58 @@ static double meta_frequency(const struct profile *p)
     return end != s && *end == '\0' && isfinite(f) && f > 0 ? f : 0;
 }
 
-int native_load_buffer(const char *name, const void *data, size_t len, struct profile *out)
+int native_load_stream(struct instream *in, struct profile *out)
 {
-    const unsigned char *d = data;
+    const char *name = instream_name(in);
+    const unsigned char *d;
     profile_init(out);
-    if (check_header(name, d, len) != 0)
+    if (check_header(in, &d) != 0)
         return -1;
 
     struct loader l = {.p = out};
-    validator_init(&l.v, len);
+    struct scan *sc = &l.sc;
+    scan_init(sc, in);
     out->format = xstrdup("native");
     out->stacks = xgrow(NULL, &l.cap_stacks, 1, sizeof(*out->stacks));
     out->stacks[0] = (struct prof_stack){0, NULL};
     out->nstacks = 1;
 
-    char why[512];
-    size_t pos = FILE_HEADER_SIZE, nrecords = 0;
     int rc = 0;
     for (;;) {
         struct rec r;
-        enum step step = next_record(d, len, &pos, &r, why, sizeof(why));
-        step = validate_step(&l.v, step, &r, why, sizeof(why));
-        if (step == STEP_EOF)
-            break;
+        enum step step = scan_next(sc, &r);
         if (step == STEP_CRITICAL) {
-            pt_err("%s: offset %zu: %s", name, r.offset, why);
+            pt_err("%s: offset %" PRIu64 ": %s", name, r.offset, sc->why);
             rc = -1;
             break;
         }
         if (step == STEP_DAMAGE) {
-            pt_warn("%s: offset %zu: %s; the profile is truncated there (%zu records kept)", name,
-                    r.offset, why, nrecords);
+            pt_warn("%s: offset %" PRIu64 ": %s; the profile is truncated there (%zu records kept)",
+                    name, r.offset, sc->why, sc->nrecords);
             out->truncated = true;
             out->truncated_at = r.offset;
-            break;
         }
+        if (step == STEP_EOF || (step == STEP_DAMAGE && r.cut)) {
+            /* What decompressed is a prefix; where the compressed data
+             * broke is the useful offset for the user. */
+            int end = scan_input_end(sc, "the profile ends there");
+            if (end < 0)
+                rc = -1;
+            if (end > 0 && !out->truncated) {
+                out->truncated = true;
+                out->truncated_at = instream_offset(in);
+            }
+        }
+        if (step != STEP_RECORD && step != STEP_SKIP)
+            break;
         if (step == STEP_RECORD)
             apply(&l, &r);
-        nrecords++;
     }
 
     for (size_t i = 0; i < out->nprocesses; i++)
         free(l.live[i].idx);
     free(l.live);
-    validator_free(&l.v);
+    validator_free(&sc->v);
     if (rc != 0) {
         profile_free(out);
         return -1;
@@ -1095,6 +1196,20 @@ int native_load_buffer(const char *name, const void *data, size_t len, struct pr
     if (metric && *metric)
         out->default_metric = xstrdup(metric);
     return 0;
+}
+
+int native_load_buffer(const char *name, const void *data, size_t len, struct profile *out)
+{
+    /* The bytes are the file image: never taken for a compressed file. */
+    if (!image_may_be_native(data, len)) {
+        profile_init(out);
+        pt_err("%s: offset 0: not a ptprof profile (bad magic)", name);
+        return -1;
+    }
+    struct instream *in = instream_open_memory(name, data, len);
+    int rc = native_load_stream(in, out);
+    instream_close(in);
+    return rc;
 }
 
 /* --- dumping -------------------------------------------------------------- */
@@ -1159,7 +1274,7 @@ static void dump_location(FILE *f, const struct rec *r)
 
 static void dump_record(FILE *f, const struct rec *r)
 {
-    fprintf(f, "@%zu %s", r->offset, type_name(r->type));
+    fprintf(f, "@%" PRIu64 " %s", r->offset, type_name(r->type));
     switch (r->type) {
     case REC_META:
         fputc(' ', f);
@@ -1292,44 +1407,57 @@ static void dump_record(FILE *f, const struct rec *r)
     fputc('\n', f);
 }
 
-int native_dump_buffer(const char *name, const void *data, size_t len, FILE *out)
+int native_dump_stream(struct instream *in, FILE *out)
 {
-    const unsigned char *d = data;
-    if (check_header(name, d, len) != 0)
+    const char *name = instream_name(in);
+    const unsigned char *d;
+    if (check_header(in, &d) != 0)
         return -1;
     fprintf(out, "@0 HEADER ptprof native %u.%u flags=0x%" PRIx32 "\n", get_u16(d + 8),
             get_u16(d + 10), get_u32(d + 12));
 
-    struct validator v;
-    validator_init(&v, len);
-    char why[512];
-    size_t pos = FILE_HEADER_SIZE;
+    struct scan sc;
+    scan_init(&sc, in);
     int rc = 0;
     for (;;) {
         struct rec r;
-        enum step step = next_record(d, len, &pos, &r, why, sizeof(why));
-        step = validate_step(&v, step, &r, why, sizeof(why));
-        if (step == STEP_EOF) {
-            fprintf(out, "@%zu EOF%s\n", r.offset,
-                    v.ended ? "" : " without an END record: the recorder did not finish");
-            break;
-        }
+        enum step step = scan_next(&sc, &r);
+        if (step == STEP_EOF)
+            fprintf(out, "@%" PRIu64 " EOF%s\n", r.offset,
+                    sc.v.ended ? "" : " without an END record: the recorder did not finish");
         if (step == STEP_CRITICAL) {
-            fprintf(out, "@%zu ERROR %s\n", r.offset, why);
-            pt_err("%s: offset %zu: %s", name, r.offset, why);
+            fprintf(out, "@%" PRIu64 " ERROR %s\n", r.offset, sc.why);
+            fflush(out);
+            pt_err("%s: offset %" PRIu64 ": %s", name, r.offset, sc.why);
             rc = -1;
-            break;
         }
-        if (step == STEP_DAMAGE) {
-            fprintf(out, "@%zu TRUNCATED %s\n", r.offset, why);
-            break;
+        if (step == STEP_DAMAGE)
+            fprintf(out, "@%" PRIu64 " TRUNCATED %s\n", r.offset, sc.why);
+        if (step == STEP_EOF || (step == STEP_DAMAGE && r.cut)) {
+            fflush(out);
+            if (scan_input_end(&sc, "the dump ends there") < 0)
+                rc = -1;
         }
         if (step == STEP_SKIP)
-            fprintf(out, "@%zu UNKNOWN type=%u flags=0x%x length=%" PRIu32 " (skipped)\n", r.offset,
-                    r.type, r.flags, r.len);
-        else
+            fprintf(out, "@%" PRIu64 " UNKNOWN type=%u flags=0x%x length=%" PRIu32 " (skipped)\n",
+                    r.offset, r.type, r.flags, r.len);
+        else if (step == STEP_RECORD)
             dump_record(out, &r);
+        else
+            break;
     }
-    validator_free(&v);
+    validator_free(&sc.v);
+    return rc;
+}
+
+int native_dump_buffer(const char *name, const void *data, size_t len, FILE *out)
+{
+    if (!image_may_be_native(data, len)) {
+        pt_err("%s: offset 0: not a ptprof profile (bad magic)", name);
+        return -1;
+    }
+    struct instream *in = instream_open_memory(name, data, len);
+    int rc = native_dump_stream(in, out);
+    instream_close(in);
     return rc;
 }

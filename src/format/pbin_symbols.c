@@ -144,7 +144,8 @@ size_t pbin_collect_locations(const struct profile *p, struct symbolizer *s,
     for (size_t i = 0; i < ks.n; i++)
         if (ks.keys[i].kind != KEY_STACK)
             ks.keys[n++] = ks.keys[i];
-    qsort(ks.keys, n, sizeof(*ks.keys), key_cmp);
+    if (n > 1) /* a profile without samples has no array */
+        qsort(ks.keys, n, sizeof(*ks.keys), key_cmp);
     *out = n ? xcalloc(n, sizeof(**out)) : NULL;
     for (size_t i = 0; i < n; i++) {
         const struct key *k = &ks.keys[i];

@@ -9,9 +9,20 @@
  *   samples: u64 wall time (us since the epoch; the spec's "(ms)" is wrong)
  *            PMU sample size bytes (doubles, one per channel)
  *            u32 thread count, then per thread: u32 tid, u64 pc, u64 cpu ns
- *   maps:    u64 address (load base: start of the file's mapping at file
- *            offset 0), u64 size (to the end of its last executable
- *            mapping), char[256] label (the file's base name, NUL padded)
+ *   maps:    one per executable mapping of a file, as /proc/PID/maps
+ *            shows it: u64 address (its start), u64 size (end - start),
+ *            char[256] label (the file's path, NUL padded).  A reader puts
+ *            a PC at file address pc - address + the p_vaddr of the file's
+ *            executable PT_LOAD (the original's rule; ptprof's reader uses
+ *            the segment's page-aligned file offset, exact for any layout).
+ *            ptprof 0.2.0 and earlier wrote instead one entry per loaded
+ *            file from its load base (where file offset 0 is mapped) with
+ *            its base name, and [vdso]; the reader takes both (pperf_place.c).
+ *
+ * The original has no "no PMU": its default build's dummy PMU reports power
+ * (magic 3) and one double 0.0 per sample, and its post-processing accepts
+ * only 8 PMU bytes.  A run without a measurement is written that way
+ * (PPERF_DUMMY_*), and the reader turns it back into no channel.
  *
  * Writer contract: the header comes first but its counts are known only at
  * the end, so the writer back-patches a seekable output and otherwise
@@ -39,6 +50,9 @@
 #define PPERF_LABEL_SIZE 256u
 /* Largest PMU sample we write or accept (512 channels of doubles). */
 #define PPERF_PMU_SIZE_MAX 4096u
+/* What the original's default build (its dummy PMU) writes: power, 0.0. */
+#define PPERF_DUMMY_MAGIC 3u
+#define PPERF_DUMMY_PMU_SIZE 8u
 
 struct pperf_thread {
     uint32_t tid;
@@ -76,6 +90,7 @@ struct pperf_profile {
 struct pperf_writer;
 
 struct pperf_writer *pperf_writer_open(const char *path, uint32_t magic, uint32_t pmu_size);
+/* PMU_DATA holds pmu_size bytes; NULL writes zeros (0.0 doubles). */
 int pperf_writer_sample(struct pperf_writer *w, uint64_t wall_us, const void *pmu_data,
                         uint32_t nthreads, const struct pperf_thread *threads);
 /* Write maps and header, then commit the file.  Frees W either way. */
@@ -84,7 +99,8 @@ int pperf_writer_finish(struct pperf_writer *w, uint64_t wall_us, uint64_t laten
 void pperf_writer_abort(struct pperf_writer *w);
 
 /* Turn /proc/PID/maps entries into the format's map entries: one per
- * loaded ELF file that has an executable mapping, plus [vdso]. */
+ * executable mapping of a file (bracketed names such as [vdso] and
+ * anonymous memory are left out), its start, size and path as given. */
 size_t pperf_maps_from_proc(const struct map_list *maps, struct pperf_map **out);
 
 /* --- reading --- */
@@ -92,10 +108,42 @@ int pperf_load_buffer(const char *name, const void *data, size_t len, struct ppe
 int pperf_load(const char *path, struct pperf_profile *out);
 void pperf_free(struct pperf_profile *p);
 
+/* --- placing map entries in their files (pperf_place.c) --- */
+
+/* What a map entry's address is: the start of an executable mapping (the
+ * original's entries, and ptprof's after 0.2.0), or the load base of a
+ * file (ptprof 0.2.0 and earlier). */
+enum pperf_entry_form {
+    PPERF_ENTRY_MAPPING,
+    PPERF_ENTRY_LOAD,
+};
+
+struct pperf_place {
+    enum pperf_entry_form form;
+    uint64_t offset; /* the file offset mapped at the entry's address */
+};
+
+/* Decide the form of every map entry of IN and the file offset at its
+ * address, into OUT[0..nmaps-1].  The labelled file is looked up as the
+ * symbolizer does (the label's path, then its base name in DIRS and in the
+ * standard library directories); when found, the entry's size says which
+ * form it is (an executable segment's mapped size, or a load base up to the
+ * end of the code), else its label does (a path: the original's form; a
+ * base name or a bracketed name: ptprof 0.2.0's).  An entry of the
+ * original's form whose file cannot be read has no known offset: it gets 0
+ * and one warning per label, naming NAME. */
+void pperf_place_maps(const char *name, const struct pperf_profile *in, const char *const *dirs,
+                      size_t ndirs, struct pperf_place *out);
+
 /* The original raw format as a struct profile (pperf_profile.c): one
  * process (pid = the first sample's first tid, or 0), one thread per tid
- * seen, pmu_size/8 channels of the header's magic kind, the map entries as
- * maps, the header as totals; frequency unknown (0). */
-int profile_from_pperf(const struct pperf_profile *in, struct profile *out);
+ * seen, pmu_size/8 channels of the header's magic kind (none for the
+ * original's dummy PMU: power 0.0 in every sample), the map entries as maps
+ * placed by pperf_place_maps() (binaries are looked for next to PATH, the
+ * profile's file, and in the working directory; PATH may be NULL or "-"),
+ * the header as totals; frequency unknown (0).  META "pperf.maps" says the
+ * entries' form ("mapping", "load" or "mixed"; absent without entries) and
+ * META "pperf.pmu" is "dummy" for the dummy PMU. */
+int profile_from_pperf(const struct pperf_profile *in, const char *path, struct profile *out);
 
 #endif

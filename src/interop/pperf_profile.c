@@ -1,6 +1,10 @@
 /*
  * pperf_profile.c - see pperf.h: the original raw format as a struct
  * profile (profile.h), for every analysis.
+ *
+ * Map entries become maps placed by pperf_place_maps(): a PC's file offset
+ * is then pc - start + offset for either form of the table, which is what
+ * the symbolizer computes for every format.
  */
 #include "interop/pperf.h"
 #include "record/maps.h"
@@ -17,12 +21,34 @@ static uint64_t us_to_ns(uint64_t us)
     return us > UINT64_MAX / 1000 ? UINT64_MAX : us * 1000;
 }
 
+static void add_meta(struct profile *p, const char *key, const char *value)
+{
+    p->meta = xrealloc(p->meta, (p->nmeta + 1) * sizeof(*p->meta));
+    p->meta[p->nmeta++] = (struct prof_meta){.key = xstrdup(key), .value = xstrdup(value)};
+}
+
+/* The original's default build measures nothing and says so as power 0.0 in
+ * every sample: a channel that would only report zero energy. */
+static bool is_dummy_pmu(const struct pperf_profile *in)
+{
+    if (in->magic != PPERF_DUMMY_MAGIC || in->pmu_size != PPERF_DUMMY_PMU_SIZE)
+        return false;
+    for (uint64_t i = 0; i < in->nsamples; i++)
+        if (in->samples[i].pmu[0] != 0.0)
+            return false;
+    return true;
+}
+
 static void pperf_channels(const struct pperf_profile *in, struct profile *out)
 {
     /* Values exist only when the PMU bytes are whole doubles (pperf.h). */
     size_t n = in->pmu_size % 8 == 0 ? in->pmu_size / 8 : 0;
     if (n == 0)
         return;
+    if (is_dummy_pmu(in)) {
+        add_meta(out, "pperf.pmu", "dummy");
+        return;
+    }
     enum pmu_kind kind = PMU_KIND_CUSTOM;
     const char *unit = "";
     switch (in->magic) {
@@ -75,7 +101,44 @@ static void pperf_threads(const struct pperf_profile *in, uint32_t pid, struct p
     }
 }
 
-int profile_from_pperf(const struct pperf_profile *in, struct profile *out)
+/* The maps, each placed in its file; META "pperf.maps" names their form. */
+static void pperf_maps(const struct pperf_profile *in, const char *path, uint32_t pid,
+                       uint64_t start_ns, struct profile *out)
+{
+    if (in->nmaps == 0)
+        return;
+    /* Binaries are looked for next to the profile, as the analyses do. */
+    const char *name = path && strcmp(path, "-") != 0 ? path : "<stdin>";
+    const char *slash = strrchr(name, '/');
+    char *own = slash ? xasprintf("%.*s", slash == name ? 1 : (int)(slash - name), name) : NULL;
+    const char *dirs[] = {own ? own : ".", "."};
+    struct pperf_place *place = xcalloc(in->nmaps, sizeof(*place));
+    pperf_place_maps(name, in, dirs, own ? 2 : 1, place);
+
+    out->maps = xcalloc(in->nmaps, sizeof(*out->maps));
+    out->nmaps = in->nmaps;
+    size_t loads = 0;
+    for (uint32_t i = 0; i < in->nmaps; i++) {
+        const struct pperf_map *m = &in->maps[i];
+        uint64_t end = m->address + m->size;
+        loads += place[i].form == PPERF_ENTRY_LOAD;
+        out->maps[i] = (struct prof_map){
+            .pid = pid,
+            .time_ns = start_ns,
+            .start = m->address,
+            .end = end < m->address ? UINT64_MAX : end,
+            .offset = place[i].offset,
+            /* The format keeps only files with code. */
+            .perms = MAP_PERM_READ | MAP_PERM_EXEC,
+            .path = xstrdup(m->label),
+        };
+    }
+    add_meta(out, "pperf.maps", loads == 0 ? "mapping" : loads == in->nmaps ? "load" : "mixed");
+    free(place);
+    free(own);
+}
+
+int profile_from_pperf(const struct pperf_profile *in, const char *path, struct profile *out)
 {
     profile_init(out);
     out->format = xstrdup("pperf");
@@ -121,22 +184,7 @@ int profile_from_pperf(const struct pperf_profile *in, struct profile *out)
             };
     }
 
-    if (in->nmaps > 0)
-        out->maps = xcalloc(in->nmaps, sizeof(*out->maps));
-    out->nmaps = in->nmaps;
-    for (uint32_t i = 0; i < in->nmaps; i++) {
-        const struct pperf_map *m = &in->maps[i];
-        uint64_t end = m->address + m->size;
-        out->maps[i] = (struct prof_map){
-            .pid = pid,
-            .time_ns = start_ns,
-            .start = m->address,
-            .end = end < m->address ? UINT64_MAX : end,
-            /* The format keeps only files with code (pperf_maps.c). */
-            .perms = MAP_PERM_READ | MAP_PERM_EXEC,
-            .path = xstrdup(m->label),
-        };
-    }
+    pperf_maps(in, path, pid, start_ns, out);
 
     out->totals = (struct prof_totals){
         .wall_ns = us_to_ns(in->wall_us),

@@ -282,8 +282,14 @@ static uint32_t path_of(struct exporter *x, uint64_t time, const struct prof_thr
             snprintf(fn, sizeof(fn), "[syscall %" PRId32 "]", sc);
         x->scratch[n++] = named_location(x, (uint64_t)1 << 62 | (uint32_t)sc, fn);
     }
-    for (uint32_t i = 0; i < depth; i++)
+    for (uint32_t i = 0; i < depth; i++) {
+        /* A return address where no code is: the rest is not a call chain. */
+        const struct sym_location *l =
+            i > 0 ? x->r->resolve(x->r->ctx, t->pid, time, pcs[i], true) : NULL;
+        if (l && l->not_code)
+            break;
         x->scratch[n++] = location_of(x, t->pid, time, pcs[i], i > 0);
+    }
     uint32_t path = intern_path(x, x->scratch, n);
     if (stacked)
         addr_table_put(&x->path_cache, cache_a, cache_b, path);

@@ -5,6 +5,7 @@
 #include "util/log.h"
 #include "util/xalloc.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 struct output {
@@ -27,8 +28,11 @@ struct output *output_open(const char *path, enum output_format format,
     if (!path)
         return out;
     if (format == OUTPUT_PPERF) {
-        uint32_t magic = pmu ? pmu_pperf_magic(pmu) : 0;
-        uint32_t size = pmu ? (uint32_t)(pmu->nchannels * sizeof(double)) : 0;
+        /* Without a measurement, what the original's default build writes. */
+        bool measured = pmu && pmu->nchannels > 0;
+        uint32_t magic = measured ? pmu_pperf_magic(pmu) : PPERF_DUMMY_MAGIC;
+        uint32_t size =
+            measured ? (uint32_t)(pmu->nchannels * sizeof(double)) : PPERF_DUMMY_PMU_SIZE;
         out->pperf = pperf_writer_open(path, magic, size);
     } else {
         out->native = native_writer_open(path);
@@ -155,7 +159,9 @@ int output_sample_values(struct output *out, uint64_t time_ns, const double *val
         out->scratch[i].pc = threads[i].pc;
         out->scratch[i].cpu_ns = threads[i].cpu_ns;
     }
-    return pperf_writer_sample(out->pperf, time_ns / 1000, values, nthreads, out->scratch);
+    /* No values: the writer fills the dummy PMU's bytes with 0.0. */
+    return pperf_writer_sample(out->pperf, time_ns / 1000, nvalues ? values : NULL, nthreads,
+                               out->scratch);
 }
 
 int output_finish(struct output *out, const struct prof_totals *totals,

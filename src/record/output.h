@@ -5,7 +5,9 @@
  * captured images, stacks, samples) to an output; the output owns the file
  * format.  OUTPUT_NATIVE streams everything (docs/format.md); OUTPUT_PPERF
  * writes the original sampler's raw format, which keeps only samples
- * (tid, pc, cpu time, the PMU values) and one process's maps.  An output
+ * (tid, pc, cpu time, the PMU values) and one process's executable file
+ * mappings; without PMU channels it writes what the original's default
+ * build does (its dummy PMU: power, 0.0 per sample).  An output
  * opened with PATH NULL discards everything (the original sampler without
  * -o).  output_open() fails early, before the target is started, when PATH
  * cannot be written; output_started() is called once the target runs (a
@@ -67,8 +69,9 @@ int output_value_types(struct output *out, const struct prof_value_type *types, 
 int output_sample_values(struct output *out, uint64_t time_ns, const double *values,
                          const struct prof_thread_sample *threads, uint32_t nthreads,
                          const uint64_t *thread_values);
-/* PPERF_MAPS: the maps the raw format keeps (the first process's, every
- * mapping seen since its last exec); other formats ignore it. */
+/* PPERF_MAPS: the maps the raw format keeps (the first process's
+ * executable file mappings seen since its last exec); other formats
+ * ignore it. */
 int output_finish(struct output *out, const struct prof_totals *totals,
                   const struct map_list *pperf_maps);
 void output_abort(struct output *out);

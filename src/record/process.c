@@ -164,7 +164,8 @@ bool process_refresh_maps(struct process *p, struct output *out, uint64_t time_n
     for (size_t j = 0; j < now.count; j++) {
         if (!contains(&p->maps, &now.entries[j])) {
             report_map(p, &now.entries[j], out, time_ns);
-            maps_add_unique(&p->since_exec, &now.entries[j]);
+            if (is_file_backed(&now.entries[j]) && (now.entries[j].perms & MAP_PERM_EXEC))
+                maps_add_unique(&p->since_exec, &now.entries[j]);
             changed = true;
         }
     }

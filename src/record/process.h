@@ -7,7 +7,10 @@
  * /proc/PID/maps, compares it with what the profile already holds, and
  * reports the difference to the output as MAP/UNMAP events (each new
  * file-backed mapping with its ELF build-id, read once per file); it also
- * captures the [vdso] image the first time it sees it after an exec.
+ * captures the [vdso] image the first time it sees it after an exec, and
+ * keeps in since_exec every executable file mapping seen since the exec
+ * (the raw format's map table, which lists a library unloaded before the
+ * end too).
  * process_exec() forgets every mapping (the new program starts afresh).
  * process_knows_pc() says whether PC lies in a mapping already reported,
  * so the recorder can refresh on demand when a freshly dlopen'ed library
@@ -32,7 +35,7 @@ struct process {
     bool exited;
     bool vdso_captured;
     struct map_list maps;            /* as last read, sorted by start */
-    struct map_list since_exec;      /* every mapping seen since the last exec */
+    struct map_list since_exec;      /* executable file mappings since the last exec */
     struct dwarf_unwinder *unwinder; /* created on first use */
     uint64_t maps_version;           /* bumped whenever maps change */
 };

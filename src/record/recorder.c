@@ -12,6 +12,7 @@
  */
 #include "record/recorder.h"
 #include "pmu/pmu.h"
+#include "record/jit_maps.h"
 #include "record/output.h"
 #include "record/priority.h"
 #include "record/profiler_signals.h"
@@ -595,6 +596,11 @@ static int finish_profile(struct recorder *r)
     struct process *first = &r->tracer.procs.procs[TRACER_FIRST_PROCESS];
     if (!first->exited)
         process_refresh_maps(first, r->out, realtime_ns());
+    for (size_t i = 0; i < r->tracer.procs.count; i++) {
+        const struct process *p = &r->tracer.procs.procs[i];
+        if (!p->exited)
+            jit_maps_capture(r->out, (uint32_t)p->pid, &p->since_exec);
+    }
     struct prof_totals totals = {
         .wall_ns = r->end_mono - r->start_mono,
         .latency_ns = r->latency_ns,
@@ -603,7 +609,8 @@ static int finish_profile(struct recorder *r)
     };
     /* The raw format keeps one address space: the first process's. */
     struct map_list *seen = &first->since_exec;
-    qsort(seen->entries, seen->count, sizeof(*seen->entries), sort_by_start);
+    if (seen->count > 1) /* no maps, no array */
+        qsort(seen->entries, seen->count, sizeof(*seen->entries), sort_by_start);
     int rc = output_finish(r->out, &totals, seen);
     r->out = NULL;
     r->tracer.out = NULL; /* later events (a child's exit) go nowhere */

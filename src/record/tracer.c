@@ -1,5 +1,6 @@
 /* tracer.c - see tracer.h */
 #include "record/tracer.h"
+#include "record/jit_maps.h"
 #include "record/launch.h"
 #include "util/log.h"
 #include "record/regs.h"
@@ -148,6 +149,7 @@ static void on_gone(struct tracer *t, pid_t tid, int status)
     struct process *p = process_find(&t->procs, tid);
     if (!p)
         return; /* a thread, not a process */
+    jit_maps_capture(t->out, (uint32_t)tid, &p->since_exec);
     output_exit(t->out, (uint32_t)tid, realtime_ns(), status);
     p->exited = true;
     if (tid == t->first_pid) {

@@ -13,6 +13,12 @@
  * silently splice a later call chain onto the sampled one.  CFI programs
  * only load stack slots, so nothing is lost; an unwind that needs a word
  * above the copy ends there (docs/stacks.md).
+ *
+ * JIT-compiled code lies in no module and has no CFI: for such a frame
+ * libdwfl falls back to the architecture's frame-pointer step (elfutils'
+ * x86_64_unwind / aarch64_unwind), whose frame record is read through
+ * memory_read from the same copy, and CFI resumes at the next frame that
+ * has it (docs/stacks.md, "JIT-compiled code").
  */
 #include "record/stack.h"
 #include "record/regs.h"

@@ -51,8 +51,8 @@ static const char script[] =
     " term=s;\n"
     " for(i=1;i<fr.length;i++){var f=fr[i],hit=re?re.test(f.name):f.name.indexOf(s)>=0;\n"
     "  f.g.classList.toggle(\"m\",hit);\n"
-    "  if(hit&&i>=end){tot+=f.w;end=f.e;}}\n"
-    " mt.textContent=\"Matched: \"+(100*tot/FW).toFixed(2)+\"%\";sb.textContent=\"Reset "
+    "  if(hit&&i>=end){tot+=f.v;end=f.e;}}\n"
+    " mt.textContent=\"Matched: \"+(100*tot/fr[0].v).toFixed(2)+\"%\";sb.textContent=\"Reset "
     "Search\";}\n"
     "function unsearch(){for(var i=0;i<fr.length;i++)fr[i].g.classList.remove(\"m\");\n"
     " term=null;mt.textContent=\"\";sb.textContent=\"Search\";}\n"
@@ -65,6 +65,7 @@ static const char script[] =
     " if(!r||!ti)continue;g.fi=fr.length;\n"
     " var x=+r.getAttribute(\"x\"),w=+r.getAttribute(\"width\");\n"
     " fr.push({g:g,r:r,t:first(g,\"text\"),x:x,w:w,cx:x,cw:w,y:+r.getAttribute(\"y\"),"
+    "v:g.hasAttribute(\"data-v\")?+g.getAttribute(\"data-v\"):w,"
     "name:ti.textContent.split(\"\\n\")[0],dp:0,p:-1,e:0});}\n"
     "if(!fr.length)return;\n"
     "P=fr[0].x;FW=fr[0].w;\n"
@@ -96,6 +97,7 @@ static const char style[] =
     "#f g{cursor:pointer}#f text{pointer-events:none}\n"
     "#f rect{rx:2px;ry:2px}#f g:hover rect{stroke:#000;stroke-width:.5}\n"
     ".i rect{stroke:#555;stroke-width:.6;stroke-dasharray:3 2}.i text{font-style:italic}\n"
+    ".rm rect{stroke:#2030c0;stroke-width:.8;stroke-dasharray:1 1.5;fill-opacity:.6}\n"
     ".m rect{fill:#e040e0}.a{opacity:.5}.h{display:none}\n"
     "</style>\n";
 
@@ -121,7 +123,8 @@ static void names_init(struct names *nm, const struct calltree *t)
     nm->bin = -1;
     for (size_t i = 0; i < t->spec.count; i++)
         if (t->spec.kinds[i] == KEY_PROCEDURE ||
-            (t->spec.kinds[i] == KEY_PROCEDURE_MANGLED && nm->proc < 0))
+            ((t->spec.kinds[i] == KEY_PROCEDURE_MANGLED || t->spec.kinds[i] == KEY_SYMBOL) &&
+             nm->proc < 0))
             nm->proc = (int)i;
     for (size_t i = 0; i < t->spec.count; i++)
         if (t->spec.kinds[i] == KEY_BINARY)
@@ -230,8 +233,10 @@ static void put_quantity(FILE *out, double v, const char *unit)
         fprintf(out, "%.0f \xc2\xb5%s", v * 1e6, unit);
 }
 
+/* Node NODE of T: its samples, its value of M (HAS_VALUE false: T lacks
+ * M's value, shown as 0), SHARE. */
 static void put_stats(FILE *out, const struct calltree *t, uint32_t node, const struct metric *m,
-                      double share)
+                      bool has_value, double share)
 {
     const struct calltree_node *n = &t->nodes[node];
     put_count(out, n->total[Q_SAMPLES]);
@@ -252,7 +257,7 @@ static void put_stats(FILE *out, const struct calltree *t, uint32_t node, const 
     case METRIC_SAMPLES:
         break;
     default: { /* a value: in its unit, and named */
-        double v = calltree_value(t, node, m, true);
+        double v = has_value ? calltree_value(t, node, m, true) : 0;
         if (m->integral) {
             put_count(out, v);
             fprintf(out, "%s%s", *m->unit ? " " : "", m->unit);
@@ -311,6 +316,16 @@ static void diff_colour(double delta, double max_delta, char *out, size_t len)
         snprintf(out, len, "#%02x%02xff", fade, fade);
 }
 
+/* A frame's <g, up to its attributes: "i" inlined, "rm" only in the
+ * baseline. */
+static void put_frame_open(FILE *out, bool inlined, bool removed)
+{
+    fputs("<g", out);
+    if (inlined || removed)
+        fprintf(out, " class=\"%s%s%s\"", inlined ? "i" : "", inlined && removed ? " " : "",
+                removed ? "rm" : "");
+}
+
 static void put_diff(FILE *out, const struct flame_frame *fr)
 {
     if (!fr->in_base) {
@@ -339,7 +354,7 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
                o->metric.kind == METRIC_SAMPLES ? "" : " (--metric samples counts samples)");
         return -1;
     }
-    double scale = span / f.total;
+    double scale = span / f.span;
     double height = TOP + (f.max_depth + 1) * FRAME_H + BOTTOM;
     double max_delta = 0;
     for (size_t i = 1; i < f.nframes; i++) {
@@ -366,8 +381,9 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
     if (o->subtitle)
         svg_text(out, o->subtitle);
     if (baseline)
-        fprintf(out, "%sred: a larger share than in the baseline, blue: a smaller one",
-                o->subtitle ? " \xe2\x80\x94 " : "");
+        fprintf(out, "%sred: a larger share than in the baseline, blue: a smaller one%s",
+                o->subtitle ? " \xe2\x80\x94 " : "",
+                f.removed > 0 ? ", dotted: only in the baseline (removed time)" : "");
     fputs("</text>\n<text id=\"un\" x=\"10\" y=\"22\">Reset Zoom</text>\n<text id=\"sb\" x=\"",
           out);
     put_coord(out, width - PAD);
@@ -379,18 +395,34 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
     put_coord(out, height - 10);
     fputs("\"></text>\n<g id=\"f\">\n", out);
 
+    /* Frames only the baseline has show its value of the metric, by name. */
+    struct metric base_resolved;
+    const struct metric *base_metric = &o->metric;
+    if (baseline && o->metric.kind >= METRIC_BUILTINS)
+        base_metric = metric_resolve(o->metric.name, &baseline->columns, &base_resolved) == 0
+                          ? &base_resolved
+                          : NULL;
     struct names nm;
     names_init(&nm, t);
     char colour[16];
     for (size_t i = 0; i < f.nframes; i++) {
         const struct flame_frame *fr = &f.frames[i];
-        const struct calltree_node *n = &t->nodes[fr->node];
+        const struct calltree_node *n =
+            fr->removed ? &baseline->nodes[fr->node] : &t->nodes[fr->node];
         const char *label, *extra;
         names_get(&nm, n->key, &label, &extra);
         double x = PAD + fr->start * scale, w = fr->width * scale;
         double y =
             o->icicle ? TOP + fr->depth * FRAME_H : height - BOTTOM - (fr->depth + 1) * FRAME_H;
-        fputs(n->inlined ? "<g class=\"i\"><title>" : "<g><title>", out);
+        put_frame_open(out, n->inlined, fr->removed);
+        if (f.removed > 0) {
+            /* Widths hold removed time too: the script's shares need the
+             * frame's own value. */
+            fputs(" data-v=\"", out);
+            put_coord(out, fr->value * scale);
+            fputc('"', out);
+        }
+        fputs("><title>", out);
         svg_text_line(out, label);
         fputc('\n', out);
         if (extra[0]) {
@@ -399,9 +431,16 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
         }
         if (n->inlined)
             fputs("inlined, ", out);
-        put_stats(out, t, fr->node, &o->metric, fr->share);
-        if (baseline)
-            put_diff(out, fr);
+        if (fr->removed) {
+            fputs("only in the baseline: ", out);
+            put_stats(out, baseline, fr->node, base_metric ? base_metric : &o->metric,
+                      base_metric != NULL, fr->base_share);
+            fprintf(out, " of the baseline; removed, -%.2f points", 100 * fr->base_share);
+        } else {
+            put_stats(out, t, fr->node, &o->metric, true, fr->share);
+            if (baseline)
+                put_diff(out, fr);
+        }
         fputs("</title><rect x=\"", out);
         put_coord(out, x);
         fputs("\" y=\"", out);

@@ -21,6 +21,12 @@
  *    pseudo-frames ("[unknown]", "[syscall read]"); with
  *    BASELINE, white to red for frames whose share of the whole grew, white
  *    to blue for those that shrank, the strongest change at full colour.
+ *  - With BASELINE, the paths only the baseline has are drawn as removed
+ *    time (flame.h): frames of class "rm" (dotted, translucent), blue as a
+ *    share shrunk to nothing, their tooltip the baseline's figures.  Every
+ *    frame then carries data-v, its own value in pixels (its width holds
+ *    removed time too), and the search's "Matched" counts those values:
+ *    the new profile's time only.
  *  - O->icicle draws the root at the top, callees below.
  *  - The script: click a frame to zoom (it spans the width, its callers
  *    dimmed above, everything else hidden), "Reset Zoom" or Escape to go

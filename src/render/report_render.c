@@ -378,13 +378,14 @@ static int render_table(FILE *out, const struct report *r, int width)
         format_metric(v, sizeof(v), m, report_base(r, m));
         fprintf(out, "%s of %s (%s %s in all)\n", r->focus == FOCUS_CALLERS ? "callers" : "callees",
                 r->focus_function, v, m->title);
-        if (!r->focus_found) {
-            fprintf(out, "no sample has %s on its stack\n", r->focus_function);
+        /* The command says so on stderr, once. */
+        if (!r->focus_found)
             return 0;
-        }
     }
     fputc('\n', out);
-    bool inclusive = r->focus == FOCUS_NONE && any_inclusive(r);
+    /* With stacks, self and total are both shown even where they agree
+     * (-k thread: a thread is on every frame of its own stacks). */
+    bool inclusive = r->focus == FOCUS_NONE && (r->totals.has_stacks || any_inclusive(r));
     bool samples = m->kind != METRIC_SAMPLES;
     bool energy = r->totals.has_energy && m->kind != METRIC_ENERGY && m->kind != METRIC_POWER;
     struct text_table *t = text_table_new();

@@ -1,9 +1,12 @@
 /* dwfl_reader.c - see dwfl_reader.h */
 #include "symbol/dwfl_reader.h"
 #include "symbol/symbol_alias.h"
+#include "symbol/debug_server.h"
 #include "symbol/demangle.h"
 #include "symbol/addr_table.h"
 #include "symbol/elf_symtab.h"
+#include "symbol/fde_index.h"
+#include "symbol/plt_symbols.h"
 #include "util/xalloc.h"
 
 #include <dwarf.h>
@@ -21,6 +24,9 @@
 #define ENCLOSING_WALK 16
 /* Namespaces and classes nest at most this deep when functions are indexed. */
 #define MAX_NESTING 32
+/* Below every rank symbol_alias_rank() gives: a real symbol at a stub's
+ * address names it. */
+#define PLT_RANK 16
 
 /* A function symbol: libdwfl's answer, sorted once for binary search
  * (dwfl_module_addrinfo() scans the whole table on every call). */
@@ -47,6 +53,10 @@ struct dwfl_reader {
     bool syms_loaded;
     struct symbol_alias *syms;
     size_t nsyms;
+    struct plt_symbols plt; /* owns the names of the stubs in syms */
+    int fetch_error;        /* a debuginfod server's error (errno), 0 if none */
+    bool fdes_loaded;
+    struct fde_index fdes; /* function bounds from the CFI, for unnamed code */
     struct addr_table cus; /* CU DIE offset -> index in cu_ix + 1 */
     struct cu_index *cu_ix;
     size_t ncu, cu_cap;
@@ -71,6 +81,21 @@ static int collect_segments(Elf *elf, struct elf_symtab *out)
     return out->nsegments ? 0 : -1;
 }
 
+/* elfutils' own search (the .build-id tree, .gnu_debuglink, then the
+ * debuginfod servers), remembering how a server failed: libdwfl returns
+ * the client's negative errno as the descriptor. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+                          const char *file_name, const char *debuglink_file,
+                          GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+    struct dwfl_reader *r = *userdata;
+    int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                          debuglink_crc, debuginfo_file_name);
+    if (fd < -1 && r)
+        r->fetch_error = -fd;
+    return fd;
+}
+
 struct dwfl_reader *dwfl_reader_open(const char *path, int fd, char **debuginfo_path,
                                      const char **why)
 {
@@ -78,7 +103,7 @@ struct dwfl_reader *dwfl_reader_open(const char *path, int fd, char **debuginfo_
     r->has_dwarf = -1;
     r->callbacks = (Dwfl_Callbacks){
         .find_elf = dwfl_build_id_find_elf,
-        .find_debuginfo = dwfl_standard_find_debuginfo,
+        .find_debuginfo = find_debuginfo,
         .section_address = dwfl_offline_section_address,
         .debuginfo_path = debuginfo_path,
     };
@@ -101,6 +126,10 @@ struct dwfl_reader *dwfl_reader_open(const char *path, int fd, char **debuginfo_
     *why = "not a readable ELF file";
     if (!r->mod)
         goto fail;
+    void **userdata;
+    dwfl_module_info(r->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+    *userdata = r;
+    debug_server_check_client(r->dwfl);
     Elf *elf = dwfl_module_getelf(r->mod, &r->bias);
     if (!elf)
         goto fail;
@@ -128,11 +157,18 @@ void dwfl_reader_close(struct dwfl_reader *r)
         dwfl_end(r->dwfl);
     free(r->segs.segments);
     free(r->syms);
+    plt_symbols_free(&r->plt);
+    fde_index_free(&r->fdes);
     for (size_t i = 0; i < r->ncu; i++)
         free(r->cu_ix[i].ranges);
     free(r->cu_ix);
     addr_table_free(&r->cus);
     free(r);
+}
+
+int dwfl_reader_fetch_error(const struct dwfl_reader *r)
+{
+    return r->fetch_error;
 }
 
 bool dwfl_reader_has_dwarf(struct dwfl_reader *r)
@@ -153,15 +189,26 @@ static const char *die_string(Dwarf_Die *die, unsigned int name)
     return dwarf_formstring(dwarf_attr_integrate(die, name, &attr));
 }
 
-/* Function and mangled names of FRAME from a symbol or DWARF name. */
+/* Function and mangled names of FRAME from a symbol or DWARF name.  A PLT
+ * stub's name is its target's, demangled, with "@plt" after it. */
 static void set_names(struct sym_frame *frame, const char *linkage, const char *plain,
                       struct strpool *pool)
 {
     const char *raw = linkage && *linkage ? linkage : plain;
-    char *readable = demangle(raw);
+    size_t len = strlen(raw), slen = strlen(PLT_SUFFIX);
+    bool stub = len > slen && strcmp(raw + len - slen, PLT_SUFFIX) == 0;
+    char *target = stub ? xasprintf("%.*s", (int)(len - slen), raw) : NULL;
+    char *readable = demangle(stub ? target : raw);
     frame->mangled = strpool_intern(pool, raw);
-    frame->function = readable ? strpool_intern(pool, readable) : frame->mangled;
+    if (readable && stub) {
+        char *full = xasprintf("%s" PLT_SUFFIX, readable);
+        frame->function = strpool_intern(pool, full);
+        free(full);
+    } else {
+        frame->function = readable ? strpool_intern(pool, readable) : frame->mangled;
+    }
     free(readable);
+    free(target);
 }
 
 static bool set_die_names(struct sym_frame *frame, Dwarf_Die *die, struct strpool *pool)
@@ -226,8 +273,6 @@ static void load_symbols(struct dwfl_reader *r)
 {
     r->syms_loaded = true;
     int n = dwfl_module_getsymtab(r->mod);
-    if (n <= 1)
-        return;
     size_t cap = 0;
     for (int i = 1; i < n; i++) {
         GElf_Sym sym;
@@ -246,6 +291,16 @@ static void load_symbols(struct dwfl_reader *r)
         r->syms[r->nsyms++] = (struct symbol_alias){
             .addr = addr, .size = sym.st_size, .name = name, .rank = symbol_alias_rank(&sym)};
     }
+    GElf_Addr bias;
+    plt_symbols_read(dwfl_module_getelf(r->mod, &bias), &r->plt);
+    for (size_t i = 0; i < r->plt.count; i++) {
+        const struct plt_stub *st = &r->plt.stubs[i];
+        r->syms = xgrow(r->syms, &cap, r->nsyms + 1, sizeof(*r->syms));
+        r->syms[r->nsyms++] = (struct symbol_alias){
+            .addr = st->addr + bias, .size = st->size, .name = st->name, .rank = PLT_RANK};
+    }
+    if (r->nsyms == 0)
+        return;
     qsort(r->syms, r->nsyms, sizeof(*r->syms), symbol_alias_cmp);
     /* One entry per address: the best name, with a size if any alias has. */
     size_t kept = 0;
@@ -431,6 +486,36 @@ static int function_scopes(struct dwfl_reader *r, Dwarf_Addr addr, Dwarf_Die *ou
     return count;
 }
 
+/* --- functions without a name: their call frame information ----------------- */
+
+/* The file offset of module address ADDR, through the PT_LOAD header whose
+ * addresses hold it. */
+static bool file_offset_of(const struct dwfl_reader *r, Dwarf_Addr addr, uint64_t *off)
+{
+    uint64_t vaddr = addr - r->bias;
+    for (size_t i = 0; i < r->segs.nsegments; i++) {
+        const struct elf_segment *seg = &r->segs.segments[i];
+        if (vaddr >= seg->vaddr && vaddr - seg->vaddr < seg->filesz) {
+            *off = vaddr - seg->vaddr + seg->offset;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool dwfl_reader_function_start(struct dwfl_reader *r, uint64_t file_offset, uint64_t *start)
+{
+    uint64_t vaddr, fn;
+    if (elf_symtab_vaddr(&r->segs, file_offset, &vaddr) != 0)
+        return false;
+    if (!r->fdes_loaded) {
+        r->fdes_loaded = true;
+        GElf_Addr bias;
+        fde_index_build(dwfl_module_getelf(r->mod, &bias), &r->fdes);
+    }
+    return fde_index_find(&r->fdes, vaddr, &fn) && file_offset_of(r, fn + r->bias, start);
+}
+
 size_t dwfl_reader_frames(struct dwfl_reader *r, uint64_t file_offset, struct strpool *pool,
                           struct sym_frame *out, size_t max)
 {
@@ -443,7 +528,7 @@ size_t dwfl_reader_frames(struct dwfl_reader *r, uint64_t file_offset, struct st
     /* glibc's .symtab names versioned symbols "clock_gettime@@GLIBC_2.17":
      * the version is not part of the function's name. */
     const char *at = symname ? strchr(symname, '@') : NULL;
-    if (at && at > symname)
+    if (at && at > symname && strcmp(at, PLT_SUFFIX) != 0)
         symname = strpool_intern_len(pool, symname, (size_t)(at - symname));
 
     Dwarf_Die scopes[MAX_SCOPES];

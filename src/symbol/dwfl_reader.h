@@ -27,8 +27,19 @@
  * no ELF symbol the DWARF subprogram names it.  Damaged DWARF gives fewer
  * details, never a crash.
  *
+ * dwfl_reader_function_start() is for an address nothing names (a static
+ * function of a stripped file): the call frame information describes each
+ * function in one FDE (fde_index.h: .eh_frame, which strip keeps, else
+ * .debug_frame), so the FDE holding FILE_OFFSET gives the file offset of
+ * the function's first byte in *START.  False when no FDE holds it (or none maps back to
+ * the file).
+ *
  * dwfl_reader_has_dwarf() tells whether DWARF was found (in the file or a
- * separate debug file), which the persistent cache records.
+ * separate debug file, looked for by elfutils' dwfl_standard_find_debuginfo:
+ * the .build-id tree, .gnu_debuglink, then debuginfod servers, see
+ * debug_server.h), which the persistent cache records.
+ * dwfl_reader_fetch_error() is the errno a debuginfod server's answer
+ * ended with during that search (0: none asked, or it answered).
  */
 #ifndef PTPROF_SYMBOL_DWFL_READER_H
 #define PTPROF_SYMBOL_DWFL_READER_H
@@ -46,7 +57,9 @@ struct dwfl_reader *dwfl_reader_open(const char *path, int fd, char **debuginfo_
                                      const char **why);
 size_t dwfl_reader_frames(struct dwfl_reader *r, uint64_t file_offset, struct strpool *pool,
                           struct sym_frame *out, size_t max);
+bool dwfl_reader_function_start(struct dwfl_reader *r, uint64_t file_offset, uint64_t *start);
 bool dwfl_reader_has_dwarf(struct dwfl_reader *r);
+int dwfl_reader_fetch_error(const struct dwfl_reader *r);
 void dwfl_reader_close(struct dwfl_reader *r);
 
 #endif

@@ -107,7 +107,8 @@ static int collect_segments(Elf *elf, struct elf_symtab *out)
  * into one block so the table does not depend on libelf's memory. */
 static void build_table(struct candidates *c, struct elf_symtab *out)
 {
-    qsort(c->items, c->count, sizeof(*c->items), symbol_alias_cmp);
+    if (c->count > 1) /* a stripped binary may have none: no array at all */
+        qsort(c->items, c->count, sizeof(*c->items), symbol_alias_cmp);
     size_t kept = 0, bytes = 0;
     for (size_t i = 0; i < c->count; i++) {
         if (kept > 0 && c->items[kept - 1].addr == c->items[i].addr) {

@@ -3,10 +3,14 @@
 #include "format/map_index.h"
 #include "symbol/addr_table.h"
 #include "symbol/binary_finder.h"
+#include "symbol/build_id.h"
+#include "symbol/debug_server.h"
 #include "symbol/dwfl_reader.h"
+#include "symbol/jit_symbols.h"
 #include "symbol/progress.h"
 #include "symbol/strpool.h"
 #include "symbol/symcache.h"
+#include "record/maps.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -31,7 +35,9 @@ struct binary {
     uint8_t id[PROF_BUILD_ID_MAX];
     size_t idlen;
     const struct prof_image *image;
-    bool pseudo; /* nothing to read: "[stack]", anonymous memory... */
+    bool pseudo;        /* nothing to read: "[stack]", anonymous memory... */
+    const char *given;  /* the file the user named for it (--binary), or NULL */
+    bool given_differs; /* ...whose build-id is not the recorded one */
     bool open_tried;
     const char *used; /* the file that answers, "" until opened */
     struct dwfl_reader *reader;
@@ -41,17 +47,22 @@ struct binary {
 struct symbolizer {
     const struct profile *p;
     bool progress;
+    const char **given; /* --binary files, interned */
+    size_t ngiven;
+    const char *program; /* the one that is the first process's executable */
     struct strpool *pool;
     struct binary_finder *finder;
     char *cache_dir; /* NULL: no persistent cache */
     struct binary *bins;
     size_t nbins, bins_cap;
-    size_t *bin_of_map;      /* per map, NONE until first used */
-    size_t *id_of_map;       /* per map, the map whose build-id names its file */
-    struct map_index *maps;  /* which map holds a PC, when maps changed */
-    struct addr_table locs;  /* (binary << 1 | return address, offset) -> location */
-    bool from_table;         /* the profile's symbol tables answer */
-    struct addr_table table; /* (pid << 1 | return address, pc) -> location */
+    size_t *bin_of_map;         /* per map, NONE until first used */
+    size_t *id_of_map;          /* per map, the map whose build-id names its file */
+    struct map_index *maps;     /* which map holds a PC, when maps changed */
+    struct addr_table locs;     /* (binary << 1 | return address, offset) -> location */
+    bool from_table;            /* the profile's symbol tables answer */
+    struct addr_table table;    /* (pid << 1 | return address, pc) -> location */
+    struct jit_symbols *jit;    /* names of JIT code the recorder copied */
+    struct addr_table jit_locs; /* (pid << 1 | return address, pc) -> location */
     struct sym_frame unmapped_frame;
     struct sym_location unmapped;
 };
@@ -141,6 +152,68 @@ static size_t image_build_id(const struct prof_image *img, uint8_t *out)
     return n;
 }
 
+/* --- binaries the user named --------------------------------------------- */
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* The path of the first process's executable, as its maps record it. */
+static const char *program_path(const struct profile *p)
+{
+    if (p->nprocesses && p->processes[0].exe && p->processes[0].exe[0])
+        return p->processes[0].exe;
+    uint32_t pid = p->nprocesses ? p->processes[0].pid : 0;
+    for (size_t i = 0; i < p->nmaps; i++)
+        if (p->maps[i].pid == pid && (p->maps[i].perms & MAP_PERM_EXEC) && p->maps[i].path[0] &&
+            p->maps[i].path[0] != '[')
+            return p->maps[i].path;
+    return NULL;
+}
+
+/* Which given file stands for which recorded one: by base name; a file
+ * whose name no map has is the program (one such file only). */
+static void match_given(struct symbolizer *s, const struct symbolizer_options *opts)
+{
+    for (size_t g = 0; opts && g < opts->nbinaries; g++) {
+        const char *path = strpool_intern(s->pool, opts->binaries[g]);
+        bool named = false;
+        for (size_t i = 0; i < s->p->nmaps && !named; i++)
+            named = strcmp(base_name(s->p->maps[i].path), base_name(path)) == 0;
+        if (named) {
+            s->given = xrealloc(s->given, (s->ngiven + 1) * sizeof(*s->given));
+            s->given[s->ngiven++] = path;
+        } else if (!s->program && program_path(s->p)) {
+            s->program = path;
+        } else {
+            pt_warn("--binary %s: the profile has no binary of that name%s", path,
+                    s->program ? " (another one is already the program)" : "");
+        }
+    }
+}
+
+/* The given file for the binary recorded as PATH, or NULL. */
+static const char *given_for(const struct symbolizer *s, const char *path)
+{
+    for (size_t g = 0; g < s->ngiven; g++)
+        if (strcmp(base_name(s->given[g]), base_name(path)) == 0)
+            return s->given[g];
+    const char *prog = s->program ? program_path(s->p) : NULL;
+    if (prog && (strcmp(prog, path) == 0 || strcmp(base_name(prog), base_name(path)) == 0))
+        return s->program;
+    return NULL;
+}
+
+static void use_given(struct binary *b, const char *given)
+{
+    b->given = given;
+    uint8_t id[PROF_BUILD_ID_MAX];
+    int n = build_id_read(given, id, sizeof(id));
+    b->given_differs = b->idlen > 0 && (n != (int)b->idlen || memcmp(id, b->id, b->idlen) != 0);
+}
+
 static size_t binary_of_map(struct symbolizer *s, size_t mi)
 {
     if (s->bin_of_map[mi] != NONE)
@@ -174,6 +247,9 @@ static size_t binary_of_map(struct symbolizer *s, size_t mi)
          * memory, have no file: nothing to read or warn about ([vdso]
          * without an image is a binary we cannot read). */
         bin->pseudo = len == 0 || (path[0] == '[' && !image && strcmp(path, "[vdso]") != 0);
+        const char *given = bin->pseudo || image ? NULL : given_for(s, path);
+        if (given)
+            use_given(bin, given);
     }
     s->bin_of_map[mi] = b;
     return b;
@@ -216,10 +292,27 @@ static struct dwfl_reader *open_image(struct symbolizer *s, struct binary *b)
     return r;
 }
 
+/* The file the user named for B, even of another build (they said so). */
+static void open_given(struct symbolizer *s, struct binary *b)
+{
+    if (b->given_differs)
+        pt_warn("%s: --binary %s is another build than the one profiled (its build-id "
+                "differs); its names may be wrong",
+                b->path, b->given);
+    const char *why;
+    b->reader = dwfl_reader_open(b->given, -1, binary_finder_debuginfo_path(s->finder), &why);
+    if (b->reader)
+        b->used = b->given;
+    else
+        pt_warn("%s: %s; its addresses are shown as %s+0xOFFSET", b->given, why, b->name);
+}
+
 static void open_binary(struct symbolizer *s, struct binary *b)
 {
     b->open_tried = true;
-    if (b->image) {
+    if (b->given) {
+        open_given(s, b);
+    } else if (b->image) {
         b->reader = open_image(s, b);
         b->used = b->path;
     } else if (b->path[0] == '[') {
@@ -266,6 +359,7 @@ static void open_binary(struct symbolizer *s, struct binary *b)
     if (b->reader) {
         symcache_set_path(b->cache, b->used);
         symcache_set_quality(b->cache, dwfl_reader_has_dwarf(b->reader));
+        debug_server_failed(b->path, dwfl_reader_fetch_error(b->reader));
     }
 }
 
@@ -273,13 +367,33 @@ static struct symcache *cache_of(struct symbolizer *s, struct binary *b)
 {
     if (!b->cache) {
         b->cache = symcache_new(s->pool, b->name, b->image ? b->path : "");
-        if (s->cache_dir && b->idlen > 0) {
+        /* Another build's answers are not the recorded build's. */
+        if (s->cache_dir && b->idlen > 0 && !b->given_differs) {
             char *debug = binary_finder_debug_file(s->finder, b->id, b->idlen);
             symcache_load(b->cache, s->cache_dir, b->id, b->idlen, debug != NULL);
             free(debug);
+            /* Answers made without debug info: a server may have it now.
+             * Opening the binary asks; what it brings replaces them. */
+            if (symcache_loaded(b->cache) && !symcache_has_dwarf(b->cache) &&
+                debug_server_enabled() && !b->open_tried)
+                open_binary(s, b);
         }
     }
     return b->cache;
+}
+
+/* "BINARY+0xOFFSET": what names an address, or a function, without a
+ * symbol. */
+static struct sym_frame unnamed_frame(struct symbolizer *s, const struct binary *b, uint64_t off)
+{
+    char *name = xasprintf("%s+0x%llx", b->name, (unsigned long long)off);
+    struct sym_frame f = {.binary = b->name,
+                          .path = b->reader ? b->used : "",
+                          .function = strpool_intern(s->pool, name),
+                          .mangled = "",
+                          .file = ""};
+    free(name);
+    return f;
 }
 
 /* The frames of file offset OFF of B, or NULL when nothing names it. */
@@ -296,6 +410,13 @@ static const struct sym_frame *binary_frames(struct symbolizer *s, struct binary
         return NULL;
     struct sym_frame buf[MAX_FRAMES];
     uint32_t got = (uint32_t)dwfl_reader_frames(b->reader, off, s->pool, buf, MAX_FRAMES);
+    uint64_t start;
+    if (got == 0 && dwfl_reader_function_start(b->reader, off, &start)) {
+        /* No name, but its function's bounds: every address of it gets the
+         * same name, that of its first byte, so its samples add up. */
+        buf[0] = unnamed_frame(s, b, start);
+        got = 1;
+    }
     symcache_add(c, off, buf, got);
     f = symcache_lookup(c, off, n);
     return f && *n ? f : NULL;
@@ -307,32 +428,75 @@ static struct sym_location *unnamed(struct symbolizer *s, const struct binary *b
 {
     struct sym_location *loc = strpool_alloc(s->pool, sizeof(*loc));
     struct sym_frame *f = strpool_alloc(s->pool, sizeof(*f));
-    char *name = xasprintf("%s+0x%llx", b->name, (unsigned long long)off);
-    *f = (struct sym_frame){.binary = b->name,
-                            .path = b->reader ? b->used : "",
-                            .function = strpool_intern(s->pool, name),
-                            .mangled = "",
-                            .file = ""};
-    free(name);
+    *f = unnamed_frame(s, b, off);
     *loc = (struct sym_location){.offset = off, .nframes = 1, .frames = f};
     return loc;
+}
+
+/* Memory that holds no code: a return address there came from a frame
+ * that is not one.  Maps whose permissions are unknown (0) may hold code. */
+static bool holds_no_code(const struct prof_map *m)
+{
+    if (m->perms != 0 && !(m->perms & MAP_PERM_EXEC))
+        return true;
+    return strcmp(m->path, "[heap]") == 0 || strncmp(m->path, "[stack", 6) == 0;
+}
+
+/* The code at PC of process PID by its JIT's name, or NULL.  A return
+ * address is looked up at the call, the byte before it. */
+static const struct sym_location *from_jit(struct symbolizer *s, uint32_t pid, uint64_t pc, bool ra)
+{
+    uint64_t key = (uint64_t)pid << 1 | ra, v;
+    if (addr_table_get(&s->jit_locs, key, pc, &v))
+        return (const struct sym_location *)(uintptr_t)v;
+    const char *name = jit_symbols_find(s->jit, pid, ra && pc > 0 ? pc - 1 : pc);
+    struct sym_location *loc = NULL;
+    if (name) {
+        struct sym_frame *f = strpool_alloc(s->pool, sizeof(*f));
+        const char *n = strpool_intern(s->pool, name);
+        *f = (struct sym_frame){
+            .binary = JIT_BINARY, .path = "", .function = n, .mangled = n, .file = ""};
+        loc = strpool_alloc(s->pool, sizeof(*loc));
+        *loc = (struct sym_location){.offset = pc, .nframes = 1, .frames = f};
+    }
+    addr_table_put(&s->jit_locs, key, pc, (uint64_t)(uintptr_t)loc);
+    return loc;
+}
+
+/* Memory without a file to read, where a JIT may have put code: anonymous
+ * memory, and memory files (memfd), which some JITs map twice. */
+static bool may_hold_jit_code(const struct binary *b)
+{
+    return b->pseudo || strncmp(b->path, "/memfd:", 7) == 0;
 }
 
 static const struct sym_location *from_maps(struct symbolizer *s, uint32_t pid, uint64_t time,
                                             uint64_t pc, bool ra)
 {
     size_t mi = map_index_find(s->maps, pid, pc, time);
-    if (mi == MAP_INDEX_NONE)
-        return &s->unmapped;
+    if (mi == MAP_INDEX_NONE) {
+        /* JIT code mapped after the recorder last read the maps. */
+        const struct sym_location *jit = from_jit(s, pid, pc, ra);
+        return jit ? jit : &s->unmapped;
+    }
     size_t bi = binary_of_map(s, mi);
     const struct prof_map *m = &s->p->maps[mi];
+    struct binary *b = &s->bins[bi];
+    /* Anonymous memory is one binary for every process and mapping: a JIT
+     * name is per process and address, not per offset. */
+    const struct sym_location *jit = may_hold_jit_code(b) ? from_jit(s, pid, pc, ra) : NULL;
+    if (jit)
+        return jit;
     uint64_t off = pc - m->start + m->offset;
-    uint64_t key = (uint64_t)bi << 1 | ra, v;
+    bool garbage = ra && holds_no_code(m);
+    uint64_t key = (uint64_t)bi << 2 | (uint64_t)garbage << 1 | ra, v;
     if (addr_table_get(&s->locs, key, off, &v))
         return (const struct sym_location *)(uintptr_t)v;
-    struct binary *b = &s->bins[bi];
     struct sym_location *loc = NULL;
-    if (!b->pseudo && !s->from_table) {
+    if (garbage) {
+        loc = unnamed(s, b, off);
+        loc->not_code = true;
+    } else if (!b->pseudo && !s->from_table) {
         /* A return address points after the call: the call is the byte
          * before it. */
         uint32_t n;
@@ -380,6 +544,7 @@ static void load_table(struct symbolizer *s)
 
 struct symbolizer *symbolizer_new(const struct profile *p, const struct symbolizer_options *opts)
 {
+    debug_server_begin();
     struct symbolizer *s = xcalloc(1, sizeof(*s));
     s->p = p;
     s->pool = strpool_new();
@@ -391,6 +556,8 @@ struct symbolizer *symbolizer_new(const struct profile *p, const struct symboliz
         .binary = UNMAPPED, .path = "", .function = UNMAPPED, .mangled = "", .file = ""};
     s->unmapped = (struct sym_location){.offset = 0, .nframes = 1, .frames = &s->unmapped_frame};
     index_maps(s);
+    match_given(s, opts);
+    s->jit = jit_symbols_new(p);
     if (p->nlocations > 0) {
         s->from_table = true;
         load_table(s);
@@ -403,7 +570,9 @@ const struct sym_location *symbolizer_resolve(struct symbolizer *s, uint32_t pid
 {
     if (s->from_table) {
         uint64_t v;
-        if (addr_table_get(&s->table, (uint64_t)pid << 1 | return_address, pc, &v))
+        size_t mi = return_address ? map_index_find(s->maps, pid, pc, time_ns) : MAP_INDEX_NONE;
+        bool garbage = mi != MAP_INDEX_NONE && holds_no_code(&s->p->maps[mi]);
+        if (!garbage && addr_table_get(&s->table, (uint64_t)pid << 1 | return_address, pc, &v))
             return (const struct sym_location *)(uintptr_t)v;
     }
     return from_maps(s, pid, time_ns, pc, return_address);
@@ -461,7 +630,10 @@ void symbolizer_free(struct symbolizer *s)
     free(s->id_of_map);
     addr_table_free(&s->locs);
     addr_table_free(&s->table);
+    addr_table_free(&s->jit_locs);
+    jit_symbols_free(s->jit);
     binary_finder_free(s->finder);
+    free(s->given);
     free(s->cache_dir);
     strpool_free(s->pool);
     free(s);

@@ -8,6 +8,7 @@
  *    binary is opened.  Otherwise binaries are found as the profile's maps
  *    name them (absolute paths; base names of the original raw format are
  *    searched in OPTS->search_dirs, then standard library directories),
+ *    unless OPTS->binaries names the file (see symbolizer_options),
  *    checked against the recorded build-id (a mismatch is reported once
  *    per binary and the file is not used), and read with elfutils' libdwfl
  *    (ELF symbols, .symtab or .dynsym for stripped files, DWARF lines and
@@ -20,7 +21,9 @@
  *    the call instruction, not the one after it, is named.  It never fails:
  *    what cannot be named becomes one frame "BINARY+0xOFFSET" (function
  *    set to that, file "" and line 0), and a PC outside every map becomes
- *    "[unmapped]".  One warning per binary that cannot be read.
+ *    "[unmapped]".  One warning per binary that cannot be read.  A return
+ *    address in a mapping that holds no code is marked not_code (its
+ *    frames are those of the mapping, BINARY+0xOFFSET).
  *  - Only unique addresses are resolved (results are memoized), and with
  *    OPTS->cache the results per build-id persist under the XDG cache
  *    directory ($XDG_CACHE_HOME/ptprof or ~/.cache/ptprof), written
@@ -53,11 +56,22 @@ struct sym_location {
     uint64_t offset; /* PC's offset in its binary (file offset), 0 if unmapped */
     uint32_t nframes;
     const struct sym_frame *frames;
+    /* A return address in memory that holds no code (the [heap], the
+     * [stack], a mapping without execute permission): the unwinder read a
+     * frame that is not one, and this frame and those after it are
+     * garbage. */
+    bool not_code;
 };
 
 struct symbolizer_options {
     const char *const *search_dirs;
     size_t nsearch_dirs;
+    /* Files the user named as the profiled binaries (--binary): one stands
+     * for every recorded binary of its base name; one whose name matches
+     * none is the program (the first process's executable).  Used even
+     * when its build-id differs from the recorded one, with a warning. */
+    const char *const *binaries;
+    size_t nbinaries;
     bool cache;    /* use the persistent cache */
     bool progress; /* progress bar on a terminal */
 };

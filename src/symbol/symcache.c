@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #define CACHE_MAGIC "PTSYMC\0\0"
-#define CACHE_VERSION 2u /* 2: one choice among aliases for both symbol readers */
+/* 2: one choice among aliases for both symbol readers; 3: PLT stubs and
+ * unnamed functions (by their FDE) are named */
+#define CACHE_VERSION 3u
 #define FLAG_DWARF 1u
 /* A cache file larger than this is not ours to read in one piece. */
 #define CACHE_MAX_BYTES (1ull << 30)
@@ -111,6 +113,11 @@ void symcache_set_path(struct symcache *c, const char *path)
 bool symcache_loaded(const struct symcache *c)
 {
     return c->loaded;
+}
+
+bool symcache_has_dwarf(const struct symcache *c)
+{
+    return c->has_dwarf;
 }
 
 void symcache_set_quality(struct symcache *c, bool has_dwarf)

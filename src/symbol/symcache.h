@@ -59,6 +59,8 @@ void symcache_set_path(struct symcache *c, const char *path);
 void symcache_set_quality(struct symcache *c, bool has_dwarf);
 /* True when the table was loaded from a file (answers may need no binary). */
 bool symcache_loaded(const struct symcache *c);
+/* True when its entries were made with DWARF. */
+bool symcache_has_dwarf(const struct symcache *c);
 void symcache_save(struct symcache *c);
 void symcache_free(struct symcache *c);
 

@@ -1,5 +1,7 @@
 /*
- * slurp.h - read a whole input file into memory, decompressing it.
+ * slurp.h - read a whole input file into memory, decompressing it, for the
+ * formats that can only be parsed whole (readers that can go record by
+ * record read an instream.h stream instead).
  *
  * Contract: slurp_path() reads PATH, or standard input for "-" (named
  * "<stdin>" in messages), recognises gzip, bzip2 and zstd by their magic
@@ -31,6 +33,7 @@
 #include <stdint.h>
 
 #include "util/compress.h"
+#include "util/instream.h"
 
 /* A limit for readers that have no better one: larger inputs are refused. */
 #if SIZE_MAX > 0xffffffffu
@@ -48,6 +51,9 @@ struct slurp {
 };
 
 int slurp_path(const char *path, size_t max_len, struct slurp *out);
+/* The same for the rest of an open stream (its zero-run limit applies);
+ * the stream stays open, at its end or where the limit stopped it. */
+int slurp_stream(struct instream *in, size_t max_len, struct slurp *out);
 /* The same for an input already in memory: DATA/LEN as read from a file
  * named NAME.  The result is always a copy (the input is not kept). */
 int slurp_buffer_decompress(const char *name, const void *data, size_t len, size_t max_len,

@@ -5,7 +5,8 @@
  * Chromium draws (not blank) without a console message; the page's script
  * runs: a search (?s=) shows the same share as "ptprof report", a zoom
  * (?z=) stretches the chosen frame; a profile diffed against itself is
- * all neutral; hostile names cannot break the page; exit codes.
+ * all neutral, and against a baseline with paths the profile lacks draws
+ * them as removed time; hostile names cannot break the page; exit codes.
  */
 #include "../lib/browser.h"
 #include "../lib/spawn.h"
@@ -128,8 +129,9 @@ static bool frame_box(const char *dom, const char *name, double *x, double *w, c
     while (g > dom && strncmp(g, "<g", 2) != 0)
         g--;
     cls[0] = '\0';
-    if (strncmp(g, "<g class=\"", 10) == 0)
-        sscanf(g + 10, "%63[^\"]", cls);
+    const char *end = strchr(g, '>'), *c = strstr(g, " class=\"");
+    if (c && end && c < end)
+        sscanf(c + 8, "%63[^\"]", cls);
     (void)clen;
     const char *r = strstr(t, "<rect ");
     return r && sscanf(r, "<rect x=\"%lf\" y=\"%*[^\"]\" width=\"%lf\"", x, w) == 2;
@@ -255,6 +257,92 @@ Test(flamegraph_e2e, diff_against_itself_is_neutral_and_icicle_to_stdout)
     spawn_result_free(&r);
     free(svg);
     free(prof);
+}
+
+static char *write_text(const char *name, const char *text)
+{
+    char *p = path_in(name);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    cr_assert_geq(fputs(text, f), 0);
+    cr_assert_eq(fclose(f), 0);
+    return p;
+}
+
+/* Frames only in the baseline are drawn where they were, as removed time:
+ * blue, dotted, as wide as their share of the baseline applied to the new
+ * profile, and the search counts only the new profile's time. */
+Test(flamegraph_e2e, diff_draws_what_only_the_baseline_has_as_removed_time)
+{
+    /* Baseline: gone (with a callee) holds half; now: fresh took a fifth. */
+    char *base = write_text("base.folded", "main;a 50\nmain;gone;deeper 30\nmain;gone 20\n");
+    char *now = write_text("now.folded", "main;a 80\nmain;fresh 20\n");
+    char *svg = path_in("removed.svg");
+    const char *args[] = {"flamegraph", now, "--diff", base, "-k", "procedure", "-o", svg, NULL};
+    struct spawn_result r;
+    ptprof_ok(&r, args);
+    spawn_result_free(&r);
+    expect_well_formed(svg);
+    char *text = test_read_file(svg, NULL);
+    cr_assert_not_null(text);
+    cr_expect(strstr(text, "dotted: only in the baseline (removed time)"), "the legend says so");
+
+    struct browser_page pg;
+    open_clean(svg, NULL, &pg);
+    double ax, aw, x, w, mx, mw;
+    char cls[64];
+    cr_assert(frame_box(pg.dom, "all", &ax, &aw, cls, sizeof(cls)), "%.2000s", pg.dom);
+    cr_assert(frame_box(pg.dom, "gone", &x, &w, cls, sizeof(cls)), "gone is drawn: %.3000s",
+              pg.dom);
+    cr_expect_str_eq(cls, "rm", "gone is marked removed");
+    /* 100 samples now, plus gone's 50 % of the baseline as 50 removed. */
+    cr_expect_float_eq(w / aw, 50.0 / 150, 0.002, "gone: %g of %g px", w, aw);
+    cr_assert(frame_box(pg.dom, "main", &mx, &mw, cls, sizeof(cls)));
+    cr_expect_float_eq(x + w, mx + mw, 0.15, "gone ends where main ends, after its children");
+    cr_assert(frame_box(pg.dom, "deeper", &x, &w, cls, sizeof(cls)), "gone's callee too");
+    cr_expect_float_eq(w / aw, 30.0 / 150, 0.002);
+    cr_assert(frame_box(pg.dom, "fresh", &x, &w, cls, sizeof(cls)));
+    cr_expect_str_eq(cls, "", "fresh is in the new profile");
+    cr_expect_float_eq(w / aw, 20.0 / 150, 0.002);
+    /* What a person sees: a blue box in the screenshot. */
+    cr_expect_geq(pg.stats.colours, 4, "red, blue and grey frames");
+    const char *g = strstr(pg.dom, "<title>gone\n");
+    cr_assert_not_null(g);
+    cr_expect(strstr(g, "only in the baseline: 50 samples") == g + 12, "%.200s", g);
+    const char *fill = strstr(g, "fill=\"#");
+    cr_assert_not_null(fill);
+    unsigned rr, gg, bb;
+    cr_assert_eq(sscanf(fill + 7, "%2x%2x%2x", &rr, &gg, &bb), 3);
+    cr_expect(bb == 255 && rr < 255, "removed time is blue: %.13s", fill);
+    browser_page_free(&pg);
+
+    /* The search counts the new profile's time only: fresh 20 %, gone 0. */
+    open_clean(svg, "?s=fresh", &pg);
+    const char *m = strstr(pg.dom, "Matched: ");
+    cr_assert_not_null(m, "%.2000s", pg.dom);
+    cr_expect_float_eq(strtod(m + 9, NULL), 20.0, 0.05, "%.20s", m);
+    browser_page_free(&pg);
+    open_clean(svg, "?s=gone", &pg);
+    m = strstr(pg.dom, "Matched: ");
+    cr_assert_not_null(m);
+    cr_expect_float_eq(strtod(m + 9, NULL), 0.0, 0.01, "%.20s", m);
+    browser_page_free(&pg);
+
+    /* Zoom on the removed frame: it spans the width like any other. */
+    long k = frame_index(text, "gone");
+    cr_assert_gt(k, 0);
+    char suffix[32];
+    snprintf(suffix, sizeof(suffix), "?z=%ld", k);
+    open_clean(svg, suffix, &pg);
+    cr_assert(frame_box(pg.dom, "gone", &x, &w, cls, sizeof(cls)));
+    cr_expect_float_eq(w, 1180, 0.05, "zoomed removed frame spans the width");
+    cr_assert(frame_box(pg.dom, "fresh", &x, &w, cls, sizeof(cls)));
+    cr_expect_str_eq(cls, "h", "fresh is beside it: hidden");
+    browser_page_free(&pg);
+    free(text);
+    free(svg);
+    free(now);
+    free(base);
 }
 
 Test(flamegraph_e2e, gperftools_profile_from_libprofiler)

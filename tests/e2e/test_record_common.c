@@ -2,9 +2,13 @@
 #include "test_record_common.h"
 
 #include <criterion/criterion.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void run_argv(struct spawn_result *res, const char *const *argv, const char *const *env,
               const char *cwd, double timeout_s)
@@ -82,10 +86,38 @@ const struct pperf_map *profile_map_for(const struct pperf_profile *prof, const 
 {
     for (uint32_t i = 0; i < prof->nmaps; i++) {
         const struct pperf_map *m = &prof->maps[i];
-        if (strcmp(m->label, label) == 0 && pc >= m->address && pc - m->address < m->size)
+        const char *slash = strrchr(m->label, '/');
+        const char *base = slash ? slash + 1 : m->label;
+        if (strcmp(base, label) == 0 && pc >= m->address && pc - m->address < m->size)
             return m;
     }
     return NULL;
+}
+
+uint64_t original_file_address(uint64_t start, const struct elf_symtab *tab, bool et_exec,
+                               uint64_t pc)
+{
+    if (et_exec)
+        return pc;
+    for (size_t i = 0; i < tab->nsegments; i++)
+        if (tab->segments[i].flags & PF_X)
+            return pc - start + tab->segments[i].vaddr;
+    cr_assert_fail("%s has no executable PT_LOAD", tab->path);
+    return 0;
+}
+
+bool elf_is_et_exec(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    cr_assert_geq(fd, 0, "open %s", path);
+    elf_version(EV_CURRENT);
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+    GElf_Ehdr eh;
+    cr_assert(elf && gelf_getehdr(elf, &eh), "%s is not ELF", path);
+    bool et_exec = eh.e_type == ET_EXEC;
+    elf_end(elf);
+    close(fd);
+    return et_exec;
 }
 
 int count_occurrences(const char *text, const char *needle)

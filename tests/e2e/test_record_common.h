@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "interop/pperf.h"
+#include "symbol/elf_symtab.h"
 #include "../lib/spawn.h"
 
 /* "ptprof record" writing the original raw format, which these tests read
@@ -29,9 +30,18 @@ void run_argv(struct spawn_result *res, const char *const *argv, const char *con
  * go back, and no sample lists a thread twice. */
 void load_valid_profile(const char *path, struct pperf_profile *prof);
 
-/* The map entry labelled LABEL that contains PC, or NULL. */
+/* The map entry of the file named LABEL (its base name) that contains PC,
+ * or NULL. */
 const struct pperf_map *profile_map_for(const struct pperf_profile *prof, const char *label,
                                         uint64_t pc);
+
+/* The file address of PC in a map entry starting at START, by the original
+ * post-processing's rule: pc - start + the p_vaddr of the first executable
+ * PT_LOAD of the entry's file (TAB), or PC itself when the file is ET_EXEC
+ * (elf_is_et_exec). */
+uint64_t original_file_address(uint64_t start, const struct elf_symtab *tab, bool et_exec,
+                               uint64_t pc);
+bool elf_is_et_exec(const char *path);
 
 /* Occurrences of NEEDLE in TEXT. */
 int count_occurrences(const char *text, const char *needle);

@@ -105,7 +105,7 @@ struct last_cpu {
     uint64_t cpu_ns;
 };
 
-static void attribute(const struct pperf_profile *prof, const struct elf_symtab *tab,
+static void attribute(const struct pperf_profile *prof, const struct elf_symtab *tab, bool et_exec,
                       const char *label, uint32_t main_tid, struct attribution *a)
 {
     memset(a, 0, sizeof(*a));
@@ -142,7 +142,8 @@ static void attribute(const struct pperf_profile *prof, const struct elf_symtab 
 
             int f = -1;
             if (map) {
-                uint64_t addr = th->pc - map->address + tab->load_vaddr;
+                /* Placed as the original's post-processing does. */
+                uint64_t addr = original_file_address(map->address, tab, et_exec, th->pc);
                 const struct elf_symbol *sym = elf_symtab_lookup(tab, addr);
                 f = sym ? func_index(sym->name) : -1;
             }
@@ -206,7 +207,7 @@ static void check_shares(int threads)
     struct elf_symtab tab;
     cr_assert_eq(elf_symtab_load(shares, &tab), 0, "cannot read symbols of %s", shares);
     struct attribution a;
-    attribute(&prof, &tab, "shares", (uint32_t)pid, &a);
+    attribute(&prof, &tab, elf_is_et_exec(shares), "shares", (uint32_t)pid, &a);
 
     cr_assert_gt(a.main_total, 0, "no sample of the main thread (tid %d) running", pid);
     cr_expect_geq(a.main_in_map / a.main_total, 0.95,

@@ -2,7 +2,8 @@
  * test_report_html.c - "ptprof report --html" on real recordings: the page
  * is well-formed (xmllint), renders in headless Chromium without a console
  * message, shows what the text report shows, sorts its table in the
- * browser, and with two runs compares them.
+ * browser, and with two runs compares them; one walk per file feeds the
+ * table and both figures, so a profile on standard input gets them all.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -151,4 +152,36 @@ Test(report_html, unwritable_destination_fails_and_leaves_nothing)
     cr_expect_not_null(strstr(res.err, "/nonexistent-dir/r.html"), "%s", res.err);
     spawn_result_free(&res);
     free(ptprof);
+}
+
+/* Each file is read once for the table, the flame graph and the timeline:
+ * a profile piped in (it cannot be read twice) gets the whole page. */
+Test(report_html, a_profile_on_standard_input_gets_every_figure)
+{
+    size_t len;
+    char *profile = test_read_file(runs[0].path, &len);
+    cr_assert_not_null(profile);
+    char *page = test_path(dir, "stdin.html"), *exe = build_ptprof();
+    struct spawn_opts o = {
+        .argv = (const char *[]){exe, "report", "-", "-k", "procedure", "--html", page, NULL},
+        .input = profile,
+        .input_len = len,
+        .timeout_s = 120,
+    };
+    struct spawn_result res;
+    spawn_run(&o, &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "%s\n%s", spawn_status_text(res.status), res.err);
+    cr_expect_eq(res.err_len, 0, "no message expected: %s", res.err);
+    spawn_result_free(&res);
+    char *html = test_read_file(page, NULL);
+    cr_assert_not_null(html);
+    cr_expect_not_null(strstr(html, ">hot</td>"), "no row for hot()");
+    cr_expect_not_null(strstr(html, "<section id=\"flame\">"), "no flame graph");
+    cr_expect_not_null(strstr(html, "<section id=\"timeline\">"), "no timeline");
+    cr_expect_eq(count_occurrences(html, "data:image/svg+xml;base64,PD94bWwg"), 2,
+                 "two embedded SVG documents");
+    free(html);
+    free(exe);
+    free(page);
+    free(profile);
 }

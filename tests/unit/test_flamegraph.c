@@ -90,7 +90,8 @@ struct drawn {
     char name[128];
     double x, y, w;
     char fill[16];
-    bool inlined;
+    bool inlined, removed;
+    double value; /* data-v: the frame's own value in pixels (its width if none) */
     char title[512];
 };
 
@@ -103,9 +104,15 @@ static size_t parse_frames(const char *svg, struct drawn *out, size_t max)
         p++;
         struct drawn *d = &out[n];
         memset(d, 0, sizeof(*d));
-        d->inlined = strncmp(p, "<g class=\"i\">", 13) == 0;
         const char *t = strstr(p, "<title>"), *te = strstr(p, "</title>");
         cr_assert(t && te && te > t);
+        char cls[32] = "";
+        const char *c = strstr(p, " class=\""), *v = strstr(p, " data-v=\"");
+        if (c && c < t)
+            sscanf(c + 8, "%31[^\"]", cls);
+        d->inlined = strcmp(cls, "i") == 0 || strncmp(cls, "i ", 2) == 0;
+        d->removed = strstr(cls, "rm") != NULL;
+        d->value = v && v < t ? strtod(v + 9, NULL) : -1;
         t += 7;
         size_t tl =
             (size_t)(te - t) < sizeof(d->title) - 1 ? (size_t)(te - t) : sizeof(d->title) - 1;
@@ -120,6 +127,8 @@ static size_t parse_frames(const char *svg, struct drawn *out, size_t max)
                             "fill=\"%15[^\"]\"",
                             &d->x, &d->y, &d->w, d->fill),
                      4, "frame %zu: %.200s", n, te);
+        if (d->value < 0)
+            d->value = d->w;
         n++;
     }
     return n;
@@ -291,17 +300,36 @@ Test(flamegraph, diff_colours_follow_the_change_of_share)
     struct flame f;
     cr_assert_eq(flame_build(&f, now.t, metric_builtin(METRIC_CPU), 0, base.t), 0);
     cr_expect_float_eq(f.gone_share, 0.1, 1e-12, "gone held 10%% of the baseline");
+    /* Removed time in the new profile's units: 10 % of its 2 s. */
+    cr_expect_float_eq(f.removed, 0.2, 1e-9);
+    cr_expect_float_eq(f.span, 2.2, 1e-9);
     flame_free(&f);
 
     struct flamegraph_options o = {.metric = *metric_builtin(METRIC_CPU)};
     char *svg = render(now.t, base.t, &o, NULL);
     struct drawn d[16];
     size_t n = parse_frames(svg, d, 16);
+    int r, g, bl;
     const struct drawn *b = find(d, n, "b"), *c = find(d, n, "c"), *fresh = find(d, n, "fresh"),
                        *same = find(d, n, "same"), *all = find(d, n, "all");
-    cr_assert(b && c && fresh && same && all, "%s", svg);
-    cr_expect_null(find(d, n, "gone"), "no width in the new profile");
-    int r, g, bl;
+    const struct drawn *gone = find(d, n, "gone"), *main_ = find(d, n, "main");
+    cr_assert(b && c && fresh && same && all && main_, "%s", svg);
+    /* gone is drawn as removed time: where it was (on main, after main's
+     * own children), as wide as its 10 %% of the baseline applied to the
+     * new profile, which widens main and the root by as much. */
+    cr_assert_not_null(gone, "the frame only in the baseline is drawn: %s", svg);
+    cr_expect(gone->removed && !c->removed && !all->removed, "only gone is removed");
+    cr_expect_float_eq(gone->w / all->w, 0.2 / 2.2, 1e-3, "gone's width: %g of %g", gone->w,
+                       all->w);
+    cr_expect_float_eq(main_->w / all->w, 2.0 / 2.2, 1e-3, "main holds 1.8 s and gone's 0.2 s");
+    cr_expect_float_eq(gone->x, main_->x + main_->w - gone->w, 0.15, "after main's children");
+    cr_expect_lt(gone->y, main_->y, "above main, its caller");
+    cr_expect_float_eq(gone->value, 0, 1e-9, "no time of the new profile");
+    cr_expect_float_eq(all->value / all->w, 2.0 / 2.2, 1e-3, "the root's own value is 2 s");
+    rgb(gone->fill, &r, &g, &bl);
+    cr_expect(bl == 255 && r < 255 && g == r, "gone shrank to nothing: blue, not %s", gone->fill);
+    cr_expect(strstr(gone->title, "only in the baseline: 10 samples"), "%s", gone->title);
+    cr_expect(strstr(gone->title, "removed, -10.00 points"), "%s", gone->title);
     rgb(b->fill, &r, &g, &bl);
     cr_expect(r == 255 && g < 255 && bl == g, "b grew from 40%% to 70%%: red, not %s", b->fill);
     int r2, g2, b2;

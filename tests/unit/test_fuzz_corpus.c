@@ -11,6 +11,7 @@
 #include "util/slurp.h"
 
 #include "../lib/corpus.h"
+#include "../lib/spawn.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -28,6 +29,7 @@
 #define GPERFTOOLS_CORPUS "tests/fuzz/corpus/gperftools"
 #define PBIN_CORPUS "tests/fuzz/corpus/pbin"
 #define GMON_CORPUS "tests/fuzz/corpus/gmon"
+#define LOAD_CORPUS "tests/fuzz/corpus/load"
 
 /* Counts of what a replay saw, by the kind its file name promises. */
 struct tally {
@@ -400,4 +402,89 @@ Test(fuzz_corpus, gmon_inputs_load_or_fail_cleanly)
     corpus_replay(GMON_CORPUS, replay_gmon, &t);
     cr_expect_gt(t.valid, 0, "no valid-* file in %s", GMON_CORPUS);
     cr_expect_gt(t.damaged, 0, "no bad-* file in %s", GMON_CORPUS);
+}
+
+/* --- any file: detection, bounds, and the format a file resembles ---------- */
+
+/* The fuzz target's limit for formats read whole. */
+#define LOAD_FUZZ_MAX_LEN ((size_t)16 << 20)
+
+/* A message "NAME: offset N: ...", "NAME: decompressed offset N: ...",
+ * "NAME:LINE: ..." or "NAME: the file is empty ..." somewhere in TEXT. */
+static bool names_where(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *at = strstr(text, name); at; at = strstr(at + 1, name)) {
+        const char *r = at + n;
+        if (r[0] != ':')
+            continue;
+        if ((r[1] >= '0' && r[1] <= '9') || strncmp(r + 1, " offset ", 8) == 0 ||
+            strncmp(r + 1, " decompressed offset ", 21) == 0 ||
+            strncmp(r + 1, " the file is empty", 18) == 0)
+            return true;
+    }
+    return false;
+}
+
+struct load_both {
+    const struct corpus_file *f;
+    struct profile mem, file;
+    int mem_rc, file_rc;
+};
+
+static int load_both_ways(void *arg)
+{
+    struct load_both *b = arg;
+    struct profile_file pf;
+    b->mem_rc = profile_file_read_memory(b->f->name, b->f->data, b->f->len, LOAD_FUZZ_MAX_LEN, &pf);
+    if (b->mem_rc == 0) {
+        b->mem_rc = profile_parse(&pf, &b->mem);
+        profile_file_free(&pf);
+    } else {
+        profile_init(&b->mem);
+    }
+    b->file_rc = profile_load(b->f->path, &b->file);
+    return 0;
+}
+
+/* valid-* load whole; trunc-* load, marked truncated; bad-* fail with a
+ * message naming the file and where.  From memory and from the file alike. */
+static void replay_load(const struct corpus_file *f, void *ctx)
+{
+    struct tally *t = ctx;
+    struct load_both b = {.f = f};
+    int ignored;
+    char *text = test_capture_stderr(load_both_ways, &b, &ignored);
+    cr_expect_eq(b.mem_rc, b.file_rc, "%s: from memory %d, from the file %d: %s", f->path, b.mem_rc,
+                 b.file_rc, text);
+    if (f->must_load) {
+        cr_expect(b.mem_rc == 0 && !b.mem.truncated, "%s does not load whole: %s", f->path, text);
+        t->valid += b.mem_rc == 0;
+    } else if (strncmp(f->name, "trunc-", 6) == 0) {
+        cr_expect(b.mem_rc == 0 && b.mem.truncated, "%s: not a truncated profile: %s", f->path,
+                  text);
+        t->damaged += b.mem_rc == 0;
+    } else if (strncmp(f->name, "bad-", 4) == 0) {
+        cr_expect_neq(b.mem_rc, 0, "%s loads", f->path);
+        cr_expect(names_where(text, f->name), "%s: the message does not say where: %s", f->path,
+                  text);
+        t->damaged++;
+    }
+    if (b.mem_rc == 0 && b.file_rc == 0) {
+        cr_expect_eq(b.mem.nsamples, b.file.nsamples, "%s", f->path);
+        cr_expect_eq(b.mem.truncated, b.file.truncated, "%s", f->path);
+    } else {
+        cr_expect_eq(b.mem.nsamples, 0, "%s", f->path);
+    }
+    profile_free(&b.mem);
+    profile_free(&b.file);
+    free(text);
+}
+
+Test(fuzz_corpus, any_input_loads_or_says_where_it_is_wrong)
+{
+    struct tally t = {0};
+    corpus_replay(LOAD_CORPUS, replay_load, &t);
+    cr_expect_gt(t.valid, 0, "no valid-* file in %s", LOAD_CORPUS);
+    cr_expect_gt(t.damaged, 0, "no bad-* or trunc-* file in %s", LOAD_CORPUS);
 }

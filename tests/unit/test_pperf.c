@@ -1,4 +1,5 @@
 /* test_pperf.c - interop/pperf.h: the original sampler's raw format. */
+#include "../lib/pperf_legacy.h"
 #include "../lib/spawn.h"
 #include "interop/pperf.h"
 
@@ -13,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* --- helpers ------------------------------------------------------------- */
@@ -728,64 +730,65 @@ static size_t convert(const char *text, struct pperf_map **out)
     return n;
 }
 
-Test(pperf_maps, a_pie_program_with_libc_ldso_and_vdso)
+/* One entry per executable mapping of a file, exactly as its r-x line
+ * says; nothing bracketed, nothing anonymous, no data file. */
+Test(pperf_maps, a_pie_program_with_libc_and_ldso_and_no_pseudo_mapping)
 {
     struct pperf_map *m = NULL;
     size_t n = convert(pie_maps, &m);
-    cr_assert_eq(n, 4);
-    /* the executable: base at its offset-0 mapping, size to the end of r-x */
-    cr_assert_eq(m[0].address, 0x5555555d4000ULL);
-    cr_assert_eq(m[0].size, 0x7000ULL);
-    cr_assert_str_eq(m[0].label, "demo-pie");
-    cr_assert_eq(m[1].address, 0x7ffff7d83000ULL);
-    cr_assert_eq(m[1].size, 0x1bd000ULL);
-    cr_assert_str_eq(m[1].label, "libc.so.6");
-    cr_assert_eq(m[2].address, 0x7ffff7fc1000ULL);
-    cr_assert_eq(m[2].size, 0x2000ULL);
-    cr_assert_str_eq(m[2].label, "[vdso]");
-    cr_assert_eq(m[3].address, 0x7ffff7fc3000ULL);
-    cr_assert_eq(m[3].size, 0x2c000ULL);
-    cr_assert_str_eq(m[3].label, "ld-linux-x86-64.so.2");
+    cr_assert_eq(n, 3);
+    cr_assert_eq(m[0].address, 0x5555555d6000ULL);
+    cr_assert_eq(m[0].size, 0x5000ULL);
+    cr_assert_str_eq(m[0].label, "/opt/demo/bin/demo-pie");
+    cr_assert_eq(m[1].address, 0x7ffff7dab000ULL);
+    cr_assert_eq(m[1].size, 0x195000ULL);
+    cr_assert_str_eq(m[1].label, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+    cr_assert_eq(m[2].address, 0x7ffff7fc5000ULL);
+    cr_assert_eq(m[2].size, 0x2a000ULL);
+    cr_assert_str_eq(m[2].label, "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
     for (size_t i = 0; i < n; i++)
         for (size_t k = strlen(m[i].label); k < PPERF_LABEL_SIZE; k++)
             cr_assert_eq(m[i].label[k], 0);
     free(m);
 }
 
-Test(pperf_maps, deleted_files_twice_loaded_files_and_orphan_pieces)
+Test(pperf_maps, deleted_files_twice_loaded_files_and_code_pieces)
 {
     const char *text =
-        /* a library replaced on disk while loaded */
+        /* a library replaced on disk while loaded: the label is the line's */
         "7f0000000000-7f0000001000 r--p 00000000 08:01 11 /tmp/build/libhot.so (deleted)\n"
         "7f0000001000-7f0000003000 r-xp 00001000 08:01 11 /tmp/build/libhot.so (deleted)\n"
-        /* the same file loaded twice (dlmopen): two loads, two entries */
+        /* the same file loaded twice (dlmopen): two mappings, two entries */
         "7f0000010000-7f0000011000 r-xp 00000000 08:01 12 /lib/libtwice.so\n"
         "7f0000011000-7f0000012000 rw-p 00001000 08:01 12 /lib/libtwice.so\n"
         "7f0000020000-7f0000021000 r-xp 00000000 08:01 12 /lib/libtwice.so\n"
-        /* code of a file whose offset-0 mapping is absent: no base known */
+        /* code of a file whose offset-0 mapping is absent still counts */
         "7f0000030000-7f0000031000 r-xp 00005000 08:01 13 /lib/partial.so\n"
-        /* same path, other inode: a new file, not a continuation */
-        "7f0000040000-7f0000041000 r--p 00000000 08:01 14 /lib/libswap.so\n"
-        "7f0000041000-7f0000042000 r-xp 00001000 08:01 15 /lib/libswap.so\n"
-        /* executable anonymous memory (a JIT) and the legacy vsyscall page */
+        /* executable and writable is executable */
+        "7f0000040000-7f0000041000 rwxp 00001000 08:01 15 /lib/libtextrel.so\n"
+        /* executable anonymous memory (a JIT), the vDSO, the vsyscall page */
         "7f0000050000-7f0000051000 rwxp 00000000 00:00 0 \n"
+        "7f0000060000-7f0000062000 r-xp 00000000 00:00 0 [vdso]\n"
         "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n";
     struct pperf_map *m = NULL;
     size_t n = convert(text, &m);
-    cr_assert_eq(n, 3);
-    cr_assert_eq(m[0].address, 0x7f0000000000ULL);
-    cr_assert_eq(m[0].size, 0x3000ULL);
-    cr_assert_str_eq(m[0].label, "libhot.so");
-    cr_assert_eq(m[1].address, 0x7f0000010000ULL);
-    cr_assert_eq(m[1].size, 0x1000ULL);
-    cr_assert_str_eq(m[1].label, "libtwice.so");
-    cr_assert_eq(m[2].address, 0x7f0000020000ULL);
-    cr_assert_eq(m[2].size, 0x1000ULL);
-    cr_assert_str_eq(m[2].label, "libtwice.so");
+    cr_assert_eq(n, 5);
+    static const struct pperf_map want[] = {
+        {0x7f0000001000ULL, 0x2000ULL, "/tmp/build/libhot.so (deleted)"},
+        {0x7f0000010000ULL, 0x1000ULL, "/lib/libtwice.so"},
+        {0x7f0000020000ULL, 0x1000ULL, "/lib/libtwice.so"},
+        {0x7f0000030000ULL, 0x1000ULL, "/lib/partial.so"},
+        {0x7f0000040000ULL, 0x1000ULL, "/lib/libtextrel.so"},
+    };
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(m[i].address, want[i].address, "entry %zu", i);
+        cr_assert_eq(m[i].size, want[i].size, "entry %zu", i);
+        cr_assert_str_eq(m[i].label, want[i].label, "entry %zu", i);
+    }
     free(m);
 }
 
-Test(pperf_maps, long_base_names_are_cut_and_nothing_gives_null)
+Test(pperf_maps, long_paths_are_cut_and_nothing_gives_null)
 {
     char text[1024];
     char name[400];
@@ -795,9 +798,206 @@ Test(pperf_maps, long_base_names_are_cut_and_nothing_gives_null)
     struct pperf_map *m = NULL;
     cr_assert_eq(convert(text, &m), 1);
     cr_assert_eq(strlen(m[0].label), PPERF_LABEL_SIZE - 1);
+    cr_assert_eq(strncmp(m[0].label, "/x/nnn", 6), 0, "the path's first bytes are kept");
     free(m);
 
     m = (struct pperf_map *)1;
-    cr_assert_eq(convert("1000-2000 rw-p 00000000 00:00 0 [heap]\n", &m), 0);
+    cr_assert_eq(convert("1000-2000 rw-p 00000000 00:00 0 [heap]\n"
+                         "3000-4000 r-xp 00000000 00:00 0 [vdso]\n"
+                         "5000-6000 r--p 00000000 08:01 7 /usr/share/fonts/a.ttf\n",
+                         &m),
+                 0);
     cr_assert_null(m);
+}
+
+/* --- placing map entries in their files ----------------------------------- */
+
+/* This process's maps, as the kernel gives them. */
+static void own_maps(struct map_list *ml)
+{
+    cr_assert_eq(maps_read(getpid(), ml), 0, "maps_read: %s", strerror(errno));
+}
+
+/* The r-x file line of ML holding PC, or NULL. */
+static const struct map_entry *exec_line_of(const struct map_list *ml, uint64_t pc)
+{
+    for (size_t i = 0; i < ml->count; i++) {
+        const struct map_entry *e = &ml->entries[i];
+        if ((e->perms & MAP_PERM_EXEC) && e->path[0] == '/' && pc >= e->start && pc < e->end)
+            return e;
+    }
+    return NULL;
+}
+
+/* The file offset of PC through table M placed as P: what the symbolizer
+ * computes from the profile's maps.  Fails when no entry holds PC. */
+static uint64_t placed_offset(const struct pperf_map *m, const struct pperf_place *p, size_t n,
+                              uint64_t pc)
+{
+    for (size_t i = 0; i < n; i++)
+        if (pc >= m[i].address && pc - m[i].address < m[i].size)
+            return pc - m[i].address + p[i].offset;
+    cr_assert_fail("no map entry holds 0x%" PRIx64, pc);
+    return 0;
+}
+
+static struct pperf_place *place(struct pperf_map *maps, size_t n)
+{
+    struct pperf_profile in = {.nmaps = (uint32_t)n, .maps = maps};
+    struct pperf_place *out = calloc(n ? n : 1, sizeof(*out));
+    cr_assert_not_null(out);
+    pperf_place_maps("self.pperf", &in, NULL, 0, out);
+    return out;
+}
+
+/* Code of this executable and of libc, at run time. */
+static uint64_t own_code(void)
+{
+    return (uint64_t)(uintptr_t)&own_maps;
+}
+
+static uint64_t libc_code(void)
+{
+    return (uint64_t)(uintptr_t)&clock_gettime;
+}
+
+/* The table the original writes for this very process: every entry is an
+ * executable mapping, and its offset is the one the kernel reports for it
+ * (some twenty libraries, linked every which way). */
+Test(pperf_place, the_originals_table_of_this_process_is_placed_as_the_kernel_mapped_it)
+{
+    struct map_list ml = {0};
+    own_maps(&ml);
+    struct pperf_map *m = NULL;
+    size_t n = pperf_maps_from_proc(&ml, &m);
+    cr_assert_geq(n, 3, "this test, libc and ld.so at least");
+    struct pperf_place *p = place(m, n);
+
+    size_t k = 0, nonzero = 0;
+    for (size_t i = 0; i < ml.count; i++) {
+        const struct map_entry *e = &ml.entries[i];
+        if (!(e->perms & MAP_PERM_EXEC) || e->path[0] != '/')
+            continue;
+        cr_assert_lt(k, n);
+        cr_assert_eq(m[k].address, e->start);
+        cr_assert_eq(p[k].form, PPERF_ENTRY_MAPPING, "%s", e->path);
+        cr_assert_eq(p[k].offset, e->offset, "%s: offset 0x%" PRIx64 ", the kernel says 0x%" PRIx64,
+                     e->path, p[k].offset, e->offset);
+        nonzero += e->offset != 0;
+        k++;
+    }
+    cr_assert_eq(k, n);
+    cr_assert_gt(nonzero, 0, "no file here has its code past offset 0: the test proves nothing");
+    free(p);
+    free(m);
+    maps_clear(&ml);
+}
+
+/* ptprof 0.2.0's table for the same process: load bases, base names and
+ * [vdso]; the placed offsets of real code agree with the kernel's. */
+Test(pperf_place, ptprof_020_table_of_this_process_is_placed_at_load_bases)
+{
+    struct map_list ml = {0};
+    own_maps(&ml);
+    struct pperf_map *legacy = NULL, *orig = NULL;
+    size_t nl = legacy_pperf_maps(&ml, &legacy), no = pperf_maps_from_proc(&ml, &orig);
+    struct pperf_place *pl = place(legacy, nl), *po = place(orig, no);
+    for (size_t i = 0; i < nl; i++) {
+        cr_assert_eq(pl[i].form, PPERF_ENTRY_LOAD, "%s", legacy[i].label);
+        cr_assert_eq(pl[i].offset, 0, "%s", legacy[i].label);
+    }
+    const uint64_t pcs[] = {own_code(), libc_code()};
+    for (size_t i = 0; i < 2; i++) {
+        const struct map_entry *e = exec_line_of(&ml, pcs[i]);
+        cr_assert_not_null(e);
+        uint64_t truth = pcs[i] - e->start + e->offset;
+        cr_assert_eq(placed_offset(orig, po, no, pcs[i]), truth, "%s, original table", e->path);
+        cr_assert_eq(placed_offset(legacy, pl, nl, pcs[i]), truth, "%s, 0.2.0 table", e->path);
+    }
+    free(pl);
+    free(po);
+    free(legacy);
+    free(orig);
+    maps_clear(&ml);
+}
+
+/* NEEDLE occurs in TEXT exactly once. */
+static bool said_once(const char *text, const char *needle)
+{
+    const char *at = strstr(text, needle);
+    return at && !strstr(at + 1, needle);
+}
+
+struct place_call {
+    struct pperf_map *maps;
+    size_t n;
+    struct pperf_place *out;
+};
+
+static int place_quietly(void *arg)
+{
+    struct place_call *c = arg;
+    c->out = place(c->maps, c->n);
+    return 0;
+}
+
+/* A file of the original's form that cannot be read, or whose size fits
+ * none of its segments, is said once per file, naming the profile. */
+Test(pperf_place, missing_files_and_other_builds_are_reported_once)
+{
+    struct map_list ml = {0};
+    own_maps(&ml);
+    const struct map_entry *libc = exec_line_of(&ml, libc_code());
+    cr_assert_not_null(libc);
+    struct pperf_map maps[5] = {
+        {0x10000, 0x1000, "/nonexistent-ptprof-dir/libgone.so"},
+        {0x20000, 0x1000, "/nonexistent-ptprof-dir/libgone.so"},
+        {0x30000, 0x1000, ""},
+        {0x40000, 0x2000, "[vdso]"},
+        {libc->start, 0x1000, ""},
+    };
+    snprintf(maps[2].label, sizeof(maps[2].label), "%s", libc->path);
+    snprintf(maps[4].label, sizeof(maps[4].label), "%s", libc->path);
+    struct place_call c = {maps, 5, NULL};
+    int rc;
+    char *err = test_capture_stderr(place_quietly, &c, &rc);
+    cr_assert(said_once(err, "libgone.so"), "one warning for the missing file:\n%s", err);
+    cr_assert(strstr(err, "self.pperf: map 0: cannot read"), "%s", err);
+    cr_assert(said_once(err, "another build"), "one warning for libc's sizes:\n%s", err);
+    cr_assert_eq(c.out[0].form, PPERF_ENTRY_MAPPING);
+    cr_assert_eq(c.out[0].offset, 0, "unknown: nothing to place it by");
+    cr_assert_eq(c.out[2].form, PPERF_ENTRY_MAPPING, "a path that fits nothing: by its label");
+    cr_assert_eq(c.out[2].offset, libc->offset, "libc's only executable segment");
+    cr_assert_eq(c.out[3].form, PPERF_ENTRY_LOAD);
+    free(err);
+    free(c.out);
+    maps_clear(&ml);
+}
+
+/* A hostile table: tens of thousands of unreadable files, sizes that wrap
+ * around, runs of pieces.  It is placed in time, with a bounded number of
+ * warnings. */
+Test(pperf_place, a_huge_hostile_table_costs_little_and_says_little, .timeout = 60)
+{
+    enum { N = 40000 };
+    struct pperf_map *maps = calloc(N, sizeof(*maps));
+    cr_assert_not_null(maps);
+    for (uint32_t i = 0; i < N; i++) {
+        maps[i].address = i % 3 ? maps[i - 1].address + maps[i - 1].size : UINT64_MAX - i;
+        maps[i].size = i % 5 ? 0x1000 : UINT64_MAX;
+        snprintf(maps[i].label, sizeof(maps[i].label), "/nonexistent-ptprof-dir/%u", i / 2);
+    }
+    struct place_call c = {maps, N, NULL};
+    int rc;
+    char *err = test_capture_stderr(place_quietly, &c, &rc);
+    size_t lines = 0;
+    for (const char *p = err; *p; p++)
+        lines += *p == '\n';
+    cr_assert_eq(lines, 11, "ten files named, then one count:\n%.2000s", err);
+    cr_assert(strstr(err, "and 19990 more files"), "%.2000s", err);
+    for (uint32_t i = 0; i < N; i++)
+        cr_assert_eq(c.out[i].form, PPERF_ENTRY_MAPPING);
+    free(err);
+    free(c.out);
+    free(maps);
 }

@@ -776,8 +776,9 @@ static const struct sym_location *fake_resolve(void *ctx, uint32_t pid, uint64_t
     (void)ctx;
     (void)pid;
     (void)time_ns;
-    static struct sym_location locs[3] = {
-        {0x1100, 2, fake_frames}, {0x1200, 1, fake_frames + 2}, {0x3000, 1, fake_frames + 3}};
+    static struct sym_location locs[3] = {{0x1100, 2, fake_frames, false},
+                                          {0x1200, 1, fake_frames + 2, false},
+                                          {0x3000, 1, fake_frames + 3, false}};
     uint64_t at = return_address ? pc - 1 : pc;
     if (at >= 0x1100 && at < 0x1200)
         return &locs[0];

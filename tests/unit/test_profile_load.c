@@ -102,9 +102,9 @@ static void write_pperf(const char *path, uint32_t magic, uint32_t pmu_size)
 {
     struct pperf_writer *w = pperf_writer_open(path, magic, pmu_size);
     cr_assert_not_null(w);
-    unsigned char raw[16] = {0};
     for (unsigned i = 0; i < 3; i++) {
-        const void *pmu = pmu_size == 16 ? (const void *)pmu_values[i] : raw;
+        /* The first PMU_SIZE bytes of two doubles, none of them 0.0. */
+        const void *pmu = pmu_values[i];
         cr_assert_eq(pperf_writer_sample(w, WALL0 + 1000 * i, pmu, nthreads_of[i], threads_of[i]),
                      0);
     }
@@ -156,7 +156,7 @@ Test(profile_from_pperf, converts_everything_the_format_holds)
     struct pperf_profile pp;
     cr_assert_eq(pperf_load(path, &pp), 0);
     struct profile p;
-    cr_assert_eq(profile_from_pperf(&pp, &p), 0);
+    cr_assert_eq(profile_from_pperf(&pp, path, &p), 0);
     pperf_free(&pp);
 
     cr_assert_str_eq(p.format, "pperf");
@@ -202,6 +202,9 @@ Test(profile_from_pperf, converts_everything_the_format_holds)
         cr_assert_str_eq(p.maps[i].path, ref_maps[i].label);
         cr_assert_eq(p.maps[i].pid, 101);
     }
+    /* A base name and [vdso]: the map table of ptprof 0.2.0 (load bases). */
+    cr_assert_str_eq(profile_meta(&p, "pperf.maps"), "load");
+    cr_assert_null(profile_meta(&p, "pperf.pmu"));
     cr_assert(p.has_totals);
     cr_assert_not(p.truncated);
     cr_assert_eq(p.totals.wall_ns, 3000000);
@@ -244,6 +247,44 @@ Test(profile_from_pperf, magic_and_pmu_size_decide_the_channels)
             cr_assert_str_eq(p.channels[0].name, "pmu");
         for (size_t s = 0; s < p.nsamples; s++)
             cr_assert_eq(p.samples[s].values == NULL, p.nchannels == 0);
+        profile_free(&p);
+    }
+    test_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+/* The original's default build writes power 0.0 in every sample (its dummy
+ * PMU): no channel, rather than one that reports zero energy. */
+Test(profile_from_pperf, the_original_dummy_pmu_is_no_channel)
+{
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "dummy.pperf");
+    for (int measured = 0; measured <= 1; measured++) {
+        struct pperf_writer *w = pperf_writer_open(path, PPERF_DUMMY_MAGIC, PPERF_DUMMY_PMU_SIZE);
+        cr_assert_not_null(w);
+        for (unsigned i = 0; i < 3; i++) {
+            double v = measured && i == 2 ? 0.25 : 0.0;
+            cr_assert_eq(
+                pperf_writer_sample(w, WALL0 + 1000 * i, &v, nthreads_of[i], threads_of[i]), 0);
+        }
+        cr_assert_eq(pperf_writer_finish(w, 3000, 42, ref_maps, 2), 0);
+        struct profile p;
+        char *msg;
+        cr_assert_eq(load_capture(path, &p, &msg), 0, "%s", msg);
+        free(msg);
+        cr_assert_eq(p.nsamples, 3);
+        if (measured) {
+            cr_assert_eq(p.nchannels, 1, "one sample measured 0.25 W: a real channel");
+            cr_assert_eq(p.channels[0].kind, PMU_KIND_POWER);
+            cr_assert_eq(p.samples[2].values[0], 0.25);
+            cr_assert_null(profile_meta(&p, "pperf.pmu"));
+        } else {
+            cr_assert_eq(p.nchannels, 0);
+            for (size_t s = 0; s < p.nsamples; s++)
+                cr_assert_null(p.samples[s].values);
+            cr_assert_str_eq(profile_meta(&p, "pperf.pmu"), "dummy");
+        }
         profile_free(&p);
     }
     test_rmtree(dir);
@@ -495,7 +536,9 @@ Test(ptprof_cli, info_describes_both_formats_and_flags_truncation)
     expect_line(out, "  program:    unknown\n");
     expect_line(out, "  samples:    3 recorded, ideal unknown\n");
     expect_line(out, "  channels:   2\n");
-    expect_line(out, "  maps:       2\n");
+    /* "demo-pie" and "[vdso]": the table ptprof 0.2.0 wrote. */
+    expect_line(out,
+                "  maps:       2, ptprof 0.2.0's form: one per loaded file, from its load base\n");
     free(out);
     free(err);
 

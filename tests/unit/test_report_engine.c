@@ -180,6 +180,20 @@ Test(report_engine, inlined_functions_are_frames_with_their_own_lines)
     cr_expect(fake_close(fake_row(&r, "bar.c:33")->total[Q_CPU], 100 * NS), "the call site");
     cr_expect(fake_close(fake_row(&r, "bar.c:30")->self[Q_CPU], 50 * NS));
     report_free(&r);
+
+    /* By symbol, inl's code is bar's, as perf and gprof count it; and an
+     * inline chain is one frame, so bar does not call itself. */
+    fake_analyze(&p, "symbol", &r);
+    fake_expect_consistent(&r);
+    cr_expect_null(fake_find(&r, "inl"));
+    cr_expect(fake_close(fake_row(&r, "bar")->self[Q_CPU], 150 * NS));
+    cr_expect(fake_close(fake_row(&r, "bar")->total[Q_CPU], 150 * NS));
+    cr_expect_eq(r.nrows, 1);
+    report_free(&r);
+    fake_analyze(&p, "binary,symbol,procedure", &r);
+    cr_expect(fake_close(fake_row(&r, "prog:bar:inl")->self[Q_CPU], 100 * NS));
+    cr_expect(fake_close(fake_row(&r, "prog:bar:bar")->self[Q_CPU], 50 * NS));
+    report_free(&r);
 }
 
 Test(report_engine, threads_blocked_in_a_system_call_are_in_the_kernel)
@@ -276,8 +290,8 @@ Test(report_engine, every_key_and_combinations)
  * t = 100 (an exec).  The analysis must not reuse the old path. */
 static const struct sym_frame before_exec = {"old", "", "old_fn", "", "", 0, false};
 static const struct sym_frame after_exec = {"new", "", "new_fn", "", "", 0, false};
-static const struct sym_location loc_before = {0x10, 1, &before_exec};
-static const struct sym_location loc_after = {0x10, 1, &after_exec};
+static const struct sym_location loc_before = {0x10, 1, &before_exec, false};
+static const struct sym_location loc_after = {0x10, 1, &after_exec, false};
 
 static const struct sym_location *exec_resolve(void *ctx, uint32_t pid, uint64_t time_ns,
                                                uint64_t pc, bool ra)

@@ -29,6 +29,8 @@
 #define PC_END 0x1500
 #define PC_READ 0x5000 /* libc's read(), where a blocked thread's PC is */
 #define PC_READ_END 0x5100
+#define PC_HEAP 0x9000 /* the [heap]: no code, where a bad unwind may land */
+#define PC_HEAP_END 0xa000
 
 struct fake_range {
     uint64_t lo, hi;
@@ -48,12 +50,17 @@ static const struct sym_frame fake_cxx = {"prog",  "/bin/prog", "ns::f(int)", "_
                                           "ns.cc", 50,          false};
 static const struct sym_frame fake_read = {"libc.so.6", "/lib/libc.so.6", "read", "read", "", 0,
                                            false};
+static const struct sym_frame fake_heap = {"[heap]", "", "[heap]+0x10", "", "", 0, false};
 
 static const struct fake_range fake_ranges[] = {
-    {PC_MAIN, PC_FOO, {0x1000, 1, &fake_main}},      {PC_FOO, PC_BAR, {0x1100, 1, &fake_foo}},
-    {PC_BAR, PC_INL, {0x1200, 1, &fake_bar}},        {PC_INL, PC_REC, {0x1280, 2, fake_inl}},
-    {PC_REC, PC_CXX, {0x1300, 1, &fake_rec}},        {PC_CXX, PC_END, {0x1400, 1, &fake_cxx}},
-    {PC_READ, PC_READ_END, {0x5000, 1, &fake_read}},
+    {PC_MAIN, PC_FOO, {0x1000, 1, &fake_main, false}},
+    {PC_FOO, PC_BAR, {0x1100, 1, &fake_foo, false}},
+    {PC_BAR, PC_INL, {0x1200, 1, &fake_bar, false}},
+    {PC_INL, PC_REC, {0x1280, 2, fake_inl, false}},
+    {PC_REC, PC_CXX, {0x1300, 1, &fake_rec, false}},
+    {PC_CXX, PC_END, {0x1400, 1, &fake_cxx, false}},
+    {PC_READ, PC_READ_END, {0x5000, 1, &fake_read, false}},
+    {PC_HEAP, PC_HEAP_END, {0x10, 1, &fake_heap, false}},
 };
 
 static inline const struct sym_location *fake_resolve(void *ctx, uint32_t pid, uint64_t time_ns,
@@ -62,10 +69,12 @@ static inline const struct sym_location *fake_resolve(void *ctx, uint32_t pid, u
     (void)ctx;
     (void)pid;
     (void)time_ns;
+    /* As the symbolizer marks a return address where no code is. */
+    static const struct sym_location not_code = {0x10, 1, &fake_heap, true};
     uint64_t a = return_address ? pc - 1 : pc;
     for (size_t i = 0; i < sizeof(fake_ranges) / sizeof(fake_ranges[0]); i++)
         if (a >= fake_ranges[i].lo && a < fake_ranges[i].hi)
-            return &fake_ranges[i].loc;
+            return return_address && fake_ranges[i].lo == PC_HEAP ? &not_code : &fake_ranges[i].loc;
     return NULL;
 }
 

@@ -57,8 +57,8 @@ static const char long_name[] =
 static const struct sym_frame nasty = {
     "lib,\"odd\".so", "", "f(int, char)\t\"q\"\\\x01\xff", "", "", 0, false};
 static const struct sym_frame longf = {"prog", "", long_name, "", "", 0, false};
-static const struct sym_location nasty_loc = {0, 1, &nasty};
-static const struct sym_location long_loc = {0, 1, &longf};
+static const struct sym_location nasty_loc = {0, 1, &nasty, false};
+static const struct sym_location long_loc = {0, 1, &longf, false};
 
 static const struct sym_location *render_resolve(void *ctx, uint32_t pid, uint64_t t, uint64_t pc,
                                                  bool ra)
@@ -479,4 +479,35 @@ Test(report_render, comparison_csv)
     free(out);
     compare_free(&res);
     report_free(&r);
+}
+
+Test(report_render, stacks_keep_self_and_total_columns_where_they_agree)
+{
+    /* Keyed by thread, a thread is on every frame of its own stack: self
+     * and total agree, and the table still shows both for a profile with
+     * stacks (and only "%" without). */
+    uint64_t chain[] = {PC_BAR + 1, PC_FOO + 0x10, PC_MAIN + 0x10};
+    struct prof_stack st[] = {{0, NULL}, {3, chain}};
+    struct prof_thread_sample s0[] = {fake_ths(1, 1, 0)};
+    struct prof_thread_sample s1[] = {fake_ths(1, 1, 40)};
+    struct prof_sample sm[] = {FAKE_SAMPLE(1, s0), FAKE_SAMPLE(2, s1)};
+    struct profile p = {.samples = sm, .nsamples = 2, .stacks = st, .nstacks = 2};
+    for (int stacked = 0; stacked < 2; stacked++) {
+        s0[0].stack = s1[0].stack = (uint32_t)stacked;
+        s0[0].pc = s1[0].pc = PC_BAR + 1;
+        struct report r;
+        fake_analyze(&p, "thread", &r);
+        struct capture c;
+        capture_open(&c);
+        cr_assert_eq(render_report(c.f, &r, RENDER_TABLE, 0, NULL, 0), 0);
+        char *out = capture_close(&c);
+        if (stacked) {
+            cr_expect_not_null(strstr(out, "self %"), "%s", out);
+            cr_expect_not_null(strstr(out, "total %"), "%s", out);
+        } else {
+            cr_expect_null(strstr(out, "total %"), "no stacks, no total column:\n%s", out);
+        }
+        free(out);
+        report_free(&r);
+    }
 }

@@ -126,6 +126,56 @@ Test(report_views, recursion_and_cxx_names)
     report_free(&r);
 }
 
+Test(report_views, a_pattern_matches_every_function_it_names)
+{
+    struct profile p = make_profile(1);
+    struct report r;
+    /* "b*" is bar: the same answer as the name itself. */
+    focus(&p, "b*", FOCUS_CALLERS, &r);
+    cr_expect(r.focus_found);
+    cr_expect(fake_close(report_base(&r, metric_builtin(METRIC_CPU)), 110 * NS));
+    cr_expect(fake_close(fake_row(&r, "prog:foo")->self[Q_CPU], 70 * NS));
+    report_free(&r);
+    /* "[bf]o*" and "?ar" name foo and bar together: their callers are main
+     * (for both) and foo (for bar); each path counts once. */
+    focus(&p, "[fb]*", FOCUS_CALLERS, &r);
+    cr_expect(fake_close(report_base(&r, metric_builtin(METRIC_CPU)), 110 * NS));
+    cr_expect(fake_close(fake_row(&r, "prog:main")->self[Q_CPU], 100 * NS));
+    cr_expect(fake_close(fake_row(&r, "prog:foo")->self[Q_CPU], 70 * NS));
+    report_free(&r);
+    focus(&p, "?ar", FOCUS_CALLEES, &r);
+    cr_expect(fake_close(fake_row(&r, "[self]:[self]")->self[Q_CPU], 110 * NS));
+    report_free(&r);
+    /* A pattern that matches nothing finds nothing; a pattern is whole. */
+    focus(&p, "zz*", FOCUS_CALLERS, &r);
+    cr_expect_not(r.focus_found);
+    report_free(&r);
+    focus(&p, "a*", FOCUS_CALLERS, &r);
+    cr_expect_not(r.focus_found, "a pattern matches whole names, not parts");
+    report_free(&r);
+}
+
+Test(report_views, frames_from_memory_without_code_end_the_stack)
+{
+    /* foo's caller was read from the heap (a bad unwind); what follows is
+     * garbage too, even where it looks like main. */
+    uint64_t bogus[] = {PC_FOO + 1, PC_HEAP + 0x11, PC_MAIN + 0x10};
+    struct prof_stack st[] = {{0, NULL}, {3, bogus}};
+    struct prof_thread_sample s0[] = {fake_ths(1, 1, 0)};
+    struct prof_thread_sample s1[] = {fake_ths(1, 1, 40)};
+    struct prof_sample sm[] = {FAKE_SAMPLE(1, s0), FAKE_SAMPLE(2, s1)};
+    struct profile p = {.samples = sm, .nsamples = 2, .stacks = st, .nstacks = 2};
+    struct report r;
+    fake_analyze(&p, "binary", &r);
+    cr_expect_null(fake_find(&r, "[heap]"), "no row for a frame that is not code");
+    cr_expect(fake_close(fake_row(&r, "prog")->total[Q_CPU], 40 * NS));
+    report_free(&r);
+    fake_analyze(&p, "procedure", &r);
+    cr_expect_null(fake_find(&r, "main"), "frames after a bogus one are dropped");
+    cr_expect(fake_close(fake_row(&r, "foo")->self[Q_CPU], 40 * NS));
+    report_free(&r);
+}
+
 static const struct calltree_node *tree_child(const struct calltree *t, uint32_t node,
                                               const char *key)
 {

@@ -1256,3 +1256,324 @@ Test(symbolizer, symbol_tables_answer_without_binaries)
     profile_free(&p);
     free(bin);
 }
+
+/* --- PLT stubs and functions without a name -------------------------------- */
+
+static const char plt_src[] = "#include <stdio.h>\n"
+                              "#include <stdlib.h>\n"
+                              "#include <string.h>\n"
+                              "void (*volatile keep)(void *) = free;\n"
+                              "int main(int argc, char **argv)\n"
+                              "{\n"
+                              "    char *p = malloc(64);\n"
+                              "    strcpy(p, argv[0]);\n"
+                              "    printf(\"%zu\\n\", strlen(p));\n"
+                              "    free(p);\n"
+                              "    return argc > 5 ? (int)(size_t)keep : 0;\n"
+                              "}\n";
+
+/* Every stub objdump names "NAME@plt" in BIN, resolved (its first byte,
+ * one inside, and as a return address) as "NAME@plt"; returns how many. */
+static int check_plt(struct symbolizer *s, const char *bin, uint64_t bias, const char *binary)
+{
+    char *cmd = xasprintf("objdump -d '%s'", bin);
+    FILE *f = popen(cmd, "r");
+    cr_assert(f, "%s", cmd);
+    char line[1024];
+    int checked = 0;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long long addr;
+        char name[512];
+        size_t len;
+        /* Not "<free@plt-0x10>", the PLT header named after its neighbour. */
+        if (sscanf(line, "%llx <%511[^>]>:", &addr, name) != 2 || (len = strlen(name)) < 5 ||
+            strcmp(name + len - 4, "@plt") != 0)
+            continue;
+        for (uint64_t d = 0; d < 3; d++) {
+            const struct sym_location *loc = symbolizer_resolve(s, PID, 1, bias + addr + d, d == 2);
+            cr_assert_eq(loc->nframes, 1);
+            cr_expect_str_eq(loc->frames[0].function, name, "%s+0x%llx", bin, addr + d);
+            cr_expect_str_eq(loc->frames[0].binary, binary);
+        }
+        checked++;
+    }
+    pclose(f);
+    free(cmd);
+    return checked;
+}
+
+Test(symbolizer, plt_stubs_are_named_as_objdump_names_them)
+{
+    write_file("plt.c", plt_src, sizeof(plt_src) - 1);
+    /* Lazy .plt (+ .plt.got for free, whose address is taken), the IBT
+     * layout (.plt.sec), bound at start-up, a non-PIE executable. */
+    static const char *const builds[][2] = {
+        {"plt-pie", "-fPIE -pie"},
+        {"plt-ibt", "-fPIE -pie -fcf-protection=full -Wl,-z,ibtplt"},
+        {"plt-now", "-fPIE -pie -Wl,-z,now"},
+        {"plt-nopie", "-fno-pie -no-pie"},
+    };
+    for (size_t b = 0; b < sizeof(builds) / sizeof(builds[0]); b++) {
+        sh("cc -std=gnu11 -O2 %s -o %s plt.c", builds[b][1], builds[b][0]);
+        char *bin = tmp_path(builds[b][0]);
+        struct profile p;
+        profile_init(&p);
+        uint64_t bias = map_file(&p, PID, bin, bin, bin, PIE_BASE);
+        struct symbolizer *s = new_symbolizer(&p, false);
+        int n = check_plt(s, bin, bias, builds[b][0]);
+        cr_expect_geq(n, 4, "%s: %d stubs (malloc, strcpy, printf, free...)", bin, n);
+        /* free@plt: a stub both in .plt and, with -z ibtplt, in .plt.sec. */
+        symbolizer_free(s);
+        profile_free(&p);
+        free(bin);
+    }
+    /* A shared library calls its own exported functions through its PLT. */
+    build_lib("libwork.so");
+    char *lib = tmp_path("libwork.so");
+    struct profile p;
+    profile_init(&p);
+    uint64_t lbias = map_file(&p, PID, lib, lib, lib, LIB_BASE);
+    struct symbolizer *s = new_symbolizer(&p, false);
+    check_plt(s, lib, lbias, "libwork.so");
+    symbolizer_free(s);
+    profile_free(&p);
+    free(lib);
+}
+
+Test(symbolizer, cxx_plt_stubs_are_demangled)
+{
+    build_cxx();
+    char *bin = tmp_path("shapes");
+    struct profile p;
+    profile_init(&p);
+    uint64_t bias = map_file(&p, PID, bin, bin, bin, PIE_BASE);
+    struct symbolizer *s = new_symbolizer(&p, false);
+    char *cmd = xasprintf("objdump -d '%s'", bin); /* names as the binary spells them */
+    FILE *f = popen(cmd, "r");
+    char line[1024];
+    int checked = 0;
+    while (f && fgets(line, sizeof(line), f)) {
+        unsigned long long addr;
+        char name[512];
+        if (!strstr(line, "@plt>:") || sscanf(line, "%llx <_Z%500[^@>]@plt>:", &addr, name) != 2)
+            continue;
+        char *mangled = xasprintf("_Z%s", name), *want_fn = cxxfilt(mangled);
+        char *want = xasprintf("%s@plt", want_fn);
+        const struct sym_location *loc = symbolizer_resolve(s, PID, 1, bias + addr + 1, false);
+        cr_expect_str_eq(loc->frames[0].function, want);
+        char *raw = xasprintf("%s@plt", mangled);
+        cr_expect_str_eq(loc->frames[0].mangled, raw);
+        free(raw);
+        free(want);
+        free(want_fn);
+        free(mangled);
+        checked++;
+    }
+    if (f)
+        pclose(f);
+    cr_expect_gt(checked, 0, "shapes calls C++ library functions through its PLT");
+    free(cmd);
+    symbolizer_free(s);
+    profile_free(&p);
+    free(bin);
+}
+
+/* Every byte of function NAME (of UNSTRIPPED) in the stripped copy mapped
+ * at BIAS is named "BINARY+0x" the file offset of its first byte, as a PC
+ * and as a return address; returns that name (allocated). */
+static char *expect_grouped(struct symbolizer *s, const struct profile *p, const char *unstripped,
+                            const char *name, uint64_t bias, const char *binary)
+{
+    uint64_t addr, size;
+    func_addr(unstripped, name, &addr, &size);
+    char *want =
+        xasprintf("%s+0x%llx", binary, (unsigned long long)file_offset(p, PID, bias + addr));
+    for (uint64_t d = 0; d < size; d += 3) {
+        const struct sym_location *loc = symbolizer_resolve(s, PID, 1, bias + addr + d, false);
+        cr_assert_eq(loc->nframes, 1);
+        cr_expect_str_eq(loc->frames[0].function, want, "%s+%llu", name, (unsigned long long)d);
+        cr_expect_str_eq(loc->frames[0].mangled, "", "an unnamed function has no symbol");
+        cr_expect_eq(loc->offset, file_offset(p, PID, bias + addr + d), "the PC's own offset");
+        loc = symbolizer_resolve(s, PID, 1, bias + addr + d + 1, true);
+        cr_expect_str_eq(loc->frames[0].function, want, "%s+%llu as a return address", name,
+                         (unsigned long long)d);
+    }
+    return want;
+}
+
+Test(symbolizer, unnamed_functions_are_grouped_by_their_fde)
+{
+    build_prog("pie", "-fPIE -pie");
+    build_lib("libwork.so");
+    sh("strip --strip-all -o pie-stripped pie && strip --strip-all -o libwork-stripped.so "
+       "libwork.so");
+    char *orig = tmp_path("pie"), *bin = tmp_path("pie-stripped");
+    char *orig_lib = tmp_path("libwork.so"), *lib = tmp_path("libwork-stripped.so");
+    struct profile p;
+    profile_init(&p);
+    uint64_t bias = map_file(&p, PID, bin, bin, bin, PIE_BASE);
+    uint64_t lbias = map_file(&p, PID, lib, lib, lib, LIB_BASE);
+    struct symbolizer *s = new_symbolizer(&p, true);
+    const char *fns[] = {"alpha", "beta", "gamma_fn", "main"};
+    char *names[4];
+    for (size_t i = 0; i < 4; i++) {
+        names[i] = expect_grouped(s, &p, orig, fns[i], bias, "pie-stripped");
+        for (size_t k = 0; k < i; k++)
+            cr_expect_str_neq(names[i], names[k], "%s and %s", fns[i], fns[k]);
+    }
+    char *hidden = expect_grouped(s, &p, orig_lib, "lib_hidden", lbias, "libwork-stripped.so");
+    symbolizer_free(s);
+    /* The cache keeps the grouping: a second run without the binaries
+     * answers the same. */
+    sh("mv pie-stripped pie-gone && mv libwork-stripped.so libwork-gone.so");
+    s = new_symbolizer(&p, true);
+    for (size_t i = 0; i < 4; i++)
+        free(expect_grouped(s, &p, orig, fns[i], bias, "pie-stripped"));
+    symbolizer_free(s);
+    for (size_t i = 0; i < 4; i++)
+        free(names[i]);
+    free(hidden);
+    profile_free(&p);
+    free(orig);
+    free(bin);
+    free(orig_lib);
+    free(lib);
+}
+
+/* --- JIT code ------------------------------------------------------------------ */
+
+static void add_jit_image(struct profile *p, uint32_t pid, const char *text)
+{
+    p->images = xrealloc(p->images, (p->nimages + 1) * sizeof(*p->images));
+    p->images[p->nimages++] = (struct prof_image){.pid = pid,
+                                                  .name = xstrdup("[perf-map]"),
+                                                  .data = (uint8_t *)xstrdup(text),
+                                                  .size = strlen(text)};
+}
+
+Test(symbolizer, jit_code_is_named_by_its_perf_map_and_elf_code_is_not)
+{
+    build_prog("pie", "-fPIE -pie");
+    char *bin = tmp_path("pie");
+    uint64_t addr, size;
+    func_addr(bin, "alpha", &addr, &size);
+    struct profile p;
+    profile_init(&p);
+    uint64_t bias = map_file(&p, PID, bin, bin, bin, PIE_BASE);
+    const uint64_t anon = 0x7f0000100000ull;
+    add_map(&p, PID, anon, anon + 0x10000, 0, 5, "", NULL, 0);
+    add_map(&p, PID + 1, anon, anon + 0x10000, 0, 5, "", NULL, 0);
+    /* Two pieces overlap (the JIT reused memory: the later wins); one
+     * names the binary's alpha, which is not the JIT's to name; one lies
+     * where no map was read yet; a line is garbage. */
+    char *text = xasprintf("%llx 100 JS:~old\n"
+                           "%llx 40 JS:*hotLoop /app/hot.js:1:17\n"
+                           "%llx %llx bogus-alpha\n"
+                           "%llx 20 late_code\n"
+                           "zz 10 garbage\n"
+                           "%llx 0 empty\n",
+                           (unsigned long long)anon, (unsigned long long)anon + 0x40,
+                           (unsigned long long)(bias + addr), (unsigned long long)size,
+                           (unsigned long long)0x7f0000900000ull, (unsigned long long)anon + 0x200);
+    add_jit_image(&p, PID, text);
+    add_jit_image(&p, PID + 1, "7f0000100000 80 other_process_fn\n");
+    free(text);
+    struct symbolizer *s = new_symbolizer(&p, false);
+    const struct sym_location *loc = symbolizer_resolve(s, PID, 1, anon + 0x10, false);
+    cr_assert_eq(loc->nframes, 1);
+    cr_expect_str_eq(loc->frames[0].function, "JS:~old");
+    cr_expect_str_eq(loc->frames[0].binary, "[jit]");
+    loc = symbolizer_resolve(s, PID, 1, anon + 0x50, false);
+    cr_expect_str_eq(loc->frames[0].function, "JS:*hotLoop /app/hot.js:1:17", "the later piece");
+    /* A return address just past the piece names the call inside it. */
+    loc = symbolizer_resolve(s, PID, 1, anon + 0x80, true);
+    cr_expect_str_eq(loc->frames[0].function, "JS:*hotLoop /app/hot.js:1:17");
+    loc = symbolizer_resolve(s, PID, 1, anon + 0x80, false);
+    cr_expect_str_eq(loc->frames[0].function, "JS:~old");
+    loc = symbolizer_resolve(s, PID, 1, anon + 0x100, false);
+    cr_expect_str_eq(loc->frames[0].function, "[anon]+0x100", "past every piece: unnamed");
+    loc = symbolizer_resolve(s, PID, 1, anon + 0x200, false);
+    cr_expect_str_eq(loc->frames[0].function, "[anon]+0x200", "an empty piece names nothing");
+    loc = symbolizer_resolve(s, PID, 1, 0x7f0000900008ull, false);
+    cr_expect_str_eq(loc->frames[0].function, "late_code", "JIT code no map held yet");
+    /* Each process has its own list, at the same addresses. */
+    loc = symbolizer_resolve(s, PID + 1, 1, anon + 0x10, false);
+    cr_expect_str_eq(loc->frames[0].function, "other_process_fn");
+    /* ELF code is the ELF symbolizer's, whatever a JIT list says. */
+    loc = symbolizer_resolve(s, PID, 1, bias + addr + 2, false);
+    cr_expect_str_eq(loc->frames[loc->nframes - 1].function, "alpha");
+    symbolizer_free(s);
+    profile_free(&p);
+    free(bin);
+}
+
+Test(symbolizer, garbage_unwind_tables_plt_and_jit_lists_never_crash)
+{
+    write_file("plt.c", plt_src, sizeof(plt_src) - 1);
+    sh("cc -std=gnu11 -O2 -fPIE -pie -fcf-protection=full -Wl,-z,ibtplt -o orig plt.c && "
+       "strip --strip-all -o stripped orig");
+    char *bin = tmp_path("prog");
+    static const char *const sections[] = {".eh_frame", ".eh_frame_hdr", ".rela.plt", ".plt",
+                                           ".plt.sec",  ".rela.dyn",     ".dynsym"};
+    const size_t nsec = sizeof(sections) / sizeof(sections[0]);
+    for (unsigned seed = 1; seed <= nsec + 1; seed++) {
+        sh("cp stripped prog");
+        for (size_t k = 0; k < nsec; k++)
+            if (seed == nsec + 1 || k == seed - 1)
+                scramble_section(bin, sections[k], seed * 17 + (unsigned)k);
+        struct profile p;
+        profile_init(&p);
+        uint64_t bias = map_file(&p, PID, bin, bin, bin, PIE_BASE);
+        /* And a JIT list of random bytes; then every byte of the first
+         * pages (headers, PLT, code) and of the JIT's memory. */
+        unsigned char junk[512];
+        srand(seed);
+        for (size_t i = 0; i < sizeof(junk); i++)
+            junk[i] = (unsigned char)(i % 7 == 0 ? '\n' : i % 5 == 0 ? ' ' : rand());
+        p.images = xcalloc(1, sizeof(*p.images));
+        p.nimages = 1;
+        p.images[0] = (struct prof_image){.pid = PID,
+                                          .name = xstrdup("[perf-map]"),
+                                          .data = xmalloc(sizeof(junk)),
+                                          .size = sizeof(junk)};
+        memcpy(p.images[0].data, junk, sizeof(junk));
+        add_map(&p, PID, 0x7f0000000000ull, 0x7f0000100000ull, 0, 5, "", NULL, 0);
+        int saved = capture_begin();
+        struct symbolizer *s = new_symbolizer(&p, false);
+        for (uint64_t a = 0; a < 0x3000; a++) {
+            const struct sym_location *loc = symbolizer_resolve(s, PID, 1, bias + a, a & 1);
+            cr_assert_geq(loc->nframes, 1);
+            cr_assert(loc->frames[0].function && loc->frames[0].function[0]);
+        }
+        for (uint64_t a = 0; a < 0x100000; a += 0x1001)
+            cr_assert_geq(symbolizer_resolve(s, PID, 1, 0x7f0000000000ull + a, false)->nframes, 1);
+        symbolizer_free(s);
+        free(capture_end(saved));
+        profile_free(&p);
+    }
+    free(bin);
+}
+
+Test(symbolizer, return_addresses_where_no_code_is_are_marked)
+{
+    struct profile p;
+    profile_init(&p);
+    add_map(&p, PID, 0x10000, 0x20000, 0, 3, "[heap]", NULL, 0);         /* rw- */
+    add_map(&p, PID, 0x20000, 0x30000, 0, 3, "", NULL, 0);               /* rw- anonymous */
+    add_map(&p, PID, 0x30000, 0x40000, 0, 5, "", NULL, 0);               /* r-x anonymous (JIT) */
+    add_map(&p, PID, 0x40000, 0x50000, 0, 0, "/unknown/perms", NULL, 0); /* perms unknown */
+    struct symbolizer *s = new_symbolizer(&p, false);
+    cr_expect(symbolizer_resolve(s, PID, 1, 0x10100, true)->not_code, "the heap");
+    cr_expect(symbolizer_resolve(s, PID, 1, 0x20100, true)->not_code, "data");
+    cr_expect_not(symbolizer_resolve(s, PID, 1, 0x30100, true)->not_code, "code");
+    cr_expect_not(symbolizer_resolve(s, PID, 1, 0x40100, true)->not_code, "maybe code");
+    /* A sampled PC is where the thread was, whatever the memory. */
+    cr_expect_not(symbolizer_resolve(s, PID, 1, 0x10100, false)->not_code);
+    cr_expect_not(symbolizer_resolve(s, PID, 1, 0x20100, false)->not_code);
+    /* The same offset of anonymous memory as code, then as data: each by
+     * its own mapping. */
+    cr_expect_not(symbolizer_resolve(s, PID, 1, 0x30200, true)->not_code);
+    cr_expect(symbolizer_resolve(s, PID, 1, 0x20200, true)->not_code);
+    symbolizer_free(s);
+    profile_free(&p);
+}

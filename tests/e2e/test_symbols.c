@@ -1,0 +1,396 @@
+/*
+ * test_symbols.c - names for the programs people really run, end to end:
+ * the program named on the command line (`report prog gmon.out`,
+ * --binary) for a gcc -pg program's gmon.out (against gprof) and for a
+ * gperftools profile whose binary moved (against the report with the
+ * binary in place), another build used with a warning; a stripped build
+ * of the shares workload grouped by function (against the shares the
+ * program measured itself); -k symbol against -k procedure on inlined
+ * code; PLT stubs of a malloc/free loop.
+ */
+#include "../lib/spawn.h"
+#include "../unit/real_tools.h"
+#include "symbol/elf_symtab.h"
+#include "util/xalloc.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RUN_FMT "status: %s\n--- stdout ---\n%.3000s\n--- stderr ---\n%.3000s"
+#define RUN_ARGS(res) spawn_status_text((res)->status), (res)->out, (res)->err
+
+/* Percentage points a share may differ from the truth on a busy machine. */
+#define SHARE_TOLERANCE 3.0
+
+/* tests/REL from the source tree (this file is tests/e2e/test_symbols.c). */
+static char *source_path(const char *rel)
+{
+    const char *cut = strstr(__FILE__, "e2e/test_symbols.c");
+    cr_assert(cut, "unexpected __FILE__ %s", __FILE__);
+    char *path = xasprintf("%.*s%s", (int)(cut - __FILE__), __FILE__, rel);
+    if (path[0] != '/') {
+        char *abs = realpath(path, NULL);
+        cr_assert(abs, "cannot find %s (run from the source tree)", path);
+        free(path);
+        path = abs;
+    }
+    return path;
+}
+
+/* Run ARGV in CWD with ENV, expecting exit 0. */
+static void run_in(const char *const *argv, const char *const *env, const char *cwd,
+                   struct spawn_result *res)
+{
+    struct spawn_opts o = {.argv = argv, .env = env, .cwd = cwd, .timeout_s = 180};
+    spawn_run(&o, res);
+    cr_assert_eq(spawn_exit_code(res->status), 0, "%s %s: " RUN_FMT, argv[0],
+                 argv[1] ? argv[1] : "", RUN_ARGS(res));
+}
+
+/* ptprof ARGS... (NULL-terminated), expecting exit 0; stdout and stderr in RES. */
+static void ptprof_run(const char *const *args, struct spawn_result *res)
+{
+    char *ptprof = build_ptprof();
+    const char *argv[40] = {ptprof};
+    size_t n = 1;
+    for (; args[n - 1] && n < 39; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    run_in(argv, NULL, NULL, res);
+    free(ptprof);
+}
+
+/* Sum of the values of the rows whose name starts with PREFIX. */
+static double prefix_sum(const struct fn_counts *c, const char *prefix)
+{
+    double sum = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (strncmp(c->items[i].name, prefix, strlen(prefix)) == 0)
+            sum += c->items[i].value;
+    return sum;
+}
+
+/* --- the program on the command line: gmon.out ------------------------------- */
+
+/* gprof -b -p PROG GMON: self seconds of NAME (0 when absent). */
+static double gprof_self(const char *flat, const char *name)
+{
+    for (const char *l = flat; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        char fn[256];
+        double pct, cum, self;
+        if (sscanf(l, "%lf %lf %lf %*s %*s %*s %255s", &pct, &cum, &self, fn) == 4 &&
+            strcmp(fn, name) == 0)
+            return self;
+        if (sscanf(l, "%lf %lf %lf %255s", &pct, &cum, &self, fn) == 4 && strcmp(fn, name) == 0)
+            return self;
+    }
+    return 0;
+}
+
+Test(symbols, program_before_a_gmon_out_names_it_as_gprof_does, .timeout = 240)
+{
+    char *dir = test_mkdtemp(), *gcc = test_need_tool("gcc"), *gprof = test_need_tool("gprof");
+    char *src = source_path("workloads/shares.c"), *prog = test_path(dir, "shares-pg");
+    const char *cc[] = {gcc,  "-std=gnu11", "-O1", "-g",  "-pg", "-pthread",
+                        "-o", prog,         src,   "-lm", NULL};
+    struct spawn_result res;
+    run_in(cc, NULL, dir, &res);
+    spawn_result_free(&res);
+    const char *workload[] = {prog, "1", "1.5", NULL};
+    const char *env[] = {"GMON_OUT_PREFIX", NULL};
+    run_in(workload, env, dir, &res);
+    spawn_result_free(&res);
+    char *gmon = test_path(dir, "gmon.out");
+    /* The program moves away and is renamed: nothing called a.out. */
+    char *moved = test_path(dir, "renamed-prog");
+    cr_assert_eq(rename(prog, moved), 0);
+
+    const char *gp[] = {gprof, "-b", "-p", moved, gmon, NULL};
+    run_in(gp, NULL, dir, &res);
+    char *flat = xstrdup(res.out);
+    spawn_result_free(&res);
+
+    struct fn_counts none, positional, option;
+    report_column(gmon, "cpu", "cpu_time", NULL, &none);
+    cr_expect_eq(prefix_sum(&none, "work_"), 0, "no names without the program");
+    cr_expect_gt(prefix_sum(&none, "a.out+0x"), 0, "the histogram is a.out's");
+    const char *before[] = {moved, NULL}, *opt[] = {"--binary", moved, NULL};
+    report_column(gmon, "cpu", "cpu_time", before, &positional);
+    report_column(gmon, "cpu", "cpu_time", opt, &option);
+    static const char *const fns[] = {"work_heavy", "work_medium", "work_light", "work_tiny"};
+    for (size_t i = 0; i < 4; i++) {
+        double want = gprof_self(flat, fns[i]);
+        cr_expect(fabs(fn_get(&positional, fns[i]) - want) < 0.0051, "%s: %.3f s, gprof %.3f s\n%s",
+                  fns[i], fn_get(&positional, fns[i]), want, flat);
+        cr_expect_float_eq(fn_get(&option, fns[i]), fn_get(&positional, fns[i]), 1e-9);
+    }
+    /* Wall-time bound work: on a busy machine it gets less CPU, but heavy
+     * keeps about half of what the four got. */
+    double four = 0;
+    for (size_t i = 0; i < 4; i++)
+        four += fn_get(&positional, fns[i]);
+    cr_expect_gt(four, 0.05, "the four functions ran");
+    cr_expect_gt(fn_get(&positional, "work_heavy"), 0.3 * four, "work_heavy has about half");
+
+    /* Every analysing command takes it: a flame graph and a conversion. */
+    char *svg = test_path(dir, "f.svg"), *folded = test_path(dir, "g.folded");
+    const char *fg[] = {"flamegraph", moved, gmon, "-o", svg, "--no-cache", NULL};
+    ptprof_run(fg, &res);
+    spawn_result_free(&res);
+    const char *cv[] = {"convert", "--binary", moved, gmon, "-o", folded, "--no-cache", NULL};
+    ptprof_run(cv, &res);
+    spawn_result_free(&res);
+    char *text = test_read_file(svg, NULL);
+    cr_expect(text && strstr(text, "work_heavy"), "the flame graph names work_heavy");
+    free(text);
+    text = test_read_file(folded, NULL);
+    cr_expect(text && strstr(text, "work_medium"), "the folded stacks name work_medium");
+    free(text);
+
+    fn_free(&none);
+    fn_free(&positional);
+    fn_free(&option);
+    free(svg);
+    free(folded);
+    free(flat);
+    free(gmon);
+    free(moved);
+    free(prog);
+    free(src);
+    free(gprof);
+    free(gcc);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* --- the program on the command line: a gperftools profile ------------------- */
+
+#define LIBPROFILER "/usr/lib/x86_64-linux-gnu/libprofiler.so"
+
+Test(symbols, binary_of_a_gperftools_profile_that_moved, .timeout = 240)
+{
+    cr_assert(access(LIBPROFILER, R_OK) == 0, "%s missing: scripts/install-deps --test",
+              LIBPROFILER);
+    char *dir = test_mkdtemp(), *w = build_workload("callers");
+    char *prog = test_path(dir, "callers"), *prof = test_path(dir, "callers.prof");
+    char *cp = xasprintf("cp '%s' '%s'", w, prog);
+    cr_assert_eq(system(cp), 0);
+    char *out_env = xasprintf("CPUPROFILE=%s", prof);
+    const char *env[] = {"LD_PRELOAD=" LIBPROFILER, out_env, "CPUPROFILE_FREQUENCY=500", NULL};
+    const char *argv[] = {prog, "1", NULL};
+    struct spawn_result res;
+    run_in(argv, env, dir, &res);
+    spawn_result_free(&res);
+
+    struct fn_counts in_place, gone, given;
+    report_column(prof, "samples", "samples", NULL, &in_place);
+    cr_expect_gt(fn_get(&in_place, "hot"), 0, "the binary in place names hot");
+    char *moved = test_path(dir, "callers.moved");
+    cr_assert_eq(rename(prog, moved), 0);
+    report_column(prof, "samples", "samples", NULL, &gone);
+    cr_expect_eq(fn_get(&gone, "hot"), 0, "the recorded path is gone");
+    const char *opt[] = {"--binary", moved, NULL};
+    report_column(prof, "samples", "samples", opt, &given);
+    cr_expect_eq(given.n, in_place.n, "the same rows as with the binary in place");
+    for (size_t i = 0; i < in_place.n; i++)
+        cr_expect_float_eq(fn_get(&given, in_place.items[i].name), in_place.items[i].value, 1e-9,
+                           "%s", in_place.items[i].name);
+    fn_free(&in_place);
+    fn_free(&gone);
+    fn_free(&given);
+    free(moved);
+    free(out_env);
+    free(cp);
+    free(prof);
+    free(prog);
+    free(w);
+    test_rmtree(dir);
+    free(dir);
+}
+
+Test(symbols, another_build_is_read_when_named_with_a_warning, .timeout = 120)
+{
+    char *dir = test_mkdtemp(), *w = build_workload("callers");
+    char *prog = test_path(dir, "callers"), *data = test_path(dir, "callers.data");
+    char *cp = xasprintf("cp '%s' '%s'", w, prog);
+    cr_assert_eq(system(cp), 0);
+    char *ptprof = build_ptprof();
+    const char *rec[] = {ptprof, "record", "-o", data, "--", prog, "1", NULL};
+    struct spawn_result res;
+    run_in(rec, NULL, dir, &res);
+    spawn_result_free(&res);
+    /* The same source built without frame pointers: another build-id. */
+    char *other = build_workload("callers-nofp");
+    const char *without[] = {"report", "--no-cache", data, NULL};
+    cr_assert_eq(unlink(prog), 0);
+    ptprof_run(without, &res);
+    cr_expect_null(strstr(res.out, " hot\n"), "no names without the binary:\n%s", res.out);
+    spawn_result_free(&res);
+    const char *with[] = {"report", "--no-cache", "--binary", other, data, NULL};
+    ptprof_run(with, &res);
+    cr_expect_not_null(strstr(res.err, "another build than the one profiled"), "%s", res.err);
+    cr_expect_not_null(strstr(res.err, other), "the warning names the file:\n%s", res.err);
+    spawn_result_free(&res);
+    free(other);
+    free(ptprof);
+    free(cp);
+    free(data);
+    free(prog);
+    free(w);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* --- stripped code, grouped by function ---------------------------------------- */
+
+static const char *const shares_fns[] = {"work_heavy", "work_medium", "work_light", "work_tiny"};
+
+/* "BINARY+0x" and the file offset of function NAME of ELF PATH. */
+static char *unnamed_name(const char *binary, const char *path, const char *name)
+{
+    struct elf_symtab tab;
+    cr_assert_eq(elf_symtab_load(path, &tab), 0);
+    char *out = NULL;
+    for (size_t i = 0; i < tab.count && !out; i++) {
+        if (strcmp(tab.syms[i].name, name) != 0)
+            continue;
+        for (size_t k = 0; k < tab.nsegments && !out; k++) {
+            const struct elf_segment *s = &tab.segments[k];
+            if (tab.syms[i].addr >= s->vaddr && tab.syms[i].addr < s->vaddr + s->filesz)
+                out = xasprintf("%s+0x%llx", binary,
+                                (unsigned long long)(tab.syms[i].addr - s->vaddr + s->offset));
+        }
+    }
+    elf_symtab_free(&tab);
+    cr_assert_not_null(out, "%s has no %s", path, name);
+    return out;
+}
+
+Test(symbols, a_stripped_program_is_grouped_by_function, .timeout = 180)
+{
+    char *dir = test_mkdtemp(), *w = build_workload("shares");
+    char *prog = test_path(dir, "shares-stripped"), *data = test_path(dir, "shares.data");
+    char *truth = test_path(dir, "truth.txt");
+    char *cmd = xasprintf("strip --strip-all -o '%s' '%s'", prog, w);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    char *ptprof = build_ptprof(), *truth_env = xasprintf("SHARES_OUT=%s", truth);
+    const char *rec[] = {ptprof, "record", "-o", data, "--", prog, "1", "2", NULL};
+    const char *env[] = {truth_env, NULL};
+    struct spawn_result res;
+    run_in(rec, env, dir, &res);
+    spawn_result_free(&res);
+
+    char *text = test_read_file(truth, NULL);
+    cr_assert_not_null(text, "the workload wrote no %s", truth);
+    double ns[4], sum = 0;
+    for (size_t f = 0; f < 4; f++) {
+        const char *at = strstr(text, shares_fns[f]);
+        cr_assert_not_null(at);
+        ns[f] = strtod(at + strlen(shares_fns[f]), NULL);
+        sum += ns[f];
+    }
+    struct fn_counts rows;
+    report_column(data, "cpu", "cpu_time_pct", NULL, &rows);
+    for (size_t f = 0; f < 4; f++) {
+        /* The unstripped build says where each function starts. */
+        char *name = unnamed_name("shares-stripped", w, shares_fns[f]);
+        double got = fn_get(&rows, name), want = 100 * ns[f] / sum;
+        cr_expect(fabs(got - want) <= SHARE_TOLERANCE, "%s (%s): %.1f%%, the run measured %.1f%%",
+                  name, shares_fns[f], got, want);
+        free(name);
+    }
+    /* One row per function: the stripped binary has few rows. */
+    size_t own = 0;
+    for (size_t i = 0; i < rows.n; i++)
+        own += strncmp(rows.items[i].name, "shares-stripped+0x", 18) == 0;
+    cr_expect_leq(own, 12, "%zu rows for the stripped program's functions", own);
+    fn_free(&rows);
+    free(text);
+    free(truth_env);
+    free(ptprof);
+    free(cmd);
+    free(truth);
+    free(data);
+    free(prog);
+    free(w);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* --- the function the code lives in; PLT stubs --------------------------------- */
+
+Test(symbols, symbol_key_names_the_function_inlined_code_lives_in, .timeout = 120)
+{
+    char *dir = test_mkdtemp(), *w = build_workload("inlines"), *ptprof = build_ptprof();
+    char *data = test_path(dir, "inlines.data");
+    const char *rec[] = {ptprof, "record", "-o", data, "--", w, "1", NULL};
+    struct spawn_result res;
+    run_in(rec, NULL, dir, &res);
+    spawn_result_free(&res);
+    struct fn_counts proc, sym;
+    report_column(data, "samples", "self_pct", NULL, &proc);
+    const char *by_symbol[] = {"-k", "symbol", NULL};
+    report_column(data, "samples", "self_pct", by_symbol, &sym);
+    cr_expect_gt(fn_get(&proc, "mix"), 80, "-k procedure: the inlined mix has the time");
+    cr_expect_eq(fn_get(&sym, "mix"), 0, "-k symbol: mix has no code of its own");
+    double callers = fn_get(&sym, "caller_a") + fn_get(&sym, "caller_b");
+    cr_expect_gt(callers, 95, "-k symbol: caller_a and caller_b hold mix's code (%.1f%%)", callers);
+    cr_expect_gt(fn_get(&sym, "caller_a"), 25);
+    cr_expect_gt(fn_get(&sym, "caller_b"), 25);
+    fn_free(&proc);
+    fn_free(&sym);
+    free(data);
+    free(ptprof);
+    free(w);
+    test_rmtree(dir);
+    free(dir);
+}
+
+Test(symbols, plt_stubs_of_a_malloc_loop_are_named, .timeout = 120)
+{
+    static const char src[] = "#include <stdlib.h>\n"
+                              "#include <time.h>\n"
+                              "int main(void)\n"
+                              "{\n"
+                              "    volatile size_t sink = 0;\n"
+                              "    time_t end = time(NULL) + 2;\n"
+                              "    while (time(NULL) < end)\n"
+                              "        for (int i = 0; i < 10000; i++) {\n"
+                              "            void *p = malloc(16);\n"
+                              "            sink += (size_t)p;\n"
+                              "            free(p);\n"
+                              "        }\n"
+                              "    return (int)(sink & 1);\n"
+                              "}\n";
+    char *dir = test_mkdtemp(), *gcc = test_need_tool("gcc"), *ptprof = build_ptprof();
+    char *c = test_path(dir, "loop.c"), *prog = test_path(dir, "loop");
+    char *data = test_path(dir, "loop.data");
+    FILE *f = fopen(c, "w");
+    cr_assert_not_null(f);
+    fputs(src, f);
+    fclose(f);
+    const char *cc[] = {gcc, "-O2", "-o", prog, c, NULL};
+    struct spawn_result res;
+    run_in(cc, NULL, dir, &res);
+    spawn_result_free(&res);
+    const char *rec[] = {ptprof, "record", "-o", data, "--", prog, NULL};
+    run_in(rec, NULL, dir, &res);
+    spawn_result_free(&res);
+    struct fn_counts rows;
+    report_column(data, "samples", "self_pct", NULL, &rows);
+    double stubs = fn_get(&rows, "malloc@plt") + fn_get(&rows, "free@plt");
+    cr_expect_gt(stubs, 0.5, "malloc@plt and free@plt: %.2f%% of the samples", stubs);
+    cr_expect_eq(prefix_sum(&rows, "loop+0x"), 0, "no unnamed address in the program");
+    fn_free(&rows);
+    free(data);
+    free(prog);
+    free(c);
+    free(ptprof);
+    free(gcc);
+    test_rmtree(dir);
+    free(dir);
+}
