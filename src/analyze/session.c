@@ -11,6 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *display_name(const char *path)
+{
+    return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
 static const struct sym_location *resolve(void *ctx, uint32_t pid, uint64_t time_ns, uint64_t pc,
                                           bool return_address)
 {
@@ -57,7 +62,7 @@ int session_walk_profile(const char *path, const struct profile *prof,
     char *error = NULL;
     int rc = walk_profile(prof, &r, &opts->walk, keys, names, v, totals, &error);
     if (rc != 0)
-        pt_err("%s: %s", strcmp(path, "-") == 0 ? "<stdin>" : path, error ? error : "failed");
+        pt_err("%s: %s", display_name(path), error ? error : "failed");
     free(error);
     symbolizer_free(sym);
     return rc;
@@ -93,16 +98,35 @@ int session_walk_file(const char *path, const struct session_options *opts, stru
     return rc;
 }
 
-int session_report_file(const char *path, const struct session_options *opts, enum metric m,
+int session_metric(const char *path, const char *name, const struct walk_totals *t,
+                   const struct value_columns *columns, struct metric *out)
+{
+    if (!name) {
+        if (t->default_metric[0] && metric_resolve(t->default_metric, columns, out) == 0)
+            return 0;
+        name = "cpu";
+    }
+    if (metric_resolve(name, columns, out) == 0)
+        return 0;
+    char list[1024];
+    metric_list(columns, list, sizeof(list));
+    pt_err("%s: no metric '%s' in the profile (it has %s)", display_name(path), name, list);
+    return -1;
+}
+
+int session_report_file(const char *path, const struct session_options *opts, const char *metric,
                         struct report *out)
 {
     struct strtab *keys = strtab_new(), *names = strtab_new();
     struct aggregate *a = aggregate_new(keys, &opts->walk.keys);
     struct walk_visitor v = aggregate_visitor(a);
     struct walk_totals t;
+    struct metric m;
     int rc = session_walk_file(path, opts, keys, names, &v, &t);
     if (rc == 0)
-        aggregate_report(a, &t, m, out);
+        rc = session_metric(path, metric, &t, aggregate_columns(a), &m);
+    if (rc == 0)
+        aggregate_report(a, &t, &m, out);
     else
         memset(out, 0, sizeof(*out));
     aggregate_free(a);
@@ -112,19 +136,28 @@ int session_report_file(const char *path, const struct session_options *opts, en
 }
 
 struct calltree *session_calltree(char *const *files, size_t nfiles,
-                                  const struct session_options *opts, enum metric m,
+                                  const struct session_options *opts, const char *metric,
                                   struct strtab *keys, struct strtab *names)
 {
     struct calltree *t = calltree_new(keys, &opts->walk.keys);
     struct walk_visitor v = calltree_visitor(t);
+    struct walk_totals first;
+    memset(&first, 0, sizeof(first));
     for (size_t i = 0; i < nfiles; i++) {
         struct walk_totals wt;
         if (session_walk_file(files[i], opts, keys, names, &v, &wt) != 0) {
             calltree_free(t);
             return NULL;
         }
+        if (i == 0)
+            first = wt;
         calltree_add_run(t, &wt);
     }
-    calltree_finish(t, m);
+    struct metric m;
+    if (session_metric(nfiles ? files[0] : "-", metric, &first, &t->columns, &m) != 0) {
+        calltree_free(t);
+        return NULL;
+    }
+    calltree_finish(t, &m);
     return t;
 }
