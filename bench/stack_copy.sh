@@ -11,7 +11,7 @@
 #     before), and a fixed 64 KiB copy.
 # Per run: the time copying takes inside the stop window per sample, the
 # unwinding per sample after it, the mean latency per sample, and the share
-# of stacks cut at the end of their copy (`ptprof info`).  Medians of
+# of samples whose stack was cut at the end of its copy (`-d`).  Medians of
 # BENCH_REPS (3) runs.  Prints a Markdown section; never fails the caller.
 set -u -o pipefail
 
@@ -73,8 +73,11 @@ for program in callers sqlite3; do
             field "$TMP/err" 's/^\[debug\] outside:.*unwind \([0-9.]*\) us.*/\1/p' >>"$TMP/unwind"
             field "$TMP/err" 's/^\[debug\] latency:.*, \([0-9.]*\) us per sample/\1/p' \
                 >>"$TMP/lat"
-            "$PTPROF" info "$TMP/p.data" 2>/dev/null |
-                sed -n 's/.*cut stacks:.*(\([0-9.]*\)%).*/\1/p' >>"$TMP/cut"
+            # "[debug] stacks: N cut ..." against "[debug] samples: I ideal, A actual"
+            # (one thread: one stack per sample).
+            awk '$1 == "[debug]" && $2 == "samples:" { a = $5 }
+                 $1 == "[debug]" && $2 == "stacks:" { c = $3 }
+                 END { if (a > 0) printf "%.2f\n", 100 * c / a }' "$TMP/err" >>"$TMP/cut"
         done
         printf '| %s | %s | %s | %s | %s | %s%% |\n' "$program" "$name" \
             "$(median <"$TMP/copy")" "$(median <"$TMP/unwind")" "$(median <"$TMP/lat")" \

@@ -18,6 +18,10 @@ struct aggregate {
     size_t naccs;
     double unattributed_j, idle_s;
     bool has_unattributed;
+    struct value_columns columns;
+    double *values; /* by key id: self then total per column (stride 2 x nvalues) */
+    size_t nvalues; /* columns the values are laid out for */
+    double *vbase;  /* the run's total per column */
 };
 
 struct aggregate *aggregate_new(const struct strtab *keys, const struct key_spec *spec)
@@ -33,19 +37,49 @@ void aggregate_free(struct aggregate *a)
     if (!a)
         return;
     free(a->accs);
+    free(a->values);
+    free(a->vbase);
+    value_columns_free(&a->columns);
     free(a);
 }
 
-static struct acc *acc_of(struct aggregate *a, uint32_t key)
+/* Lay the values out for N columns (a later profile brought more). */
+static void restride(struct aggregate *a, size_t n)
 {
-    if (key >= a->naccs) {
-        size_t n = a->naccs ? a->naccs : 256;
-        while (n <= key)
-            n *= 2;
-        a->accs = xrealloc(a->accs, n * sizeof(*a->accs));
-        memset(a->accs + a->naccs, 0, (n - a->naccs) * sizeof(*a->accs));
-        a->naccs = n;
+    double *v = xcalloc(a->naccs * 2 * n + 1, sizeof(*v));
+    for (size_t k = 0; a->values && k < a->naccs; k++)
+        for (size_t c = 0; c < a->nvalues; c++) {
+            v[k * 2 * n + c] = a->values[k * 2 * a->nvalues + c];
+            v[k * 2 * n + n + c] = a->values[k * 2 * a->nvalues + a->nvalues + c];
+        }
+    free(a->values);
+    a->values = v;
+    a->vbase = xrealloc(a->vbase, (n + 1) * sizeof(*a->vbase));
+    memset(a->vbase + a->nvalues, 0, (n + 1 - a->nvalues) * sizeof(*a->vbase));
+    a->nvalues = n;
+}
+
+/* Room for key ids up to KEY, values included: rare, kept out of line so
+ * acc_of() stays a bounds check and an index. */
+static __attribute__((noinline)) void grow_accs(struct aggregate *a, uint32_t key)
+{
+    size_t n = a->naccs ? a->naccs : 256;
+    while (n <= key)
+        n *= 2;
+    a->accs = xrealloc(a->accs, n * sizeof(*a->accs));
+    memset(a->accs + a->naccs, 0, (n - a->naccs) * sizeof(*a->accs));
+    if (a->nvalues) {
+        size_t stride = 2 * a->nvalues;
+        a->values = xrealloc(a->values, n * stride * sizeof(*a->values));
+        memset(a->values + a->naccs * stride, 0, (n - a->naccs) * stride * sizeof(*a->values));
     }
+    a->naccs = n;
+}
+
+static inline struct acc *acc_of(struct aggregate *a, uint32_t key)
+{
+    if (key >= a->naccs)
+        grow_accs(a, key);
     return &a->accs[key];
 }
 
@@ -61,6 +95,24 @@ static bool on_path(const struct path *prev, uint32_t key)
             hi = mid;
     }
     return lo < prev->nunique && prev->unique[lo] == key;
+}
+
+static void add_values(struct aggregate *a, const struct walk_event *e)
+{
+    if (e->nvalues > a->nvalues)
+        restride(a, e->nvalues);
+    const struct path *path = e->path;
+    size_t n = a->nvalues, stride = 2 * n;
+    double *self = a->values + (size_t)path->frames[0].key * stride;
+    for (size_t c = 0; c < e->nvalues; c++) {
+        self[c] += e->values[c];
+        a->vbase[c] += e->values[c];
+    }
+    for (uint32_t i = 0; i < path->nunique; i++) {
+        double *total = a->values + (size_t)path->unique[i] * stride + n;
+        for (size_t c = 0; c < e->nvalues; c++)
+            total[c] += e->values[c];
+    }
 }
 
 static void on_sample(void *ctx, const struct walk_event *e)
@@ -83,6 +135,8 @@ static void on_sample(void *ctx, const struct walk_event *e)
         if (!e->prev || (!same_path && !on_path(e->prev, path->unique[i])))
             t->total[Q_EXECUTIONS] += 1;
     }
+    if (e->nvalues)
+        add_values(a, e);
 }
 
 static void on_unattributed(void *ctx, double energy_j, double idle_s)
@@ -96,15 +150,24 @@ static void on_unattributed(void *ctx, double energy_j, double idle_s)
 
 struct walk_visitor aggregate_visitor(struct aggregate *a)
 {
-    return (struct walk_visitor){on_sample, on_unattributed, a};
+    return (struct walk_visitor){on_sample, on_unattributed, a, &a->columns};
 }
 
-void aggregate_report(struct aggregate *a, const struct walk_totals *t, enum metric m,
+const struct value_columns *aggregate_columns(const struct aggregate *a)
+{
+    return &a->columns;
+}
+
+void aggregate_report(struct aggregate *a, const struct walk_totals *t, const struct metric *m,
                       struct report *out)
 {
     memset(out, 0, sizeof(*out));
     out->keys = a->spec;
-    out->metric = m;
+    out->metric = *m;
+    value_columns_copy(&out->values, &a->columns);
+    size_t nv = out->values.n;
+    if (nv > a->nvalues)
+        restride(a, nv); /* columns of a profile without thread samples */
     report_totals_from_walk(&out->totals, t);
     size_t n = 0;
     for (size_t k = 0; k < a->naccs; k++)
@@ -118,6 +181,9 @@ void aggregate_report(struct aggregate *a, const struct walk_totals *t, enum met
         r->id = xstrdup(strtab_get(a->keys, (uint32_t)k));
         memcpy(r->self, c->self, sizeof(r->self));
         memcpy(r->total, c->total, sizeof(r->total));
+        report_row_values(r, nv);
+        if (nv)
+            memcpy(r->vself, a->values + k * 2 * nv, 2 * nv * sizeof(*r->vself));
         out->totals.executions += c->self[Q_EXECUTIONS];
     }
     if (a->has_unattributed) {
@@ -125,6 +191,7 @@ void aggregate_report(struct aggregate *a, const struct walk_totals *t, enum met
         struct report_row *r = &out->rows[out->nrows++];
         memset(r, 0, sizeof(*r));
         r->id = key_compose_all(&a->spec, REPORT_UNATTRIBUTED);
+        report_row_values(r, nv);
         r->self[Q_ENERGY] = r->total[Q_ENERGY] = a->unattributed_j;
         r->idle_s = a->idle_s;
         r->unattributed = true;
@@ -134,4 +201,8 @@ void aggregate_report(struct aggregate *a, const struct walk_totals *t, enum met
     out->base[Q_WALL] = out->totals.wall_s;
     out->base[Q_ENERGY] = out->totals.energy_j;
     out->base[Q_EXECUTIONS] = out->totals.executions;
+    if (nv) {
+        out->vbase = xcalloc(nv, sizeof(*out->vbase));
+        memcpy(out->vbase, a->vbase, nv * sizeof(*out->vbase));
+    }
 }

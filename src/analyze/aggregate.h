@@ -11,8 +11,10 @@
  * thread used goes to one row whose every component is "[unattributed]",
  * so the energy of the rows adds up to the measured total (no such row
  * when there is none).
+ * Values (walk.h) add up the same way, per value column.
  * aggregate_report() gives every key seen, in no particular order, with
- * the run's totals and the totals as BASE; call it once, after the walk.
+ * the run's totals and the totals as BASE, measured by M (resolved
+ * against aggregate_columns()); call it once, after the walk.
  */
 #ifndef PTPROF_ANALYZE_AGGREGATE_H
 #define PTPROF_ANALYZE_AGGREGATE_H
@@ -26,7 +28,9 @@ struct aggregate;
 /* KEYS is the table the walk interns key ids into. */
 struct aggregate *aggregate_new(const struct strtab *keys, const struct key_spec *spec);
 struct walk_visitor aggregate_visitor(struct aggregate *a);
-void aggregate_report(struct aggregate *a, const struct walk_totals *t, enum metric m,
+/* The value columns the walk filled. */
+const struct value_columns *aggregate_columns(const struct aggregate *a);
+void aggregate_report(struct aggregate *a, const struct walk_totals *t, const struct metric *m,
                       struct report *out);
 void aggregate_free(struct aggregate *a);
 

@@ -11,6 +11,8 @@ enum match { MATCH_UNKNOWN, MATCH_NO, MATCH_YES };
 
 struct acc {
     double q[Q_COUNT];
+    double *v; /* per value column, NULL until it has one */
+    size_t nv;
     uint64_t stamp; /* the last path counted, so a key counts once per path */
     bool seen;
 };
@@ -27,9 +29,10 @@ struct callgraph {
     struct acc *accs; /* by key id */
     size_t naccs;
     struct acc edge; /* [no caller] or [self] */
-    double focus[Q_COUNT];
+    struct acc focus;
     bool found;
     uint64_t stamp;
+    struct value_columns columns;
 };
 
 struct callgraph *callgraph_new(const struct strtab *keys, const struct strtab *names,
@@ -53,7 +56,12 @@ void callgraph_free(struct callgraph *g)
         return;
     free(g->function);
     free(g->matches);
+    for (size_t k = 0; k < g->naccs; k++)
+        free(g->accs[k].v);
     free(g->accs);
+    free(g->edge.v);
+    free(g->focus.v);
+    value_columns_free(&g->columns);
     free(g);
 }
 
@@ -84,14 +92,29 @@ static bool name_matches(struct callgraph *g, uint32_t id)
     return g->matches[id] == MATCH_YES;
 }
 
-static void add(struct callgraph *g, struct acc *a, const double *q)
+/* E's quantities and values into A (executions are not counted). */
+static void add_event(struct acc *a, const struct walk_event *e)
+{
+    a->seen = true;
+    for (int i = 0; i < Q_EXECUTIONS; i++)
+        a->q[i] += e->q[i];
+    if (!e->nvalues)
+        return;
+    if (a->nv < e->nvalues) {
+        a->v = xrealloc(a->v, e->nvalues * sizeof(*a->v));
+        memset(a->v + a->nv, 0, (e->nvalues - a->nv) * sizeof(*a->v));
+        a->nv = e->nvalues;
+    }
+    for (size_t c = 0; c < e->nvalues; c++)
+        a->v[c] += e->values[c];
+}
+
+static void add(struct callgraph *g, struct acc *a, const struct walk_event *e)
 {
     if (a->stamp == g->stamp)
         return;
     a->stamp = g->stamp;
-    a->seen = true;
-    for (int i = 0; i < Q_EXECUTIONS; i++)
-        a->q[i] += q[i];
+    add_event(a, e);
 }
 
 static void on_sample(void *ctx, const struct walk_event *e)
@@ -107,23 +130,34 @@ static void on_sample(void *ctx, const struct walk_event *e)
         found = true;
         bool edge = g->direction == FOCUS_CALLERS ? m + 1 == p->nframes : m == 0;
         if (edge) {
-            add(g, &g->edge, e->q);
+            add(g, &g->edge, e);
             continue;
         }
         uint32_t key = p->frames[g->direction == FOCUS_CALLERS ? m + 1 : m - 1].key;
         g->accs = grow_zeroed(g->accs, &g->naccs, key, sizeof(*g->accs));
-        add(g, &g->accs[key], e->q);
+        add(g, &g->accs[key], e);
     }
     if (found) {
         g->found = true;
-        for (int i = 0; i < Q_EXECUTIONS; i++)
-            g->focus[i] += e->q[i];
+        add_event(&g->focus, e);
     }
 }
 
 struct walk_visitor callgraph_visitor(struct callgraph *g)
 {
-    return (struct walk_visitor){on_sample, NULL, g};
+    return (struct walk_visitor){on_sample, NULL, g, &g->columns};
+}
+
+const struct value_columns *callgraph_columns(const struct callgraph *g)
+{
+    return &g->columns;
+}
+
+/* A's values over N columns (those it never met are 0). */
+static void copy_values(double *dst, const struct acc *a, size_t n)
+{
+    for (size_t c = 0; c < n; c++)
+        dst[c] = c < a->nv ? a->v[c] : 0;
 }
 
 static void put_row(struct report *out, char *id, const struct acc *a)
@@ -133,14 +167,21 @@ static void put_row(struct report *out, char *id, const struct acc *a)
     r->id = id;
     memcpy(r->self, a->q, sizeof(r->self));
     memcpy(r->total, a->q, sizeof(r->total));
+    size_t n = out->values.n;
+    report_row_values(r, n);
+    if (n) {
+        copy_values(r->vself, a, n);
+        copy_values(r->vtotal, a, n);
+    }
 }
 
-void callgraph_report(struct callgraph *g, const struct walk_totals *t, enum metric m,
+void callgraph_report(struct callgraph *g, const struct walk_totals *t, const struct metric *m,
                       struct report *out)
 {
     memset(out, 0, sizeof(*out));
     out->keys = g->spec;
-    out->metric = m;
+    out->metric = *m;
+    value_columns_copy(&out->values, &g->columns);
     out->focus = g->direction;
     out->focus_function = xstrdup(g->function);
     out->focus_found = g->found;
@@ -157,5 +198,9 @@ void callgraph_report(struct callgraph *g, const struct walk_totals *t, enum met
                 key_compose_all(&g->spec, g->direction == FOCUS_CALLERS ? CALLGRAPH_NO_CALLER
                                                                         : CALLGRAPH_SELF),
                 &g->edge);
-    memcpy(out->base, g->focus, sizeof(out->base));
+    memcpy(out->base, g->focus.q, sizeof(out->base));
+    if (out->values.n) {
+        out->vbase = xcalloc(out->values.n, sizeof(*out->vbase));
+        copy_values(out->vbase, &g->focus, out->values.n);
+    }
 }

@@ -13,7 +13,8 @@
  *    ("[no caller]" when the match is the outermost frame);
  *  - FOCUS_CALLEES: the key of the frame right inside each matching frame
  *    ("[self]" when the match is the innermost frame);
- *  each key once per path, and to the function's own total once.  The
+ *  each key once per path, and to the function's own total once (values,
+ *  walk.h, too).  The
  *  report's rows have equal self and total (executions are not counted),
  *  and its BASE is the function's total, so the callees and "[self]" add
  *  up to 100 % (callers too, unless the function is recursive).
@@ -34,7 +35,9 @@ struct callgraph *callgraph_new(const struct strtab *keys, const struct strtab *
                                 const struct key_spec *spec, const char *function,
                                 enum report_focus direction);
 struct walk_visitor callgraph_visitor(struct callgraph *g);
-void callgraph_report(struct callgraph *g, const struct walk_totals *t, enum metric m,
+/* The value columns the walk filled, which M is resolved against. */
+const struct value_columns *callgraph_columns(const struct callgraph *g);
+void callgraph_report(struct callgraph *g, const struct walk_totals *t, const struct metric *m,
                       struct report *out);
 void callgraph_free(struct callgraph *g);
 

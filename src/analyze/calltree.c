@@ -17,9 +17,32 @@ static uint64_t edge_hash(uint32_t parent, uint32_t key)
     return h ^ (h >> 29);
 }
 
+/* Lay the values out for N columns (a later profile brought more). */
+static void restride(struct calltree *t, size_t n)
+{
+    size_t cap = t->cap ? t->cap : 1;
+    double *v = xcalloc(cap * 2 * n, sizeof(*v));
+    for (size_t i = 0; t->values && i < t->nnodes; i++)
+        for (size_t c = 0; c < t->nvalues; c++) {
+            v[i * 2 * n + c] = t->values[i * 2 * t->nvalues + c];
+            v[i * 2 * n + n + c] = t->values[i * 2 * t->nvalues + t->nvalues + c];
+        }
+    free(t->values);
+    t->values = v;
+    t->values_cap = cap;
+    t->nvalues = n;
+}
+
 static uint32_t new_node(struct calltree *t, uint32_t parent, uint32_t key)
 {
     t->nodes = xgrow(t->nodes, &t->cap, t->nnodes + 1, sizeof(*t->nodes));
+    if (t->nvalues && t->values_cap < t->cap) {
+        size_t stride = 2 * t->nvalues;
+        t->values = xrealloc(t->values, t->cap * stride * sizeof(*t->values));
+        memset(t->values + t->values_cap * stride, 0,
+               (t->cap - t->values_cap) * stride * sizeof(*t->values));
+        t->values_cap = t->cap;
+    }
     uint32_t id = (uint32_t)t->nnodes++;
     struct calltree_node *n = &t->nodes[id];
     memset(n, 0, sizeof(*n));
@@ -93,7 +116,27 @@ void calltree_free(struct calltree *t)
     free(t->runs);
     free(t->nodes);
     free(t->index);
+    free(t->values);
+    value_columns_free(&t->columns);
     free(t);
+}
+
+/* E's values to the root and every node down to LEAF, and to LEAF's self. */
+static void add_values(struct calltree *t, const struct walk_event *e, uint32_t leaf)
+{
+    if (e->nvalues > t->nvalues)
+        restride(t, e->nvalues);
+    size_t n = t->nvalues;
+    for (uint32_t node = leaf;; node = t->nodes[node].parent) {
+        double *total = t->values + (size_t)node * 2 * n + n;
+        for (size_t c = 0; c < e->nvalues; c++)
+            total[c] += e->values[c];
+        if (node == 0)
+            break;
+    }
+    double *self = t->values + (size_t)leaf * 2 * n;
+    for (size_t c = 0; c < e->nvalues; c++)
+        self[c] += e->values[c];
 }
 
 static void on_sample(void *ctx, const struct walk_event *e)
@@ -112,6 +155,8 @@ static void on_sample(void *ctx, const struct walk_event *e)
     }
     for (int q = 0; q < Q_EXECUTIONS; q++)
         t->nodes[node].self[q] += e->q[q];
+    if (e->nvalues)
+        add_values(t, e, node);
 }
 
 static void on_unattributed(void *ctx, double energy_j, double idle_s)
@@ -127,7 +172,7 @@ static void on_unattributed(void *ctx, double energy_j, double idle_s)
 
 struct walk_visitor calltree_visitor(struct calltree *t)
 {
-    return (struct walk_visitor){on_sample, on_unattributed, t};
+    return (struct walk_visitor){on_sample, on_unattributed, t, &t->columns};
 }
 
 void calltree_add_run(struct calltree *t, const struct walk_totals *wt)
@@ -138,37 +183,47 @@ void calltree_add_run(struct calltree *t, const struct walk_totals *wt)
     report_totals_from_walk(&r->totals, wt);
 }
 
+const double *calltree_values(const struct calltree *t, uint32_t id)
+{
+    return t->nvalues ? t->values + (size_t)id * 2 * t->nvalues : NULL;
+}
+
+double calltree_value(const struct calltree *t, uint32_t id, const struct metric *m, bool total)
+{
+    const struct calltree_node *n = &t->nodes[id];
+    const double *v = calltree_values(t, id);
+    return metric_of(m, total ? n->total : n->self, v && total ? v + t->nvalues : v, n->idle_s);
+}
+
 struct sort_ctx {
     const struct calltree *t;
-    enum metric m;
+    const struct metric *m;
 };
-
-static double node_value(const struct calltree_node *n, enum metric m)
-{
-    if (m == METRIC_POWER)
-        return report_power(n->total[Q_ENERGY], n->total[Q_CPU] + n->idle_s);
-    return n->total[metric_quantity(m)];
-}
 
 static int child_cmp(const void *pa, const void *pb, void *ctx)
 {
     const struct sort_ctx *c = ctx;
-    const struct calltree_node *a = &c->t->nodes[*(const uint32_t *)pa];
-    const struct calltree_node *b = &c->t->nodes[*(const uint32_t *)pb];
-    double x = node_value(a, c->m), y = node_value(b, c->m);
+    uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
+    double x = calltree_value(c->t, ia, c->m, true), y = calltree_value(c->t, ib, c->m, true);
     if (x != y)
         return x > y ? -1 : 1;
-    return strcmp(strtab_get(c->t->keys, a->key), strtab_get(c->t->keys, b->key));
+    return strcmp(strtab_get(c->t->keys, c->t->nodes[ia].key),
+                  strtab_get(c->t->keys, c->t->nodes[ib].key));
 }
 
-void calltree_finish(struct calltree *t, enum metric m)
+void calltree_finish(struct calltree *t, const struct metric *m)
 {
     double runs = t->nruns ? (double)t->nruns : 1;
+    t->metric = *m;
+    if (t->columns.n > t->nvalues)
+        restride(t, t->columns.n);
     for (size_t i = 0; i < t->nnodes; i++) {
         for (int q = 0; q < Q_COUNT; q++) {
             t->nodes[i].self[q] /= runs;
             t->nodes[i].total[q] /= runs;
         }
+        for (size_t c = 0; c < 2 * t->nvalues; c++)
+            t->values[i * 2 * t->nvalues + c] /= runs;
         t->nodes[i].idle_s /= runs;
     }
     const struct report **rs = xcalloc(t->nruns + 1, sizeof(*rs));
@@ -183,7 +238,7 @@ void calltree_finish(struct calltree *t, enum metric m)
     /* Children lists in order: sort each node's children once. */
     uint32_t *kids = NULL;
     size_t cap = 0;
-    struct sort_ctx c = {t, m};
+    struct sort_ctx c = {t, &t->metric};
     for (size_t i = 0; i < t->nnodes; i++) {
         size_t n = 0;
         for (uint32_t k = t->nodes[i].first_child; k != CALLTREE_NONE;

@@ -10,7 +10,10 @@
  * may be walked into one tree (calltree_add_run() after each);
  * calltree_finish() then divides by their number (the mean of the runs),
  * gives the mean totals, and orders every node's children by their total
- * of M, descending (ties by key).  Executions are not counted.
+ * of M, descending (ties by key).  Executions are not counted.  Values
+ * (walk.h) add up per node as the quantities do, in T->columns:
+ * calltree_values() gives a node's, self then total (NULL without
+ * columns).  calltree_metric() resolves a metric name against them.
  */
 #ifndef PTPROF_ANALYZE_CALLTREE_H
 #define PTPROF_ANALYZE_CALLTREE_H
@@ -42,12 +45,20 @@ struct calltree {
     struct report *runs;
     size_t nruns;
     uint32_t unattributed;
+    struct value_columns columns;
+    double *values; /* per node: self then total per column (stride 2 x nvalues) */
+    size_t nvalues, values_cap;
+    struct metric metric; /* after calltree_finish() */
 };
 
 struct calltree *calltree_new(struct strtab *keys, const struct key_spec *spec);
 struct walk_visitor calltree_visitor(struct calltree *t);
 void calltree_add_run(struct calltree *t, const struct walk_totals *wt);
-void calltree_finish(struct calltree *t, enum metric m);
+void calltree_finish(struct calltree *t, const struct metric *m);
+/* Node ID's values, self (then total at + T->columns.n); NULL: none. */
+const double *calltree_values(const struct calltree *t, uint32_t id);
+/* Node N's value of M, exclusive or inclusive. */
+double calltree_value(const struct calltree *t, uint32_t id, const struct metric *m, bool total);
 void calltree_free(struct calltree *t);
 
 #endif

@@ -131,18 +131,19 @@ double compare_aggregate(enum aggregate_fn fn, const double *e, const double *w,
     return NAN;
 }
 
+/* Each report is measured by its own metric: the options' by name,
+ * resolved against that report's value columns. */
 static double value_of(const struct report *r, const struct report_row *row,
                        const struct compare_options *o)
 {
     if (o->share)
-        return report_pct(r, row, o->metric, o->inclusive);
-    return report_value(row, o->metric, o->inclusive);
+        return report_pct(r, row, &r->metric, o->inclusive);
+    return report_value(row, &r->metric, o->inclusive);
 }
 
-static double share_of(const struct report *r, const struct report_row *row, enum metric m,
-                       bool inclusive)
+static double share_of(const struct report *r, const struct report_row *row, bool inclusive)
 {
-    return report_pct(r, row, m, inclusive);
+    return report_pct(r, row, &r->metric, inclusive);
 }
 
 struct sort_ctx {
@@ -172,8 +173,9 @@ void compare_reports(const struct report *baseline, const struct report *const *
     out->keys = baseline->keys;
     out->opts = *opts;
     out->nprofiles = n;
-    enum metric wm = opts->metric == METRIC_POWER ? METRIC_ENERGY : opts->metric;
-    double wbase = report_base(baseline, wm);
+    struct metric wm;
+    metric_basis(&baseline->metric, &wm);
+    double wbase = report_base(baseline, &wm);
 
     /* Rows by key, over every input; share[i] is the largest share. */
     struct strtab *ids = strtab_new();
@@ -199,12 +201,12 @@ void compare_reports(const struct report *baseline, const struct report *const *
                 out->nrows++;
             }
             struct compare_row *c = &out->rows[k];
-            double share = share_of(r, row, opts->metric, opts->inclusive);
+            double share = share_of(r, row, opts->inclusive);
             if (share > maxshare[k])
                 maxshare[k] = share;
             if (p == 0) {
                 c->baseline = value_of(r, row, opts);
-                c->weight = wbase > 0 ? report_value(row, wm, opts->inclusive) / wbase : 0;
+                c->weight = wbase > 0 ? report_value(row, &wm, opts->inclusive) / wbase : 0;
                 bshare[k] = share;
             } else {
                 c->values[p - 1] = value_of(r, row, opts);
@@ -253,9 +255,9 @@ void compare_reports(const struct report *baseline, const struct report *const *
             c->errors[p] = compare_error(opts->error, c->baseline, c->values[p], c->weight);
     }
     out->totals = xcalloc(n + 1, sizeof(*out->totals));
-    out->baseline_total = opts->share ? 100 : report_base(baseline, opts->metric);
+    out->baseline_total = opts->share ? 100 : report_base(baseline, &baseline->metric);
     for (size_t p = 0; p < n; p++)
-        out->totals[p] = opts->share ? 100 : report_base(others[p], opts->metric);
+        out->totals[p] = opts->share ? 100 : report_base(others[p], &others[p]->metric);
     if (opts->aggregate != AGG_NONE) {
         out->aggregates = xcalloc(n + 1, sizeof(*out->aggregates));
         double *e = xcalloc(out->nrows + 1, sizeof(*e)), *w = xcalloc(out->nrows + 1, sizeof(*w));

@@ -5,8 +5,11 @@
  *  - The value of a key in a profile is its exclusive value of the chosen
  *    metric (inclusive with OPTS->inclusive; its percentage of the
  *    profile's total instead with OPTS->share); 0 where the key is absent.
+ *  - Each report is measured by its own metric (report.h: the same name,
+ *    resolved against its value columns).
  *  - The weight of a key is its share of the baseline (0-1): its value of
- *    the metric's quantity (energy for power) over the baseline's total.
+ *    the metric's basis (metric.h: energy for power, the denominator of a
+ *    ratio) over the baseline's total.
  *  - compare_error(), with b the baseline's value, v the profile's and w
  *    the weight:  error v-b; absolute_error |v-b|; relative_error (v-b)/b;
  *    absolute_relative_error |v-b|/|b|; weighted_error w(v-b);
@@ -58,7 +61,7 @@ enum aggregate_fn {
 };
 
 struct compare_options {
-    enum metric metric;
+    struct metric metric; /* for titles: each report is measured by its own (by name) */
     enum error_fn error;
     enum aggregate_fn aggregate;
     bool inclusive;

@@ -5,14 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool flame_metric_ok(enum metric m)
+bool flame_metric_ok(const struct metric *m)
 {
-    return m == METRIC_CPU || m == METRIC_WALL || m == METRIC_SAMPLES || m == METRIC_ENERGY;
+    return metric_additive(m);
 }
 
-const char *flame_metric_words(enum metric m)
+const char *flame_metric_words(const struct metric *m)
 {
-    switch (m) {
+    switch (m->kind) {
+    case METRIC_CPU:
+        return "CPU time";
     case METRIC_WALL:
         return "wall time";
     case METRIC_SAMPLES:
@@ -20,13 +22,14 @@ const char *flame_metric_words(enum metric m)
     case METRIC_ENERGY:
         return "energy";
     default:
-        return "CPU time";
+        return m->name;
     }
 }
 
-static double node_value(const struct calltree *t, uint32_t n, enum quantity q)
+/* Node N's total of M; 0 without M (a baseline without that value). */
+static double node_value(const struct calltree *t, uint32_t n, const struct metric *m)
 {
-    return t->nodes[n].total[q];
+    return m ? calltree_value(t, n, m, true) : 0;
 }
 
 /* The baseline's edges (parent, key) -> node, to follow a path into it. */
@@ -103,7 +106,7 @@ static double positive(double v)
  * T's units (SCALE: T's total over the baseline's): what widens the node
  * so its removed children fit.  Counted at the outermost missing node. */
 static double *removed_below(const struct calltree *t, const struct calltree *b,
-                             const uint32_t *inv, enum quantity q, double scale)
+                             const uint32_t *inv, const struct metric *q, double scale)
 {
     double *r = xcalloc(t->nnodes, sizeof(*r));
     for (uint32_t n = 1; n < b->nnodes; n++) {
@@ -148,22 +151,29 @@ static bool place(struct layout *l, const struct flame_frame *fr)
     return true;
 }
 
-int flame_build(struct flame *f, const struct calltree *t, enum metric m, double min_fraction,
-                const struct calltree *baseline)
+int flame_build(struct flame *f, const struct calltree *t, const struct metric *m,
+                double min_fraction, const struct calltree *baseline)
 {
     memset(f, 0, sizeof(*f));
-    enum quantity q = metric_quantity(m);
+    const struct metric *q = m;
     f->total = node_value(t, 0, q);
     if (!(f->total > 0))
         return -1;
     uint32_t *map = NULL, *inv = NULL;
     double *removed = NULL, base_total = 0, scale = 0;
+    /* The baseline's value columns are its own: the same metric by name
+     * (BQ NULL: the baseline lacks that value, 0 in it). */
+    struct metric bm = *m;
+    const struct metric *bq = &bm;
+    if (baseline && m->kind >= METRIC_BUILTINS &&
+        metric_resolve(m->name, &baseline->columns, &bm) != 0)
+        bq = NULL;
     if (baseline) {
         f->has_base = true;
         map = match_baseline(t, baseline, &inv);
-        base_total = node_value(baseline, 0, q);
+        base_total = node_value(baseline, 0, bq);
         scale = base_total > 0 ? f->total / base_total : 0;
-        removed = removed_below(t, baseline, inv, q, scale);
+        removed = removed_below(t, baseline, inv, bq, scale);
         f->removed = removed[0];
         f->gone_share = f->removed / f->total;
     }
@@ -197,7 +207,7 @@ int flame_build(struct flame *f, const struct calltree *t, enum metric m, double
             first_child = t->nodes[c].first_child;
             if (map && map[c] != CALLTREE_NONE) {
                 fr.in_base = true;
-                fr.base_share = base_total > 0 ? node_value(baseline, map[c], q) / base_total : 0;
+                fr.base_share = base_total > 0 ? node_value(baseline, map[c], bq) / base_total : 0;
                 first_bchild = baseline->nodes[map[c]].first_child;
             }
         } else if (top->bchild != CALLTREE_NONE) {
@@ -207,8 +217,8 @@ int flame_build(struct flame *f, const struct calltree *t, enum metric m, double
                 continue; /* T has it: placed among T's children */
             fr.node = b;
             fr.removed = fr.in_base = true;
-            fr.width = scale * positive(node_value(baseline, b, q));
-            fr.base_share = base_total > 0 ? node_value(baseline, b, q) / base_total : 0;
+            fr.width = scale * positive(node_value(baseline, b, bq));
+            fr.base_share = base_total > 0 ? node_value(baseline, b, bq) / base_total : 0;
             first_bchild = baseline->nodes[b].first_child;
         } else {
             depth--;

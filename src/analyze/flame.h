@@ -5,8 +5,8 @@
  * the whole changed.
  *
  * Contract: flame_build() lays out T (after calltree_finish()) by metric M
- * (cpu, wall, samples or energy: flame_metric_ok(); power and executions
- * do not add up along a stack):
+ * (cpu, wall, samples, energy or a sum or counter value: flame_metric_ok();
+ * power, executions, means and ratios do not add up along a stack):
  *  - frame 0 is the root, spanning [0, span); each other frame is one
  *    node of T, its width the node's total of M, its first child starting
  *    where it starts and each next child where the previous one ended, in
@@ -24,8 +24,8 @@
  *    node reached by the same path of keys from the root.  share is the
  *    frame's value over T's total, base_share the matched node's total of
  *    M over the baseline's root total (0 when the path is not in the
- *    baseline, in_base false), so the two profiles compare whatever their
- *    lengths.
+ *    baseline, in_base false; a value M the baseline lacks is 0 in it), so
+ *    the two profiles compare whatever their lengths.
  *  - the baseline's paths that T lacks are drawn too, as removed time: a
  *    frame (REMOVED, its node a node of BASELINE, value 0) after T's
  *    children of the node where the path leaves T, as wide as its share of
@@ -71,12 +71,12 @@ struct flame {
     double gone_share;
 };
 
-bool flame_metric_ok(enum metric m);
+bool flame_metric_ok(const struct metric *m);
 /* What a flame graph of M measures, in words: "CPU time", "wall time",
- * "samples", "energy". */
-const char *flame_metric_words(enum metric m);
-int flame_build(struct flame *f, const struct calltree *t, enum metric m, double min_fraction,
-                const struct calltree *baseline);
+ * "samples", "energy", else the metric's name. */
+const char *flame_metric_words(const struct metric *m);
+int flame_build(struct flame *f, const struct calltree *t, const struct metric *m,
+                double min_fraction, const struct calltree *baseline);
 void flame_free(struct flame *f);
 
 #endif

@@ -47,6 +47,10 @@ struct metrics {
     /* Energy windows (NULL: each sample's interval is its own window). */
     struct energy_window *windows;
     size_t *window_of; /* sample -> window */
+    double *values;        /* the last sample's, nthreads x nvalue_types */
+    size_t values_cap;
+    uint64_t *counters; /* per slot, per value type: a counter's last value */
+    size_t counters_cap;
 };
 
 static bool is_energy_kind(enum pmu_kind k)
@@ -164,6 +168,8 @@ void metrics_free(struct metrics *m)
     free(m->channels);
     free(m->threads);
     free(m->index);
+    free(m->values);
+    free(m->counters);
     free(m->totals.energy_source);
     free(m);
 }
@@ -242,6 +248,41 @@ static double interval_energy(const struct metrics *m, size_t i, double dt)
     return e;
 }
 
+/* The values of sample S's threads (metrics.h), OUT being their metrics. */
+static void sample_values(struct metrics *m, const struct prof_sample *s,
+                          const struct thread_metrics *out)
+{
+    const struct profile *p = m->p;
+    size_t nv = p->nvalue_types;
+    m->values = xgrow(m->values, &m->values_cap, (size_t)s->nthreads * nv + 1, sizeof(*m->values));
+    m->counters =
+        xgrow(m->counters, &m->counters_cap, metrics_nslots(m) * nv + 1, sizeof(*m->counters));
+    for (uint32_t j = 0; j < s->nthreads; j++) {
+        const uint64_t *v = prof_thread_values(p, s, j);
+        double *o = m->values + (size_t)j * nv;
+        uint64_t *last = m->counters + (size_t)out[j].slot * nv;
+        for (size_t k = 0; k < nv; k++) {
+            uint64_t x = v ? v[k] : 0;
+            switch (p->value_types[k].agg) {
+            case PROF_VALUE_COUNTER:
+                if (out[j].first)
+                    o[k] = m->count_from_start ? (double)x : 0;
+                else
+                    o[k] = x >= last[k] ? (double)(x - last[k]) : 0;
+                last[k] = x;
+                break;
+            case PROF_VALUE_LEVEL:
+                o[k] = (double)x * out[j].q[Q_SAMPLES];
+                break;
+            case PROF_VALUE_SUM:
+            default:
+                o[k] = (double)x;
+                break;
+            }
+        }
+    }
+}
+
 void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, double *unattributed_j,
                     double *idle_s)
 {
@@ -254,7 +295,7 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
         const struct prof_thread_sample *t = &s->threads[j];
         struct thread_metrics *o = &out[j];
         memset(o, 0, sizeof(*o));
-        o->q[Q_SAMPLES] = 1;
+        o->q[Q_SAMPLES] = (double)prof_weight(s, j);
         o->slot = slot_of(m, t->tid, &o->first);
         struct thread_state *st = &m->threads[o->slot];
         if (o->first && m->count_from_start) {
@@ -300,6 +341,13 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
     m->totals.unattributed_j += *unattributed_j;
     m->totals.idle_s += *idle_s;
     m->next_sample = i + 1;
+    if (m->p->nvalue_types)
+        sample_values(m, s, out);
+}
+
+const double *metrics_values(const struct metrics *m)
+{
+    return m->p->nvalue_types ? m->values : NULL;
 }
 
 /*
@@ -329,6 +377,10 @@ static void plan_energy_windows(struct metrics *m)
     pass->totals.energy_source = NULL; /* channels and the rest are M's */
     pass->windows = NULL;
     pass->window_of = NULL;
+    pass->values = NULL; /* the pass's own value buffers, freed below */
+    pass->values_cap = 0;
+    pass->counters = NULL;
+    pass->counters_cap = 0;
     size_t most = 0;
     for (size_t i = 0; i < p->nsamples; i++)
         most = p->samples[i].nthreads > most ? p->samples[i].nthreads : most;
@@ -356,6 +408,8 @@ static void plan_energy_windows(struct metrics *m)
     free(tm);
     free(pass->threads);
     free(pass->index);
+    free(pass->values);
+    free(pass->counters);
     free(pass);
 }
 

@@ -5,7 +5,8 @@
  *
  * Contract: metrics_sample() is called for samples 0, 1, 2... in order and
  * fills one entry per thread of that sample, in the sample's order:
- *  - Q_SAMPLES is 1;
+ *  - Q_SAMPLES is the thread sample's weight (the samples it stands for:
+ *    1 in a recording);
  *  - Q_CPU (seconds) is the thread's cumulative CPU time minus what it was
  *    at its previous appearance (same tid); at its first appearance all of
  *    it (it was born inside the recording), or 0 when the profile was
@@ -26,6 +27,12 @@
  *  - Q_EXECUTIONS is 0 (executions depend on keys: see walk.h).
  *  SLOT numbers the profile's distinct tids from 0 in order of first
  *  appearance; FIRST is set at that first appearance.
+ *  metrics_values() then gives that sample's value types (profile.h),
+ *  thread by thread, nvalue_types each: a sum as it is; a counter as its
+ *  increase since the thread's previous sample (all of it at the first
+ *  when the CPU time counts from the start, as Q_CPU; 0 when it went
+ *  back); a level as value x weight (a level's mean is that sum over
+ *  Q_SAMPLES).  NULL when the profile has no value types.
  *
  * Channels: by default every power and energy channel is used (their sum;
  * the rapl source records only package domains unless asked, which do not
@@ -77,6 +84,7 @@ struct metrics *metrics_new(const struct profile *p, const struct metrics_option
                             char **error);
 void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, double *unattributed_j,
                     double *idle_s);
+const double *metrics_values(const struct metrics *m);
 /* Sums over the samples passed so far. */
 const struct metrics_totals *metrics_totals(const struct metrics *m);
 size_t metrics_nslots(const struct metrics *m);

@@ -49,23 +49,64 @@ static void mean_totals(const struct report *const *in, size_t n, struct report_
     t->executions /= d;
 }
 
+/* The union of the inputs' value columns, by name; COLUMN[i][c] is where
+ * column c of input i goes. */
+static uint32_t **merge_columns(const struct report *const *in, size_t n, struct value_columns *out)
+{
+    uint32_t **column = xcalloc(n, sizeof(*column));
+    for (size_t i = 0; i < n; i++) {
+        const struct value_columns *c = &in[i]->values;
+        column[i] = xcalloc(c->n + 1, sizeof(**column));
+        for (size_t k = 0; k < c->n; k++) {
+            char *error = NULL;
+            int at = value_columns_add(out, &c->types[k], &error);
+            /* The same name in another unit stays a column of its own. */
+            if (at < 0) {
+                struct prof_value_type t = c->types[k];
+                char *name = xasprintf("%s (%s)", t.name, t.unit);
+                t.name = name;
+                at = value_columns_add(out, &t, &error);
+                free(name);
+            }
+            free(error);
+            column[i][k] = (uint32_t)(at < 0 ? 0 : at);
+        }
+    }
+    return column;
+}
+
+/* SRC's values (in the columns COLUMN maps them to), divided by N, into DST. */
+static void add_values(double *dst, const double *src, size_t nsrc, const uint32_t *column,
+                       double n)
+{
+    for (size_t k = 0; src && k < nsrc; k++)
+        dst[column[k]] += src[k] / n;
+}
+
 void report_mean(const struct report *const *in, size_t n, struct report *out)
 {
     memset(out, 0, sizeof(*out));
     if (n == 0)
         return;
     out->keys = in[0]->keys;
-    out->metric = in[0]->metric;
     out->focus = in[0]->focus;
     out->focus_function = in[0]->focus_function ? xstrdup(in[0]->focus_function) : NULL;
     mean_totals(in, n, &out->totals);
+    uint32_t **column = merge_columns(in, n, &out->values);
+    size_t nv = out->values.n;
+    if (metric_resolve(in[0]->metric.name, &out->values, &out->metric) != 0)
+        out->metric = in[0]->metric;
+    out->vbase = nv ? xcalloc(nv, sizeof(*out->vbase)) : NULL;
 
     struct strtab *ids = strtab_new();
     size_t cap = 0;
     for (size_t i = 0; i < n; i++) {
+        size_t nsrc = in[i]->values.n;
         out->focus_found |= in[i]->focus_found;
         for (int q = 0; q < Q_COUNT; q++)
             out->base[q] += in[i]->base[q] / (double)n;
+        if (nv)
+            add_values(out->vbase, in[i]->vbase, nsrc, column[i], (double)n);
         for (size_t j = 0; j < in[i]->nrows; j++) {
             const struct report_row *src = &in[i]->rows[j];
             uint32_t k = strtab_intern_str(ids, src->id);
@@ -73,6 +114,7 @@ void report_mean(const struct report *const *in, size_t n, struct report *out)
                 out->rows = xgrow(out->rows, &cap, out->nrows + 1, sizeof(*out->rows));
                 memset(&out->rows[k], 0, sizeof(out->rows[k]));
                 out->rows[k].id = xstrdup(src->id);
+                report_row_values(&out->rows[k], nv);
                 out->nrows++;
             }
             struct report_row *dst = &out->rows[k];
@@ -80,9 +122,16 @@ void report_mean(const struct report *const *in, size_t n, struct report *out)
                 dst->self[q] += src->self[q] / (double)n;
                 dst->total[q] += src->total[q] / (double)n;
             }
+            if (nv) {
+                add_values(dst->vself, src->vself, nsrc, column[i], (double)n);
+                add_values(dst->vtotal, src->vtotal, nsrc, column[i], (double)n);
+            }
             dst->idle_s += src->idle_s / (double)n;
             dst->unattributed |= src->unattributed;
         }
     }
     strtab_free(ids);
+    for (size_t i = 0; i < n; i++)
+        free(column[i]);
+    free(column);
 }

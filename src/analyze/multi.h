@@ -6,8 +6,10 @@
  * does not appear counts 0), and so are the totals and the percentage
  * bases; totals.runs is the sum of the inputs' runs.  Flags: truncated,
  * has_stacks and has_energy if any input has them, has_latency if all do.
- * Keys, metric and focus come from the first report.  The inputs are left
- * as they are; rows come out in no particular order.
+ * Value columns are the union of the inputs' by name (a name in another
+ * unit stays a column of its own, "NAME (UNIT)").  Keys, metric and focus
+ * come from the first report.  The inputs are left as they are; rows come
+ * out in no particular order.
  */
 #ifndef PTPROF_ANALYZE_MULTI_H
 #define PTPROF_ANALYZE_MULTI_H

@@ -1,54 +1,11 @@
 /* report.c - see report.h */
 #include "analyze/report.h"
+#include "util/xalloc.h"
 
 #include <math.h>
 
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const metric_names[METRIC_COUNT] = {
-    [METRIC_CPU] = "cpu",       [METRIC_WALL] = "wall",   [METRIC_SAMPLES] = "samples",
-    [METRIC_ENERGY] = "energy", [METRIC_POWER] = "power", [METRIC_EXECUTIONS] = "executions",
-};
-
-int metric_parse(const char *name, enum metric *out)
-{
-    for (int m = 0; m < METRIC_COUNT; m++) {
-        if (strcmp(name, metric_names[m]) == 0) {
-            *out = (enum metric)m;
-            return 0;
-        }
-    }
-    if (strcmp(name, "time") == 0) {
-        *out = METRIC_CPU;
-        return 0;
-    }
-    return -1;
-}
-
-const char *metric_name(enum metric m)
-{
-    return m < METRIC_COUNT ? metric_names[m] : "?";
-}
-
-enum quantity metric_quantity(enum metric m)
-{
-    switch (m) {
-    case METRIC_CPU:
-        return Q_CPU;
-    case METRIC_WALL:
-        return Q_WALL;
-    case METRIC_SAMPLES:
-        return Q_SAMPLES;
-    case METRIC_ENERGY:
-    case METRIC_POWER:
-        return Q_ENERGY;
-    case METRIC_EXECUTIONS:
-    case METRIC_COUNT:
-        break;
-    }
-    return Q_EXECUTIONS;
-}
 
 void report_totals_from_walk(struct report_totals *rt, const struct walk_totals *wt)
 {
@@ -80,7 +37,7 @@ double report_achieved_hz(const struct report_totals *t)
 
 double report_power(double energy_j, double time_s)
 {
-    return time_s > 0 ? energy_j / time_s : 0;
+    return metric_power(energy_j, time_s);
 }
 
 double report_mean_power(const struct report_totals *t)
@@ -88,33 +45,41 @@ double report_mean_power(const struct report_totals *t)
     return report_power(t->energy_j, t->duration_s);
 }
 
-double report_value(const struct report_row *row, enum metric m, bool total)
+double report_value(const struct report_row *row, const struct metric *m, bool total)
 {
-    const double *q = total ? row->total : row->self;
-    if (m == METRIC_POWER)
-        return report_power(q[Q_ENERGY], q[Q_CPU] + row->idle_s);
-    return q[metric_quantity(m)];
+    return metric_of(m, total ? row->total : row->self, total ? row->vtotal : row->vself,
+                     row->idle_s);
 }
 
-double report_base(const struct report *r, enum metric m)
+double report_base(const struct report *r, const struct metric *m)
 {
-    if (m == METRIC_POWER)
-        return r->focus == FOCUS_NONE ? report_mean_power(&r->totals)
-                                      : report_power(r->base[Q_ENERGY], r->base[Q_CPU]);
-    return r->base[metric_quantity(m)];
+    if (m->kind == METRIC_POWER && r->focus == FOCUS_NONE)
+        return report_mean_power(&r->totals);
+    return metric_of(m, r->base, r->vbase, 0);
 }
 
-double report_pct(const struct report *r, const struct report_row *row, enum metric m, bool total)
+double report_pct(const struct report *r, const struct report_row *row, const struct metric *m,
+                  bool total)
 {
     double base = report_base(r, m);
     return base > 0 ? 100.0 * report_value(row, m, total) / base : 0;
 }
 
+void report_row_values(struct report_row *row, size_t n)
+{
+    row->vself = n ? xcalloc(2 * n, sizeof(*row->vself)) : NULL;
+    row->vtotal = n ? row->vself + n : NULL;
+}
+
 void report_free(struct report *r)
 {
-    for (size_t i = 0; i < r->nrows; i++)
+    for (size_t i = 0; i < r->nrows; i++) {
         free(r->rows[i].id);
+        free(r->rows[i].vself);
+    }
     free(r->rows);
+    free(r->vbase);
+    value_columns_free(&r->values);
     free(r->focus_function);
     memset(r, 0, sizeof(*r));
 }

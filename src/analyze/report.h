@@ -4,15 +4,19 @@
  *
  * Contract:
  *  - A row's quantities (metrics.h: samples, CPU s, wall s, energy J,
- *    executions) are the mean over the runs the report stands for.  SELF
- *    counts thread samples whose innermost frame has the key; TOTAL counts
- *    those with the key anywhere on the path, once per path.
+ *    executions) and values (one per value column of R->values: VSELF and
+ *    VTOTAL, NULL when the report has no columns) are the mean over the
+ *    runs the report stands for.  SELF counts thread samples whose
+ *    innermost frame has the key; TOTAL counts those with the key anywhere
+ *    on the path, once per path.  R->metric (metric.h) is what it is
+ *    sorted and shown by.
  *  - Power is energy over the time that used it: self energy / (self CPU
  *    time + idle time), the same with totals; idle time is nonzero only on
  *    the "[unattributed]" row (the time no thread ran).
- *  - Percentages are of BASE (the profile's totals, or the focus
+ *  - Percentages are of BASE and VBASE (the profile's totals, or the focus
  *    function's total for callers and callees); for power, of the run's
- *    mean power (energy / duration), so they may exceed 100.
+ *    mean power (energy / duration), and for a ratio or a mean, of the
+ *    whole's ratio or mean, so those may exceed 100.
  *  - report_free() frees everything the report owns.
  */
 #ifndef PTPROF_ANALYZE_REPORT_H
@@ -22,25 +26,18 @@
 #include <stddef.h>
 
 #include "analyze/keys.h"
+#include "analyze/metric.h"
 #include "analyze/metrics.h"
+#include "analyze/values.h"
 #include "analyze/walk.h"
 
 #define REPORT_UNATTRIBUTED "[unattributed]"
-
-enum metric {
-    METRIC_CPU,
-    METRIC_WALL,
-    METRIC_SAMPLES,
-    METRIC_ENERGY,
-    METRIC_POWER,
-    METRIC_EXECUTIONS,
-    METRIC_COUNT,
-};
 
 struct report_row {
     char *id; /* components joined by KEY_SEP (keys.h) */
     double self[Q_COUNT];
     double total[Q_COUNT];
+    double *vself, *vtotal; /* per value column; one allocation, vtotal = vself + n */
     double idle_s;
     bool unattributed;
 };
@@ -68,32 +65,32 @@ enum report_focus {
 
 struct report {
     struct key_spec keys;
-    enum metric metric;
+    struct metric metric;
+    struct value_columns values; /* the value columns of rows and VBASE */
     struct report_row *rows;
     size_t nrows;
     struct report_totals totals;
     double base[Q_COUNT]; /* what percentages are of */
+    double *vbase;        /* per value column, NULL when there are none */
     enum report_focus focus;
     char *focus_function;
     bool focus_found;
     size_t hidden; /* rows left out by report_select() */
 };
 
-int metric_parse(const char *name, enum metric *out);
-const char *metric_name(enum metric m);
-/* The quantity behind M (Q_ENERGY for power). */
-enum quantity metric_quantity(enum metric m);
-
 void report_totals_from_walk(struct report_totals *rt, const struct walk_totals *wt);
 double report_power(double energy_j, double time_s);
 /* The run's mean power: energy / duration. */
 double report_mean_power(const struct report_totals *t);
 /* ROW's value of M, exclusive or inclusive. */
-double report_value(const struct report_row *row, enum metric m, bool total);
+double report_value(const struct report_row *row, const struct metric *m, bool total);
 /* ROW's share of the report's base in percent (0-100; power may exceed). */
-double report_pct(const struct report *r, const struct report_row *row, enum metric m, bool total);
+double report_pct(const struct report *r, const struct report_row *row, const struct metric *m,
+                  bool total);
 /* What percentages of M are of. */
-double report_base(const struct report *r, enum metric m);
+double report_base(const struct report *r, const struct metric *m);
+/* Zeroed VSELF and VTOTAL for ROW of a report with N value columns. */
+void report_row_values(struct report_row *row, size_t n);
 void report_free(struct report *r);
 
 #endif

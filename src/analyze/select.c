@@ -7,7 +7,7 @@
 static int row_cmp(const void *pa, const void *pb, void *ctx)
 {
     const struct report_row *a = pa, *b = pb;
-    enum metric sort_metric = *(const enum metric *)ctx;
+    const struct metric *sort_metric = ctx;
     double x = report_value(a, sort_metric, false), y = report_value(b, sort_metric, false);
     if (x != y)
         return x > y ? -1 : 1;
@@ -32,8 +32,8 @@ void report_select(struct report *r, double limit_pct, double threshold_pct)
     double cumulative = 0;
     for (size_t i = 0; i < r->nrows; i++) {
         struct report_row *row = &r->rows[i];
-        double self = report_pct(r, row, r->metric, false);
-        double total = report_pct(r, row, r->metric, true);
+        double self = report_pct(r, row, &r->metric, false);
+        double total = report_pct(r, row, &r->metric, true);
         bool keep = true;
         if (threshold_pct >= 0 && self < threshold_pct && total < threshold_pct)
             keep = false;
@@ -44,6 +44,7 @@ void report_select(struct report *r, double limit_pct, double threshold_pct)
             r->rows[kept++] = *row;
         } else {
             free(row->id);
+            free(row->vself);
         }
     }
     r->hidden += r->nrows - kept;

@@ -11,6 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *display_name(const char *path)
+{
+    return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
 static const struct sym_location *resolve(void *ctx, uint32_t pid, uint64_t time_ns, uint64_t pc,
                                           bool return_address)
 {
@@ -50,15 +55,17 @@ struct symbolizer *session_symbolizer(const char *path, const struct profile *pr
 /* Above this share of cut stacks (in percent), analyses warn. */
 #define CUT_STACKS_WARN_PERCENT 1.0
 
-/* Stacks the recorder cut at the end of its copy lack their outer callers:
- * say so, once per file (some commands walk a file several times). */
+/* Stacks that lost their outer frames (cut at the end of the recorder's
+ * copy, a depth limit) charge their callers to nobody: say so, once per
+ * file (some commands walk a file several times). */
 static void warn_cut_stacks(const char *path, const struct profile *prof)
 {
     static char *warned[16];
     static size_t nwarned;
-    uint64_t with_stack, cut;
-    profile_count_cut_stacks(prof, &with_stack, &cut);
-    double pct = with_stack ? 100.0 * (double)cut / (double)with_stack : 0.0;
+    uint64_t cut = profile_truncated_stacks(prof), all = 0;
+    for (size_t i = 0; cut && i < prof->nsamples; i++)
+        all += prof->samples[i].nthreads;
+    double pct = all ? 100.0 * (double)cut / (double)all : 0.0;
     if (pct <= CUT_STACKS_WARN_PERCENT)
         return;
     for (size_t i = 0; i < nwarned; i++)
@@ -66,10 +73,13 @@ static void warn_cut_stacks(const char *path, const struct profile *prof)
             return;
     if (nwarned < sizeof(warned) / sizeof(warned[0]))
         warned[nwarned++] = xstrdup(path);
-    pt_warn("%s: %.1f%% of the stacks (%llu of %llu) were cut at the end of the recorder's "
-            "stack copy: their outer callers are missing (record with a larger --stack-size)",
+    /* A recording by ptprof names its copy size; other files say nothing
+     * of how their stacks were cut. */
+    bool recorded = profile_meta(prof, "stack_size") != NULL;
+    pt_warn("%s: %.1f%% of the thread samples (%llu of %llu) have stacks cut short: their outer "
+            "callers are missing%s",
             strcmp(path, "-") == 0 ? "<stdin>" : path, pct, (unsigned long long)cut,
-            (unsigned long long)with_stack);
+            (unsigned long long)all, recorded ? " (record with a larger --stack-size)" : "");
 }
 
 int session_walk_profile(const char *path, const struct profile *prof,
@@ -83,7 +93,7 @@ int session_walk_profile(const char *path, const struct profile *prof,
     char *error = NULL;
     int rc = walk_profile(prof, &r, &opts->walk, keys, names, v, totals, &error);
     if (rc != 0)
-        pt_err("%s: %s", strcmp(path, "-") == 0 ? "<stdin>" : path, error ? error : "failed");
+        pt_err("%s: %s", display_name(path), error ? error : "failed");
     free(error);
     symbolizer_free(sym);
     return rc;
@@ -119,16 +129,35 @@ int session_walk_file(const char *path, const struct session_options *opts, stru
     return rc;
 }
 
-int session_report_file(const char *path, const struct session_options *opts, enum metric m,
+int session_metric(const char *path, const char *name, const struct walk_totals *t,
+                   const struct value_columns *columns, struct metric *out)
+{
+    if (!name) {
+        if (t->default_metric[0] && metric_resolve(t->default_metric, columns, out) == 0)
+            return 0;
+        name = "cpu";
+    }
+    if (metric_resolve(name, columns, out) == 0)
+        return 0;
+    char list[1024];
+    metric_list(columns, list, sizeof(list));
+    pt_err("%s: no metric '%s' in the profile (it has %s)", display_name(path), name, list);
+    return -1;
+}
+
+int session_report_file(const char *path, const struct session_options *opts, const char *metric,
                         struct report *out)
 {
     struct strtab *keys = strtab_new(), *names = strtab_new();
     struct aggregate *a = aggregate_new(keys, &opts->walk.keys);
     struct walk_visitor v = aggregate_visitor(a);
     struct walk_totals t;
+    struct metric m;
     int rc = session_walk_file(path, opts, keys, names, &v, &t);
     if (rc == 0)
-        aggregate_report(a, &t, m, out);
+        rc = session_metric(path, metric, &t, aggregate_columns(a), &m);
+    if (rc == 0)
+        aggregate_report(a, &t, &m, out);
     else
         memset(out, 0, sizeof(*out));
     aggregate_free(a);
@@ -138,19 +167,28 @@ int session_report_file(const char *path, const struct session_options *opts, en
 }
 
 struct calltree *session_calltree(char *const *files, size_t nfiles,
-                                  const struct session_options *opts, enum metric m,
+                                  const struct session_options *opts, const char *metric,
                                   struct strtab *keys, struct strtab *names)
 {
     struct calltree *t = calltree_new(keys, &opts->walk.keys);
     struct walk_visitor v = calltree_visitor(t);
+    struct walk_totals first;
+    memset(&first, 0, sizeof(first));
     for (size_t i = 0; i < nfiles; i++) {
         struct walk_totals wt;
         if (session_walk_file(files[i], opts, keys, names, &v, &wt) != 0) {
             calltree_free(t);
             return NULL;
         }
+        if (i == 0)
+            first = wt;
         calltree_add_run(t, &wt);
     }
-    calltree_finish(t, m);
+    struct metric m;
+    if (session_metric(nfiles ? files[0] : "-", metric, &first, &t->columns, &m) != 0) {
+        calltree_free(t);
+        return NULL;
+    }
+    calltree_finish(t, &m);
     return t;
 }

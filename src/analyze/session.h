@@ -44,9 +44,16 @@ struct session_options {
     bool progress; /* a progress bar on a terminal */
 };
 
-/* The flat report of PATH (aggregate.h) keyed by OPTS->walk.keys. */
-int session_report_file(const char *path, const struct session_options *opts, enum metric m,
+/* The flat report of PATH (aggregate.h) keyed by OPTS->walk.keys,
+ * measured by METRIC (a name, metric.h; NULL: session_metric()'s default). */
+int session_report_file(const char *path, const struct session_options *opts, const char *metric,
                         struct report *out);
+/* NAME resolved against COLUMNS (what the walk of PATH filled); NAME NULL
+ * is the profile's default metric (T->default_metric, e.g. pprof's default
+ * sample type) when it has one, else cpu.  -1 after a message naming PATH
+ * and the metrics it has. */
+int session_metric(const char *path, const char *name, const struct walk_totals *t,
+                   const struct value_columns *columns, struct metric *out);
 
 int session_load(const char *path, const struct session_options *opts, struct profile *out);
 int session_use_binaries(const struct session_options *opts, struct profile *p);
@@ -60,10 +67,11 @@ int session_walk_profile(const char *path, const struct profile *prof,
                          struct strtab *names, const struct walk_visitor *v,
                          struct walk_totals *totals);
 /* The call tree of FILES (analyze/calltree.h): the mean of their runs,
- * keyed by OPTS->walk.keys, finished for metric M; NULL after a message. */
+ * keyed by OPTS->walk.keys, finished for METRIC (session_metric() with
+ * the first file's default); NULL after a message. */
 struct calltree;
 struct calltree *session_calltree(char *const *files, size_t nfiles,
-                                  const struct session_options *opts, enum metric m,
+                                  const struct session_options *opts, const char *metric,
                                   struct strtab *keys, struct strtab *names);
 int session_walk_file(const char *path, const struct session_options *opts, struct strtab *keys,
                       struct strtab *names, const struct walk_visitor *v,

@@ -572,7 +572,7 @@ struct timeline_builder *timeline_builder_new(const struct profile *p, const str
 
 struct walk_visitor timeline_visitor(struct timeline_builder *b)
 {
-    return (struct walk_visitor){on_sample, NULL, b};
+    return (struct walk_visitor){on_sample, NULL, b, NULL};
 }
 
 static int phase_cmp(const void *x, const void *y)

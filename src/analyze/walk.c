@@ -44,7 +44,6 @@ static void fill_totals(const struct profile *p, const struct metrics_totals *mt
     t->requested_hz = p->frequency;
     const char *cpu_time = profile_meta(p, "cpu_time");
     t->per_cpu_second = cpu_time && strcmp(cpu_time, "sampled") == 0;
-    t->samples = (double)p->nsamples;
     double span = 0;
     if (p->nsamples > 1 && p->samples[p->nsamples - 1].time_ns > p->samples[0].time_ns)
         span = (double)(p->samples[p->nsamples - 1].time_ns - p->samples[0].time_ns) / 1e9;
@@ -69,6 +68,36 @@ static void fill_totals(const struct profile *p, const struct metrics_totals *mt
     t->has_energy = mt->has_energy;
     snprintf(t->energy_source, sizeof(t->energy_source), "%s",
              mt->energy_source ? mt->energy_source : "");
+    snprintf(t->default_metric, sizeof(t->default_metric), "%s",
+             p->default_metric ? p->default_metric : "");
+}
+
+/* The samples sampling round S stands for: the most any of its threads
+ * stands for (1 in a recording, and for a round without threads). */
+static double round_weight(const struct prof_sample *s)
+{
+    uint64_t most = 1;
+    for (uint32_t j = 0; s->weights && j < s->nthreads; j++)
+        most = s->weights[j] > most ? s->weights[j] : most;
+    return (double)most;
+}
+
+/* The column of each of P's value types in V's columns; NULL when V takes
+ * no values.  -1 with *ERROR when a type clashes with a column. */
+static int map_values(const struct profile *p, const struct walk_visitor *v, uint32_t **columns,
+                      char **error)
+{
+    *columns = NULL;
+    if (!v->values)
+        return 0;
+    *columns = xcalloc(p->nvalue_types + 1, sizeof(**columns));
+    for (size_t k = 0; k < p->nvalue_types; k++) {
+        int c = value_columns_add(v->values, &p->value_types[k], error);
+        if (c < 0)
+            return -1;
+        (*columns)[k] = (uint32_t)c;
+    }
+    return 0;
 }
 
 int walk_profile(const struct profile *p, const struct frame_resolver *r,
@@ -76,9 +105,18 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
                  const struct walk_visitor *v, struct walk_totals *totals, char **error)
 {
     memset(totals, 0, sizeof(*totals));
-    struct metrics *m = metrics_new(p, &opts->metrics, error);
-    if (!m)
+    uint32_t *columns;
+    if (map_values(p, v, &columns, error) != 0) {
+        free(columns);
         return -1;
+    }
+    struct metrics *m = metrics_new(p, &opts->metrics, error);
+    if (!m) {
+        free(columns);
+        return -1;
+    }
+    size_t nvalues = v->values ? v->values->n : 0;
+    double *values = v->values ? xcalloc(nvalues + 1, sizeof(*values)) : NULL;
     struct path_builder *pb = path_builder_new(p, r, &opts->keys, keys, names);
     const struct prof_thread **sorted = xcalloc(p->nthreads + 1, sizeof(*sorted));
     for (size_t i = 0; i < p->nthreads; i++)
@@ -94,6 +132,7 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
         tm = xgrow(tm, &tm_cap, s->nthreads + 1, sizeof(*tm));
         double unattributed, idle;
         metrics_sample(m, i, tm, &unattributed, &idle);
+        const double *sample_values = metrics_values(m);
         slots = xgrow(slots, &slots_cap, metrics_nslots(m) + 1, sizeof(*slots));
         for (uint32_t j = 0; j < s->nthreads; j++) {
             const struct prof_thread_sample *t = &s->threads[j];
@@ -107,11 +146,18 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
                 totals->has_stacks = true;
             const struct path *path =
                 path_builder_get(pb, s->time_ns, t, st->label, tm[j].slot + 1);
-            struct walk_event e = {path, st->prev, tm[j].q, tm[j].slot, i, s->time_ns, st->label};
+            if (values && sample_values) {
+                const double *sv = sample_values + (size_t)j * p->nvalue_types;
+                for (size_t k = 0; k < p->nvalue_types; k++)
+                    values[columns[k]] = sv[k];
+            }
+            struct walk_event e = {path,       st->prev, tm[j].q,    values,   nvalues,
+                                   tm[j].slot, i,        s->time_ns, st->label};
             v->sample(v->ctx, &e);
             st->prev = path;
-            totals->thread_samples += 1;
+            totals->thread_samples += tm[j].q[Q_SAMPLES];
         }
+        totals->samples += round_weight(s);
         if (v->unattributed && metrics_totals(m)->has_energy)
             v->unattributed(v->ctx, unattributed, idle);
     }
@@ -121,8 +167,89 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
         free(slots[i].label);
     free(slots);
     free(tm);
+    free(values);
+    free(columns);
     free(sorted);
     path_builder_free(pb);
     metrics_free(m);
     return 0;
+}
+
+/* --- fan-out ------------------------------------------------------------ */
+
+void walk_fanout_add(struct walk_fanout *f, struct walk_visitor v)
+{
+    if (f->n < WALK_FANOUT_MAX)
+        f->to[f->n++] = v;
+}
+
+/* Visitor I's column for each fan-out column up to N, added as they come
+ * (a name in another unit there gets no column: its values are dropped). */
+static const uint32_t *columns_for(struct walk_fanout *f, size_t i, size_t n)
+{
+    if (f->mapped[i] < n) {
+        f->column_of[i] = xrealloc(f->column_of[i], n * sizeof(*f->column_of[i]));
+        for (size_t c = f->mapped[i]; c < n; c++) {
+            char *error = NULL;
+            int k = value_columns_add(f->to[i].values, &f->columns.types[c], &error);
+            free(error);
+            f->column_of[i][c] = k < 0 ? UINT32_MAX : (uint32_t)k;
+        }
+        f->mapped[i] = n;
+    }
+    return f->column_of[i];
+}
+
+static void fanout_sample(void *ctx, const struct walk_event *e)
+{
+    struct walk_fanout *f = ctx;
+    for (size_t i = 0; i < f->n; i++) {
+        if (!e->nvalues || !f->to[i].values) {
+            f->to[i].sample(f->to[i].ctx, e);
+            continue;
+        }
+        const uint32_t *column = columns_for(f, i, e->nvalues);
+        size_t n = f->to[i].values->n;
+        f->scratch = xgrow(f->scratch, &f->scratch_cap, n + 1, sizeof(*f->scratch));
+        memset(f->scratch, 0, n * sizeof(*f->scratch));
+        for (size_t c = 0; c < e->nvalues; c++)
+            if (column[c] != UINT32_MAX)
+                f->scratch[column[c]] = e->values[c];
+        struct walk_event moved = *e;
+        moved.values = f->scratch;
+        moved.nvalues = n;
+        f->to[i].sample(f->to[i].ctx, &moved);
+    }
+}
+
+static void fanout_unattributed(void *ctx, double energy_j, double idle_s)
+{
+    struct walk_fanout *f = ctx;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->to[i].unattributed)
+            f->to[i].unattributed(f->to[i].ctx, energy_j, idle_s);
+}
+
+struct walk_visitor walk_fanout_visitor(struct walk_fanout *f)
+{
+    return (struct walk_visitor){fanout_sample, fanout_unattributed, f, &f->columns};
+}
+
+void walk_fanout_clear(struct walk_fanout *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        free(f->column_of[i]);
+        f->column_of[i] = NULL;
+        f->mapped[i] = 0;
+    }
+    f->n = 0;
+}
+
+void walk_fanout_free(struct walk_fanout *f)
+{
+    walk_fanout_clear(f);
+    value_columns_free(&f->columns);
+    free(f->scratch);
+    f->scratch = NULL;
+    f->scratch_cap = 0;
 }

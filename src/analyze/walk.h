@@ -15,7 +15,15 @@
  * recorded name.  TOTALS describe the run (recorder's figures when it
  * finished, else what the samples show).  Returns 0, or -1 with a message
  * in *ERROR (allocated) when OPTS ask for what the profile cannot give (a
- * missing channel).
+ * missing channel), or when the profile's value types clash with the
+ * visitor's columns.
+ *
+ * Values: a visitor that keeps value columns (values.h) points V->values
+ * at them; the walk adds the profile's value types to them before the
+ * first event and hands each thread sample's values (metrics_values())
+ * in those columns: E->values[c] for c < E->nvalues (the columns' count
+ * when the walk began), 0 where the profile has no such type.  A visitor
+ * without columns gets E->values NULL.
  */
 #ifndef PTPROF_ANALYZE_WALK_H
 #define PTPROF_ANALYZE_WALK_H
@@ -23,6 +31,7 @@
 #include <stdbool.h>
 
 #include "analyze/keys.h"
+#include "analyze/metric.h"
 #include "analyze/metrics.h"
 #include "analyze/paths.h"
 #include "analyze/strtab.h"
@@ -31,7 +40,9 @@
 struct walk_event {
     const struct path *path;
     const struct path *prev;
-    const double *q; /* Q_COUNT quantities */
+    const double *q;      /* Q_COUNT quantities */
+    const double *values; /* per value column of the visitor, NULL: none */
+    size_t nvalues;
     uint32_t slot;
     size_t sample;      /* index into the profile's samples */
     uint64_t time_ns;   /* that sample's time */
@@ -42,11 +53,13 @@ struct walk_visitor {
     void (*sample)(void *ctx, const struct walk_event *e);
     void (*unattributed)(void *ctx, double energy_j, double idle_s); /* may be NULL */
     void *ctx;
+    struct value_columns *values; /* NULL: the visitor takes no values */
 };
 
 struct walk_totals {
-    double samples;          /* sampling rounds in the file */
-    double thread_samples;   /* thread appearances */
+    double samples;          /* sampling rounds: a round whose threads stand for several
+                                samples (weights) counts as the most of them */
+    double thread_samples;   /* thread appearances, each as the samples it stands for */
     double recorded_samples; /* the recorder's count, else samples */
     double duration_s;       /* the recorder's wall time, else the samples' span */
     double latency_s;        /* time the target spent stopped, 0 if unknown */
@@ -62,6 +75,7 @@ struct walk_totals {
     bool has_latency; /* the recorder reported its figures */
     bool truncated;
     char energy_source[256];
+    char default_metric[METRIC_NAME_MAX]; /* the profile's choice, "" for none */
 };
 
 struct walk_options {
@@ -72,5 +86,29 @@ struct walk_options {
 int walk_profile(const struct profile *p, const struct frame_resolver *r,
                  const struct walk_options *opts, struct strtab *keys, struct strtab *names,
                  const struct walk_visitor *v, struct walk_totals *totals, char **error);
+
+/* One walk feeding several visitors: walk_fanout_add() each (at most
+ * WALK_FANOUT_MAX), then walk with walk_fanout_visitor().  The walk fills
+ * the fan-out's own value columns (kept across walks, so several files
+ * share them); each visitor with columns of its own gets every event with
+ * the values moved to those columns (added to them as they appear).
+ * walk_fanout_clear() forgets the visitors (for the next file's), keeping
+ * the columns; walk_fanout_free() frees what the fan-out holds. */
+#define WALK_FANOUT_MAX 4
+
+struct walk_fanout {
+    struct walk_visitor to[WALK_FANOUT_MAX];
+    size_t n;
+    struct value_columns columns;
+    uint32_t *column_of[WALK_FANOUT_MAX]; /* fan-out column -> the visitor's */
+    size_t mapped[WALK_FANOUT_MAX];
+    double *scratch;
+    size_t scratch_cap;
+};
+
+void walk_fanout_add(struct walk_fanout *f, struct walk_visitor v);
+struct walk_visitor walk_fanout_visitor(struct walk_fanout *f);
+void walk_fanout_clear(struct walk_fanout *f);
+void walk_fanout_free(struct walk_fanout *f);
 
 #endif

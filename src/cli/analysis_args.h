@@ -30,7 +30,7 @@
 struct analysis_args {
     const char *command; /* "report", ... in messages */
     struct session_options session;
-    enum metric metric; /* METRIC_CPU unless told */
+    const char *metric; /* a metric's name (analyze/metric.h); NULL: the profile's default */
     bool metric_given;
     const char **dirs;
     size_t ndirs;
@@ -63,7 +63,10 @@ enum analysis_option {
     "                        procedure_mangled, symbol, line, thread\n"                            \
     "                        (binary,procedure; symbol: the function the code was\n"               \
     "                        compiled into, not the function inlined there)\n"                     \
-    "  -m, --metric M        cpu (default), wall, samples, energy, power, executions\n"            \
+    "  -m, --metric M        cpu, wall, samples, energy, power, executions, or a value\n"          \
+    "                        the profile carries (alloc_space, instructions, ipc...:\n"            \
+    "                        `ptprof info` lists them); default: the profile's own,\n"             \
+    "                        else cpu\n"                                                           \
     "      --wall            the same as --metric wall: every thread, on or off CPU\n"             \
     "      --account-latency subtract the profiler's own time per sample from wall time\n"         \
     "      --channel C       the energy channel to use (name or index; default: all\n"             \
@@ -74,7 +77,8 @@ enum analysis_option {
     "                        given before the profile: report PROG gmon.out\n"                     \
     "      --no-cache        do not read or write the symbol cache\n"
 
-/* Defaults: keys binary,procedure, metric cpu, cache on, progress bar on. */
+/* Defaults: keys binary,procedure, the profile's metric (cpu unless it
+ * says: a pprof profile's default sample type), cache on, progress bar on. */
 void analysis_args_init(struct analysis_args *a, const char *command);
 int analysis_args_option(struct analysis_args *a, int opt, const char *arg);
 void analysis_args_done(struct analysis_args *a);

@@ -137,7 +137,6 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
         return 1;
     }
     analysis_args_done(&a->an);
-    a->cmp.metric = a->an.metric;
     return 0;
 }
 
@@ -167,7 +166,9 @@ int cmd_compare(int argc, char **argv)
     size_t done = 0;
     rc = PT_EXIT_OK;
     for (; done < nfiles; done++) {
-        if (session_report_file(files[done], &a.an.session, a.cmp.metric, &reports[done]) != 0) {
+        /* Every profile by the baseline's metric (its default unless told). */
+        const char *metric = done ? reports[0].metric.name : a.an.metric;
+        if (session_report_file(files[done], &a.an.session, metric, &reports[done]) != 0) {
             rc = PT_EXIT_BAD_INPUT;
             break;
         }
@@ -175,7 +176,8 @@ int cmd_compare(int argc, char **argv)
             others[done - 1] = &reports[done];
     }
     if (rc == PT_EXIT_OK) {
-        if ((a.cmp.metric == METRIC_ENERGY || a.cmp.metric == METRIC_POWER) &&
+        a.cmp.metric = reports[0].metric;
+        if ((a.cmp.metric.kind == METRIC_ENERGY || a.cmp.metric.kind == METRIC_POWER) &&
             !reports[0].totals.has_energy)
             pt_warn("compare: %s has no power or energy channel", files[0]);
         struct compare_result res;

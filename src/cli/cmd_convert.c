@@ -29,7 +29,7 @@
 
 #define USAGE_LINE                                                                                 \
     "usage: ptprof convert [PROGRAM] IN -o OUT [--to FORMAT] [--from FORMAT] [--metric M]\n"       \
-    "                      [-s DIR]... [--binary PATH]\n"
+    "                      [-k KEYS] [-s DIR]... [--binary PATH]\n"
 
 /* Readers take a decompressed file image; writers a path (compressed by
  * its suffix, atomic, "-" for standard output).  Formats that are views of
@@ -74,11 +74,13 @@ static const struct convert_format formats[] = {
     {"csv", ".csv", NULL, NULL, csv_samples_export,
      "one row per thread sample (docs/formats/csv.md)"},
     {"folded", ".folded .collapsed", folded_load_buffer, NULL, folded_export,
-     "folded stacks, a line per stack (flame graph tools; default metric samples)"},
+     "folded stacks, a line per stack (flame graph tools; default metric samples,\n"
+     "                                 frames named by procedure unless -k)"},
     {"perf-script", "", perf_script_load_buffer, NULL, NULL,
      "the text of `perf script` (with -g: call chains)"},
     {"pprof", ".pb .pprof", pprof_load_buffer, NULL, pprof_export,
-     "pprof's profile.proto, gzipped (go tool pprof; --metric: its default type)"},
+     "pprof's profile.proto, gzipped (go tool pprof; every metric a sample type,\n"
+     "                                 --metric: the default one)"},
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
@@ -104,7 +106,11 @@ static void usage(FILE *out)
             "                       compression suffix) when it says, else native\n"
             "  -f, --from FORMAT    read IN as FORMAT instead of recognising it\n"
             "  -m, --metric M       what formats with one value per stack count: samples,\n"
-            "                       cpu, wall or energy (each format has its default)\n"
+            "                       cpu, wall, energy, or a value the profile carries\n"
+            "                       (alloc_space, instructions...); each format has its\n"
+            "                       default\n"
+            "  -k, --keys KEYS      folded stacks: what names a frame, as in report\n"
+            "                       (procedure unless told; e.g. binary,procedure)\n"
             "      --channel C      the energy channel (name or index; default: all power\n"
             "                       and energy channels)\n"
             "  -s, --search DIR     look for the profiled binaries in DIR first, for formats\n"
@@ -189,14 +195,15 @@ static int bad_usage(const char *fmt, const char *arg)
 
 int cmd_convert(int argc, char **argv)
 {
-    /* -s, --channel and --no-cache as every analysing command spells them
-     * (analysis_args.h); -m is convert's own: formats of one value per
-     * stack take samples, cpu, wall or energy. */
+    /* -k, -s, --channel and --no-cache as every analysing command spells
+     * them (analysis_args.h); -m is convert's own: formats of one value per
+     * stack take an additive metric, pprof its default sample type. */
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"to", required_argument, NULL, 't'},
         {"from", required_argument, NULL, 'f'},
         {"metric", required_argument, NULL, 'm'},
+        {"keys", required_argument, NULL, 'k'},
         {"channel", required_argument, NULL, ANALYSIS_OPT_CHANNEL},
         {"search", required_argument, NULL, 's'},
         {"no-cache", no_argument, NULL, ANALYSIS_OPT_NO_CACHE},
@@ -207,7 +214,7 @@ int cmd_convert(int argc, char **argv)
     };
     const char *output = NULL;
     const struct convert_format *to = NULL, *from = NULL;
-    struct export_options eo = {.metric = METRIC_SAMPLES};
+    struct export_options eo = {.metric = NULL};
     struct analysis_args an;
     analysis_args_init(&an, "convert");
     struct csv_cli csv;
@@ -215,7 +222,7 @@ int cmd_convert(int argc, char **argv)
     int opt, rc = PT_EXIT_OK;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "o:t:f:m:s:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "o:t:f:m:k:s:h", longopts, NULL)) != -1) {
         if (opt >= CSV_CLI_FIRST) {
             if (csv_cli_option(&csv, opt, optarg) != 0) {
                 rc = PT_EXIT_USAGE;
@@ -242,12 +249,18 @@ int cmd_convert(int argc, char **argv)
             }
             break;
         case 'm':
-            if (metric_parse(optarg, &eo.metric) != 0 || eo.metric == METRIC_POWER ||
-                eo.metric == METRIC_EXECUTIONS) {
-                rc = bad_usage("convert: unknown metric '%s' (samples, cpu, wall, energy)", optarg);
+            if (!*optarg) {
+                rc = bad_usage("convert: --metric wants a metric's name%s", "");
                 goto out;
             }
-            eo.metric_given = true;
+            eo.metric = optarg; /* which exist depends on the profile */
+            break;
+        case 'k':
+            if (analysis_args_option(&an, opt, optarg) < 0) {
+                rc = PT_EXIT_USAGE;
+                goto out;
+            }
+            eo.keys_given = true;
             break;
         case 's':
         case ANALYSIS_OPT_CHANNEL:
@@ -290,9 +303,13 @@ int cmd_convert(int argc, char **argv)
     }
     if (!to)
         to = format_by_name(output);
-    if (eo.metric_given && !to->export) {
+    if (eo.metric && !to->export) {
         rc = bad_usage("convert: --metric applies to formats of one value per stack, not '%s'",
                        to->name);
+        goto out;
+    }
+    if (eo.keys_given && strcmp(to->name, "folded") != 0) {
+        rc = bad_usage("convert: -k names the frames of folded stacks, not of '%s'", to->name);
         goto out;
     }
 

@@ -49,7 +49,8 @@ static void usage(FILE *out)
           "      --title T         the heading (default: Flame Graph)\n"
           "      --width PX        the image width in pixels (default 1200)\n"
           "      --min-width PX    leave out frames narrower than PX pixels (default 0.1)\n"
-          "  -m, --metric M        cpu (default), wall, samples or energy\n" ANALYSIS_HELP
+          "  -m, --metric M        cpu (default), wall, samples, energy, or a value that\n"
+          "                        adds up (alloc_space, instructions...)\n" ANALYSIS_HELP
           "  -h, --help            show this help\n",
           out);
 }
@@ -142,10 +143,12 @@ static int parse_args(int *argcp, char **argv, struct flame_args *a)
             return 1;
         }
     }
-    if (!flame_metric_ok(a->an.metric)) {
-        pt_err("flamegraph: the %s metric does not add up along a stack (cpu, wall, samples or "
-               "energy)",
-               metric_name(a->an.metric));
+    /* A built-in that does not add up is refused before any reading. */
+    struct metric m;
+    if (a->an.metric && metric_resolve(a->an.metric, NULL, &m) == 0 && !flame_metric_ok(&m)) {
+        pt_err("flamegraph: the %s metric does not add up along a stack (cpu, wall, samples, "
+               "energy or a value such as alloc_space)",
+               m.name);
         return 1;
     }
     if (a->by_binary && !key_spec_has(&a->an.session.walk.keys, KEY_BINARY)) {
@@ -167,18 +170,26 @@ static int parse_args(int *argcp, char **argv, struct flame_args *a)
 static char *subtitle(const struct flame_args *a, char **files, size_t nfiles,
                       const struct calltree *t)
 {
-    char what[128];
-    switch (a->an.metric) {
+    char what[METRIC_NAME_MAX + 128];
+    const struct metric *m = &t->metric;
+    switch (m->kind) {
     case METRIC_ENERGY:
         snprintf(what, sizeof(what), "energy, %.4g J", t->nodes[0].total[Q_ENERGY]);
         break;
     case METRIC_SAMPLES:
         snprintf(what, sizeof(what), "%.0f thread samples", t->nodes[0].total[Q_SAMPLES]);
         break;
-    default:
-        snprintf(what, sizeof(what), "%s, %.4g s in %.0f thread samples",
-                 flame_metric_words(a->an.metric),
-                 t->nodes[0].total[a->an.metric == METRIC_WALL ? Q_WALL : Q_CPU],
+    case METRIC_CPU:
+    case METRIC_WALL:
+        snprintf(what, sizeof(what), "%s, %.4g s in %.0f thread samples", flame_metric_words(m),
+                 t->nodes[0].total[m->kind == METRIC_WALL ? Q_WALL : Q_CPU],
+                 t->nodes[0].total[Q_SAMPLES]);
+        break;
+    default: /* a value: counts in full, others to 4 digits */
+        snprintf(what, sizeof(what),
+                 m->integral ? "%s, %.0f%s%s in %.0f thread samples"
+                             : "%s, %.4g%s%s in %.0f thread samples",
+                 m->name, calltree_value(t, 0, m, true), *m->unit ? " " : "", m->unit,
                  t->nodes[0].total[Q_SAMPLES]);
     }
     char runs[64] = "";
@@ -195,7 +206,7 @@ static int write_graph(struct flame_args *a, struct outfile **of, char **files, 
 {
     char *sub = subtitle(a, files, nfiles, t);
     struct flamegraph_options o = {
-        .metric = a->an.metric,
+        .metric = t->metric,
         .icicle = a->icicle,
         .colour_by_binary = a->by_binary,
         .title = a->title,
@@ -233,16 +244,19 @@ int cmd_flamegraph(int argc, char **argv)
     struct calltree *t = session_calltree(files, nfiles, &a.an.session, a.an.metric, keys, names),
                     *base = NULL;
     rc = PT_EXIT_BAD_INPUT;
-    if (t && a.baseline) {
+    if (t && !flame_metric_ok(&t->metric)) {
+        pt_err("flamegraph: the %s metric does not add up along a stack", t->metric.name);
+    } else if (t && a.baseline) {
+        /* The baseline by the same metric as the profile (its default, maybe). */
         char *b[] = {(char *)a.baseline};
-        base = session_calltree(b, 1, &a.an.session, a.an.metric, keys, names);
+        base = session_calltree(b, 1, &a.an.session, t->metric.name, keys, names);
     }
-    if (t && (!a.baseline || base)) {
-        if (a.an.metric == METRIC_ENERGY && !t->totals.has_energy)
+    if (t && flame_metric_ok(&t->metric) && (!a.baseline || base)) {
+        if (t->metric.kind == METRIC_ENERGY && !t->totals.has_energy)
             pt_err("flamegraph: no power or energy channel in the profile (record with -p)");
-        else if (base && !(base->nodes[0].total[metric_quantity(a.an.metric)] > 0))
+        else if (base && !(calltree_value(base, 0, &base->metric, true) > 0))
             pt_err("flamegraph: %s: no %s to compare with", a.baseline,
-                   flame_metric_words(a.an.metric));
+                   flame_metric_words(&t->metric));
         else
             rc = write_graph(&a, &of, files, nfiles, t, base);
     }

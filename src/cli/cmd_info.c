@@ -23,8 +23,9 @@ static void usage(FILE *out)
             "\n"
             "Describe profiles: format, program, recording engine, start time, duration,\n"
             "samples, requested and achieved frequency, profiler latency, threads,\n"
-            "processes, measurement channels,\n"
-            "stacks, maps, and whether the file is complete or was cut short.\n"
+            "processes, measurement channels, the values samples carry (each a metric),\n"
+            "stacks and those cut short, maps, and whether the file is complete or was cut\n"
+            "short.\n"
             "Reads ptprof's native format and the original sampler's raw format, plain or\n"
             "compressed with gzip, bzip2 or zstd (\"-\" reads standard input).\n"
             "\n"
@@ -297,23 +298,36 @@ static void print_contents(const struct profile *p, const struct profile_file *f
         printf("    %-*s  %-*s  %s\n", wname, c->name, wunit, *c->unit ? c->unit : "(no unit)",
                profile_kind_name(c->kind));
     }
+    if (p->nvalue_types || p->default_metric) {
+        printf("  values:     %zu", p->nvalue_types);
+        if (p->default_metric)
+            printf(" (default metric %s)", p->default_metric);
+        putchar('\n');
+    }
+    for (size_t i = 0; i < p->nvalue_types; i++) {
+        const struct prof_value_type *v = &p->value_types[i];
+        printf("    %-20s  %-12s  %s\n", v->name, *v->unit ? v->unit : "(no unit)",
+               profile_value_agg_name(v->agg));
+    }
     const char *mode = profile_meta(p, "stacks");
     if (!mode)
         mode = strcmp(p->format, "pperf") == 0 || strcmp(p->format, "gmon") == 0
                    ? "none (the format holds only PCs)"
                    : "unknown";
-    printf("  stacks:     %s, %zu distinct\n", mode, p->nstacks ? p->nstacks - 1 : 0);
-    uint64_t with_stack, cut;
-    profile_count_cut_stacks(p, &with_stack, &cut);
-    if (with_stack)
-        printf("  cut stacks: %" PRIu64 " of %" PRIu64 " (%.1f%%) ended at the end of the "
-               "recorder's stack copy\n",
-               cut, with_stack, 100.0 * (double)cut / (double)with_stack);
+    printf("  stacks:     %s, %zu distinct", mode, p->nstacks ? p->nstacks - 1 : 0);
+    uint64_t cut = profile_truncated_stacks(p);
+    if (cut)
+        printf("; %" PRIu64 " thread sample%s cut short (outer frames lost)", cut,
+               cut == 1 ? "" : "s");
+    putchar('\n');
     const char *form = pperf_maps_form(p);
     printf("  maps:       %zu%s%s\n", p->nmaps, form ? ", " : "", form ? form : "");
+    /* A recording ends early when its recorder dies; other files when
+     * they were cut or damaged. */
+    bool recording = strcmp(p->format, "native") == 0 || strcmp(p->format, "pperf") == 0;
     if (p->truncated)
-        printf("  status:     TRUNCATED at offset %" PRIu64 " (recorder killed?)\n",
-               p->truncated_at);
+        printf("  status:     TRUNCATED at offset %" PRIu64 " (%s)\n", p->truncated_at,
+               recording ? "recorder killed?" : "the file is cut short or damaged");
     else if (!p->has_totals)
         printf("  status:     TRUNCATED at offset %" PRIu64 " (recorder killed?): no END record\n",
                profile_file_length(f));

@@ -172,7 +172,7 @@ static int run_tree(struct report_args *a, char **files, size_t nfiles, int widt
     int rc = t ? PT_EXIT_OK : PT_EXIT_BAD_INPUT;
     if (t) {
         double threshold = a->threshold >= 0 ? a->threshold : TREE_THRESHOLD;
-        if (render_tree(stdout, t, a->an.metric, threshold, a->format, width) != 0) {
+        if (render_tree(stdout, t, &t->metric, threshold, a->format, width) != 0) {
             pt_err("report: cannot write the report to standard output");
             rc = PT_EXIT_USAGE;
         }
@@ -183,11 +183,13 @@ static int run_tree(struct report_args *a, char **files, size_t nfiles, int widt
     return rc;
 }
 
-/* The report of one file: flat, or the callers/callees of a function.
- * Its key ids go into KEYS and NAMES, shared by all the files; with
- * FIGURES (--html) the same walk feeds the page's figures. */
-static int file_report(struct report_args *a, const char *file, size_t index, struct strtab *keys,
-                       struct strtab *names, struct html_figures *figures, struct report *out)
+/* The report of one file by METRIC (a name, NULL: the profile's own):
+ * flat, or the callers/callees of a function.  Its key ids go into KEYS
+ * and NAMES, shared by all the files; with FIGURES (--html) the same walk
+ * feeds the page's figures. */
+static int file_report(struct report_args *a, const char *file, size_t index, const char *metric,
+                       struct strtab *keys, struct strtab *names, struct html_figures *figures,
+                       struct report *out)
 {
     memset(out, 0, sizeof(*out));
     struct profile prof;
@@ -208,12 +210,16 @@ static int file_report(struct report_args *a, const char *file, size_t index, st
     if (figures)
         v = html_figures_visitor(figures, index, file, &prof, v);
     struct walk_totals wt;
+    struct metric m;
     int rc = session_walk_profile(file, &prof, &a->an.session, keys, names, &v, &wt);
+    if (rc == 0)
+        rc = session_metric(file, metric, &wt, agg ? aggregate_columns(agg) : callgraph_columns(g),
+                            &m);
     if (rc == 0) {
         if (agg)
-            aggregate_report(agg, &wt, a->an.metric, out);
+            aggregate_report(agg, &wt, &m, out);
         else
-            callgraph_report(g, &wt, a->an.metric, out);
+            callgraph_report(g, &wt, &m, out);
         if (figures)
             html_figures_add_run(figures, index, &wt);
     }
@@ -252,7 +258,9 @@ int cmd_report(int argc, char **argv)
     size_t done = 0;
     rc = PT_EXIT_OK;
     for (; done < nfiles; done++) {
-        if (file_report(&a, files[done], done, keys, names, figures, &reports[done]) != 0) {
+        /* Every file by the first one's metric (its default unless told). */
+        const char *metric = done ? reports[0].metric.name : a.an.metric;
+        if (file_report(&a, files[done], done, metric, keys, names, figures, &reports[done]) != 0) {
             rc = PT_EXIT_BAD_INPUT;
             break;
         }
@@ -262,7 +270,7 @@ int cmd_report(int argc, char **argv)
         struct report mean;
         report_mean(ptrs, nfiles, &mean);
         report_select(&mean, a.limit, a.threshold);
-        if ((a.an.metric == METRIC_ENERGY || a.an.metric == METRIC_POWER) &&
+        if ((mean.metric.kind == METRIC_ENERGY || mean.metric.kind == METRIC_POWER) &&
             !mean.totals.has_energy)
             pt_warn("report: no power or energy channel in the profile (record with -p)");
         if (a.focus != FOCUS_NONE && !mean.focus_found)

@@ -45,33 +45,14 @@ static double svg_size(const char *svg, const char *attr)
     return v ? strtod(v + strlen(attr), NULL) : 0;
 }
 
-/* The visitors one walk feeds: the report's and the figures'. */
-#define FANOUT_MAX 3
-
 struct html_figures {
     const struct analysis_args *an;
     struct strtab *keys;
     struct calltree *tree;             /* the flame graph's: every file, their mean */
     struct timeline_builder *building; /* the first file's timeline, while walked */
     struct timeline *timeline;
-    struct walk_visitor fan[FANOUT_MAX];
-    size_t nfan;
+    struct walk_fanout fan; /* the report's visitor and the figures' */
 };
-
-static void fan_sample(void *ctx, const struct walk_event *e)
-{
-    struct html_figures *f = ctx;
-    for (size_t i = 0; i < f->nfan; i++)
-        f->fan[i].sample(f->fan[i].ctx, e);
-}
-
-static void fan_unattributed(void *ctx, double energy_j, double idle_s)
-{
-    struct html_figures *f = ctx;
-    for (size_t i = 0; i < f->nfan; i++)
-        if (f->fan[i].unattributed)
-            f->fan[i].unattributed(f->fan[i].ctx, energy_j, idle_s);
-}
 
 struct html_figures *html_figures_new(const struct analysis_args *an, struct strtab *keys)
 {
@@ -85,20 +66,20 @@ struct html_figures *html_figures_new(const struct analysis_args *an, struct str
 struct walk_visitor html_figures_visitor(struct html_figures *f, size_t file, const char *path,
                                          const struct profile *prof, struct walk_visitor report)
 {
-    f->nfan = 0;
-    f->fan[f->nfan++] = report;
-    f->fan[f->nfan++] = calltree_visitor(f->tree);
+    walk_fanout_clear(&f->fan);
+    walk_fanout_add(&f->fan, report);
+    walk_fanout_add(&f->fan, calltree_visitor(f->tree));
     if (file == 0) {
         struct timeline_options o = {.end_s = -1, .columns = timeline_svg_columns(FIGURE_WIDTH)};
         char *error = NULL;
         f->building = timeline_builder_new(prof, f->keys, &f->an->session.walk.keys, &o, &error);
         if (f->building)
-            f->fan[f->nfan++] = timeline_visitor(f->building);
+            walk_fanout_add(&f->fan, timeline_visitor(f->building));
         else
             pt_err("%s: %s", strcmp(path, "-") == 0 ? "<stdin>" : path, error);
         free(error);
     }
-    return (struct walk_visitor){fan_sample, fan_unattributed, f};
+    return walk_fanout_visitor(&f->fan);
 }
 
 void html_figures_add_run(struct html_figures *f, size_t file, const struct walk_totals *wt)
@@ -118,17 +99,21 @@ void html_figures_free(struct html_figures *f)
         timeline_finish(f->building, NULL);
     timeline_free(f->timeline);
     calltree_free(f->tree);
+    walk_fanout_free(&f->fan);
     free(f);
 }
 
 /* The flame graph of all the files (their mean), by the report's metric
- * when a flame graph can show it; false (nothing to draw) leaves FIG. */
-static bool flame_figure(const struct analysis_args *an, struct calltree *t,
-                         struct html_figure *fig, char **svg)
+ * METRIC when a flame graph can show it (else CPU time); false (nothing to
+ * draw) leaves FIG. */
+static bool flame_figure(const struct metric *metric, struct calltree *t, struct html_figure *fig,
+                         char **svg)
 {
-    enum metric m = flame_metric_ok(an->metric) ? an->metric : METRIC_CPU;
-    calltree_finish(t, m);
-    if (m == METRIC_ENERGY && !t->totals.has_energy)
+    struct metric m;
+    if (!flame_metric_ok(metric) || metric_resolve(metric->name, &t->columns, &m) != 0)
+        m = *metric_builtin(METRIC_CPU);
+    calltree_finish(t, &m);
+    if (m.kind == METRIC_ENERGY && !t->totals.has_energy)
         return false;
     struct drawing d;
     drawing_start(&d);
@@ -175,6 +160,7 @@ int report_html(const struct analysis_args *an, char **files, size_t nfiles,
                 const struct report *mean, const struct report *reports,
                 struct html_figures *figures, const char *out)
 {
+    (void)an; /* its options shaped MEAN and the figures: the metric is MEAN's */
     struct compare_result cmp;
     bool compared = nfiles > 1;
     char **names = NULL;
@@ -182,7 +168,7 @@ int report_html(const struct analysis_args *an, char **files, size_t nfiles,
         const struct report **others = xcalloc(nfiles - 1, sizeof(*others));
         for (size_t i = 1; i < nfiles; i++)
             others[i - 1] = &reports[i];
-        struct compare_options co = {.metric = an->metric,
+        struct compare_options co = {.metric = mean->metric,
                                      .error = ERR_ERROR,
                                      .aggregate = AGG_RMSE,
                                      .limit_pct = -1,
@@ -194,7 +180,7 @@ int report_html(const struct analysis_args *an, char **files, size_t nfiles,
     struct html_figure figs[2];
     char *drawn[2] = {NULL, NULL};
     size_t nfigures = 0;
-    if (flame_figure(an, figures->tree, &figs[nfigures], &drawn[0]))
+    if (flame_figure(&mean->metric, figures->tree, &figs[nfigures], &drawn[0]))
         nfigures++;
     if (timeline_figure(figures->timeline, &figs[nfigures], &drawn[1]))
         nfigures++;

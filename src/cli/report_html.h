@@ -14,7 +14,8 @@
  * until html_figures_add_run(), which follows the file's walk with its
  * totals).  report_html() then writes OUT atomically (util/outfile.h; "-"
  * is standard output) from the MEAN report, the per-file REPORTS (same
- * keys and metric as AN says) and the figures.  Returns a PT_EXIT_* code
+ * keys as AN says, measured by MEAN's metric, which the flame graph uses
+ * too when it adds up) and the figures.  Returns a PT_EXIT_* code
  * after a message on failure.  html_figures_free() frees the figures,
  * finished or not.
  */

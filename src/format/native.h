@@ -18,6 +18,12 @@
  * into), and strings are cut so the record fits the format's limits.
  * native_writer_finish() with TOTALS NULL closes without an END record, for
  * a copy of a profile whose recorder never finished.
+ * native_write_value_type() declares value type ID (0, 1, 2... in order,
+ * before the first sample; at most PROF_VALUE_TYPES_MAX);
+ * native_write_sample_values() writes a sample whose threads carry weights
+ * (NULL: 1 each; each must be at least 1) and values (NULL: all 0; else
+ * nthreads x the declared value types, thread by thread);
+ * native_write_sample() is the same with neither.
  *
  * Reader contract: native_load_stream() fills a struct profile (profile.h)
  * from a stream (util/instream.h), record by record as the bytes arrive, so
@@ -50,7 +56,7 @@ struct instream;
 
 #define NATIVE_MAGIC "\x89PTPROF\n"
 #define NATIVE_MAJOR 1
-#define NATIVE_MINOR 0
+#define NATIVE_MINOR 1
 /* The most frames (an inline chain) one LOCATION record may hold. */
 #define NATIVE_LOCATION_FRAMES_MAX 256
 
@@ -75,9 +81,15 @@ int native_write_unmap(struct native_writer *w, uint32_t pid, uint64_t time_ns, 
 int native_write_image(struct native_writer *w, uint32_t pid, uint64_t start, const char *name,
                        const void *data, size_t size);
 uint32_t native_stack_id(struct native_writer *w, const uint64_t *pcs, uint32_t depth);
+int native_write_value_type(struct native_writer *w, uint32_t id, const char *name,
+                            const char *unit, enum prof_value_agg agg);
 int native_write_sample(struct native_writer *w, uint64_t time_ns, const double *values,
                         uint32_t nvalues, const struct prof_thread_sample *threads,
                         uint32_t nthreads);
+int native_write_sample_values(struct native_writer *w, uint64_t time_ns, const double *values,
+                               uint32_t nvalues, const struct prof_thread_sample *threads,
+                               uint32_t nthreads, const uint64_t *weights,
+                               const uint64_t *thread_values);
 int native_write_location(struct native_writer *w, const struct prof_location *loc);
 /* Append END (unless TOTALS is NULL), flush, close.  Frees W either way. */
 int native_writer_finish(struct native_writer *w, const struct prof_totals *totals);

@@ -52,6 +52,7 @@ static const char *const type_names[] = {
     [REC_STACK] = "STACK",
     [REC_SAMPLE] = "SAMPLE",
     [REC_END] = "END",
+    [REC_VALUE_TYPE] = "VALUE_TYPE",
     [REC_LOCATION] = "LOCATION",
 };
 
@@ -149,9 +150,15 @@ struct rec {
             const unsigned char *pcs;
         } stack;
         struct {
+            uint32_t id, agg;
+            struct str name, unit;
+        } value_type;
+        struct {
             uint64_t time;
             uint32_t nvalues, nthreads;
             const unsigned char *values, *threads;
+            uint32_t nweights, per_thread; /* the 1.1 extension: 0 when absent */
+            const unsigned char *weights, *thread_values;
         } sample;
         struct {
             uint64_t wall_ns, latency_ns, samples, ideal_samples;
@@ -273,6 +280,30 @@ static const char *decode_location(struct rec *r, struct cursor *c)
     return c->bad;
 }
 
+/* Since 1.1 a SAMPLE may go on after its threads: u32 nweights (0 or
+ * nthreads), u64 weights, u32 values per thread, u64 values (thread by
+ * thread).  What follows them belongs to a newer minor version. */
+static const char *decode_sample_extension(struct rec *r, struct cursor *c)
+{
+    uint32_t n = r->sample.nthreads;
+    r->sample.nweights = take_u32(c);
+    if (!c->bad && r->sample.nweights != 0 && r->sample.nweights != n)
+        return "its weight count is neither 0 nor its thread count";
+    r->sample.weights = take(c, (size_t)r->sample.nweights * 8);
+    r->sample.per_thread = take_u32(c);
+    if (c->bad)
+        return c->bad;
+    if (r->sample.per_thread > PROF_VALUE_TYPES_MAX)
+        return "more values per thread than the limit of 64";
+    if (n && (size_t)r->sample.per_thread > c->left / 8 / n)
+        return "its value count exceeds what the record holds";
+    r->sample.thread_values = take(c, (size_t)n * r->sample.per_thread * 8);
+    for (uint32_t i = 0; !c->bad && i < r->sample.nweights; i++)
+        if (get_u64(r->sample.weights + 8 * (size_t)i) == 0)
+            return "a thread has a weight of 0";
+    return c->bad;
+}
+
 /* Fill R's view of a known type from its payload; NULL or why it is bad. */
 static const char *decode(struct rec *r, const unsigned char *payload)
 {
@@ -357,6 +388,14 @@ static const char *decode(struct rec *r, const unsigned char *payload)
         if (!c.bad && r->sample.nthreads > c.left / THREAD_SIZE)
             return "its thread count exceeds what the record holds";
         r->sample.threads = take(&c, (size_t)r->sample.nthreads * THREAD_SIZE);
+        if (!c.bad && c.left > 0)
+            return decode_sample_extension(r, &c);
+        break;
+    case REC_VALUE_TYPE:
+        r->value_type.id = take_u32(&c);
+        r->value_type.agg = take_u32(&c);
+        r->value_type.name = take_str(&c);
+        r->value_type.unit = take_str(&c);
         break;
     case REC_END:
         r->end.wall_ns = take_u64(&c);
@@ -375,7 +414,7 @@ static const char *decode(struct rec *r, const unsigned char *payload)
 
 static bool known_type(unsigned type)
 {
-    return (type >= REC_META && type <= REC_END) || type == REC_LOCATION;
+    return (type >= REC_META && type <= REC_VALUE_TYPE) || type == REC_LOCATION;
 }
 
 enum step {
@@ -560,7 +599,7 @@ struct validator {
     uint16_t *depth;  /* per stack id */
     size_t depth_cap;
     uint64_t frames;
-    uint32_t nchannels;
+    uint32_t nchannels, nvalue_types;
     bool sampled, ended;
     struct idmap pids, tids; /* -> index of the latest process / thread */
     size_t nprocesses, nthreads;
@@ -674,10 +713,34 @@ static int validate(struct validator *v, const struct rec *r, char *why, size_t 
         v->depth[v->nstacks++] = (uint16_t)depth;
         return 0;
     }
+    case REC_VALUE_TYPE:
+        if (v->sampled) {
+            snprintf(why, whylen, "VALUE_TYPE record after the first SAMPLE");
+            return -1;
+        }
+        if (r->value_type.name.len == 0) {
+            snprintf(why, whylen, "VALUE_TYPE %" PRIu32 " has no name", r->value_type.id);
+            return -1;
+        }
+        if (r->value_type.id != v->nvalue_types || r->value_type.id >= PROF_VALUE_TYPES_MAX) {
+            snprintf(why, whylen,
+                     "VALUE_TYPE id %" PRIu32 " out of order (expected %" PRIu32
+                     ", at most %u types)",
+                     r->value_type.id, v->nvalue_types, PROF_VALUE_TYPES_MAX);
+            return -1;
+        }
+        v->nvalue_types++;
+        return 0;
     case REC_SAMPLE:
         if (r->sample.nvalues != v->nchannels) {
             snprintf(why, whylen, "SAMPLE has %" PRIu32 " values for %" PRIu32 " channels",
                      r->sample.nvalues, v->nchannels);
+            return -1;
+        }
+        if (r->sample.per_thread != 0 && r->sample.per_thread != v->nvalue_types) {
+            snprintf(why, whylen,
+                     "SAMPLE has %" PRIu32 " values per thread for %" PRIu32 " value types",
+                     r->sample.per_thread, v->nvalue_types);
             return -1;
         }
         for (uint32_t i = 0; i < r->sample.nthreads; i++) {
@@ -905,6 +968,17 @@ static void apply_sample(struct loader *l, const struct rec *r)
             .flags = get_u32(t + 32),
         };
     }
+    if (r->sample.nweights) {
+        s.weights = xmalloc(s.nthreads * sizeof(*s.weights));
+        for (uint32_t i = 0; i < s.nthreads; i++)
+            s.weights[i] = get_u64(r->sample.weights + 8 * (size_t)i);
+    }
+    size_t nv = (size_t)s.nthreads * r->sample.per_thread;
+    if (nv) {
+        s.thread_values = xmalloc(nv * sizeof(*s.thread_values));
+        for (size_t i = 0; i < nv; i++)
+            s.thread_values[i] = get_u64(r->sample.thread_values + 8 * i);
+    }
     p->samples = xgrow(p->samples, &l->cap_samples, p->nsamples + 1, sizeof(*p->samples));
     p->samples[p->nsamples++] = s;
 }
@@ -955,6 +1029,15 @@ static void apply(struct loader *l, const struct rec *r)
         p->channels = xgrow(p->channels, &l->cap_channels, p->nchannels + 1, sizeof(*p->channels));
         p->channels[p->nchannels++] =
             (struct prof_channel){dup_str(r->channel.name), dup_str(r->channel.unit), kind};
+        break;
+    }
+    case REC_VALUE_TYPE: {
+        /* An aggregation this version does not define reads as a sum. */
+        uint32_t agg = r->value_type.agg <= PROF_VALUE_AGG_MAX ? r->value_type.agg : PROF_VALUE_SUM;
+        char *name = dup_str(r->value_type.name), *unit = dup_str(r->value_type.unit);
+        profile_add_value_type(p, name, unit, (enum prof_value_agg)agg);
+        free(name);
+        free(unit);
         break;
     }
     case REC_PROCESS:
@@ -1109,6 +1192,9 @@ int native_load_stream(struct instream *in, struct profile *out)
         return -1;
     }
     out->frequency = meta_frequency(out);
+    const char *metric = profile_meta(out, "default_metric");
+    if (metric && *metric)
+        out->default_metric = xstrdup(metric);
     return 0;
 }
 
@@ -1280,11 +1366,32 @@ static void dump_record(FILE *f, const struct rec *r)
             const unsigned char *t = r->sample.threads + (size_t)i * THREAD_SIZE;
             fprintf(f,
                     "    pid=%" PRIu32 " tid=%" PRIu32 " pc=0x%" PRIx64 " cpu_ns=%" PRIu64
-                    " stack=%" PRIu32 " syscall=%" PRId32 " flags=0x%" PRIx32 "\n",
+                    " stack=%" PRIu32 " syscall=%" PRId32 " flags=0x%" PRIx32,
                     get_u32(t), get_u32(t + 4), get_u64(t + 8), get_u64(t + 16), get_u32(t + 24),
                     (int32_t)get_u32(t + 28), get_u32(t + 32));
+            if (r->sample.nweights)
+                fprintf(f, " weight=%" PRIu64, get_u64(r->sample.weights + 8 * (size_t)i));
+            if (r->sample.per_thread) {
+                fputs(" values=[", f);
+                for (uint32_t k = 0; k < r->sample.per_thread; k++)
+                    fprintf(f, "%s%" PRIu64, k ? "," : "",
+                            get_u64(r->sample.thread_values +
+                                    8 * ((size_t)i * r->sample.per_thread + k)));
+                fputc(']', f);
+            }
+            fputc('\n', f);
         }
         return;
+    case REC_VALUE_TYPE:
+        fprintf(f, " id=%" PRIu32 " aggregation=%" PRIu32 " (%s) name=", r->value_type.id,
+                r->value_type.agg,
+                profile_value_agg_name(r->value_type.agg <= PROF_VALUE_AGG_MAX
+                                           ? (enum prof_value_agg)r->value_type.agg
+                                           : PROF_VALUE_SUM));
+        put_quoted(f, r->value_type.name);
+        fputs(" unit=", f);
+        put_quoted(f, r->value_type.unit);
+        break;
     case REC_END:
         fprintf(f,
                 " wall_ns=%" PRIu64 " latency_ns=%" PRIu64 " samples=%" PRIu64

@@ -20,7 +20,8 @@ enum native_record_type {
     REC_STACK = 11,
     REC_SAMPLE = 12,
     REC_END = 13,
-    REC_LOCATION = 64, /* .pbin symbol tables */
+    REC_VALUE_TYPE = 14, /* since 1.1 */
+    REC_LOCATION = 64,   /* .pbin symbol tables */
 };
 
 #define FILE_HEADER_SIZE 16u
@@ -30,6 +31,8 @@ enum native_record_type {
 #define STRING_MAX (1u << 20)
 #define STACK_DEPTH_MAX 4096u
 #define THREAD_SIZE 36u /* one thread of a SAMPLE */
+/* A VALUE_TYPE's fixed fields (id, aggregation) before its two strings. */
+#define VALUE_TYPE_FIXED 8u
 /* A LOCATION's fixed fields (pid, pc, flags, offset, frame count), and per
  * frame its five string lengths, line and inlined byte. */
 #define LOCATION_FIXED (4u + 8u + 1u + 8u + 4u)

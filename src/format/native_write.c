@@ -47,6 +47,7 @@ struct native_writer {
     size_t pool_len, pool_cap;
     uint32_t *slots; /* open addressing: stack id, 0 = empty */
     size_t nslots;   /* a power of two, kept at most half full */
+    uint32_t nvalue_types;
 };
 
 /* --- encoding ------------------------------------------------------------- */
@@ -155,7 +156,7 @@ static unsigned char *reserve(struct native_writer *w, size_t payload)
 static unsigned char *put_header(unsigned char *p, uint16_t type, uint32_t payload)
 {
     p = put_u16(p, type);
-    p = put_u16(p, 0); /* every type this writer knows is in version 1.0 */
+    p = put_u16(p, 0); /* no type this writer knows is critical */
     return put_u32(p, payload);
 }
 
@@ -495,12 +496,59 @@ uint32_t native_stack_id(struct native_writer *w, const uint64_t *pcs, uint32_t 
 
 /* --- samples -------------------------------------------------------------- */
 
+int native_write_value_type(struct native_writer *w, uint32_t id, const char *name,
+                            const char *unit, enum prof_value_agg agg)
+{
+    if (id != w->nvalue_types || id >= PROF_VALUE_TYPES_MAX) {
+        pt_err("cannot write '%s': value type %u declared out of order or beyond the limit of %u",
+               outfile_path(w->out), id, PROF_VALUE_TYPES_MAX);
+        w->failed = true;
+        return -1;
+    }
+    unsigned char *big;
+    size_t payload = VALUE_TYPE_FIXED + 8 + (size_t)str_len(name) + str_len(unit);
+    unsigned char *p = begin_record(w, REC_VALUE_TYPE, payload, &big);
+    if (!p)
+        return -1;
+    p = put_u32(p, id);
+    p = put_u32(p, (uint32_t)agg);
+    p = put_str(p, name);
+    p = put_str(p, unit);
+    if (end_record(w, p, big) != 0)
+        return -1;
+    w->nvalue_types++;
+    return 0;
+}
+
+static bool all_ones(const uint64_t *weights, uint32_t n)
+{
+    for (uint32_t i = 0; weights && i < n; i++)
+        if (weights[i] != 1)
+            return false;
+    return true;
+}
+
 int native_write_sample(struct native_writer *w, uint64_t time_ns, const double *values,
                         uint32_t nvalues, const struct prof_thread_sample *threads,
                         uint32_t nthreads)
 {
+    return native_write_sample_values(w, time_ns, values, nvalues, threads, nthreads, NULL, NULL);
+}
+
+int native_write_sample_values(struct native_writer *w, uint64_t time_ns, const double *values,
+                               uint32_t nvalues, const struct prof_thread_sample *threads,
+                               uint32_t nthreads, const uint64_t *weights,
+                               const uint64_t *thread_values)
+{
+    /* Weights of 1 and no values: the SAMPLE of version 1.0, byte for
+     * byte.  Otherwise the 1.1 extension after the thread list. */
+    uint32_t nweights = all_ones(weights, nthreads) ? 0 : nthreads;
+    uint32_t per_thread = thread_values && nthreads ? w->nvalue_types : 0;
+    bool extended = nweights || per_thread;
     unsigned char *big;
     size_t payload = 8 + 4 + (size_t)nvalues * 8 + 4 + (size_t)nthreads * THREAD_SIZE;
+    if (extended)
+        payload += 4 + (size_t)nweights * 8 + 4 + (size_t)nthreads * per_thread * 8;
     unsigned char *p = begin_record(w, REC_SAMPLE, payload, &big);
     if (!p)
         return -1;
@@ -518,6 +566,14 @@ int native_write_sample(struct native_writer *w, uint64_t time_ns, const double 
         p = put_u32(p, t->stack);
         p = put_u32(p, (uint32_t)t->syscall);
         p = put_u32(p, t->flags);
+    }
+    if (extended) {
+        p = put_u32(p, nweights);
+        for (uint32_t i = 0; i < nweights; i++)
+            p = put_u64(p, weights[i]);
+        p = put_u32(p, per_thread);
+        for (size_t i = 0; i < (size_t)nthreads * per_thread; i++)
+            p = put_u64(p, thread_values[i]);
     }
     if (end_record(w, p, big) != 0)
         return -1;

@@ -248,7 +248,9 @@ static int write_sample(struct native_writer *w, const struct profile *p,
         uint32_t id = s->threads[t].stack;
         (*buf)[t].stack = id < p->nstacks ? remap[id] : 0;
     }
-    return native_write_sample(w, s->time_ns, s->values, (uint32_t)p->nchannels, *buf, s->nthreads);
+    return native_write_sample_values(w, s->time_ns, s->values, (uint32_t)p->nchannels, *buf,
+                                      s->nthreads, s->weights,
+                                      p->nvalue_types ? s->thread_values : NULL);
 }
 
 static int write_event(struct native_writer *w, const struct profile *p, const struct order *o,
@@ -296,8 +298,13 @@ static int write_records(struct native_writer *w, const struct profile *p)
     int rc = 0;
     for (size_t i = 0; i < p->nmeta && rc == 0; i++)
         rc = native_write_meta(w, p->meta[i].key, p->meta[i].value);
+    if (rc == 0 && p->default_metric && !profile_meta(p, "default_metric"))
+        rc = native_write_meta(w, "default_metric", p->default_metric);
     for (size_t i = 0; i < p->nchannels && rc == 0; i++)
         rc = write_channel(w, (uint32_t)i, &p->channels[i]);
+    for (size_t i = 0; i < p->nvalue_types && rc == 0; i++)
+        rc = native_write_value_type(w, (uint32_t)i, p->value_types[i].name, p->value_types[i].unit,
+                                     p->value_types[i].agg);
     if (rc != 0)
         return -1;
 

@@ -31,6 +31,12 @@ void profile_free(struct profile *p)
         free(p->channels[i].unit);
     }
     free(p->channels);
+    for (size_t i = 0; i < p->nvalue_types; i++) {
+        free(p->value_types[i].name);
+        free(p->value_types[i].unit);
+    }
+    free(p->value_types);
+    free(p->default_metric);
     for (size_t i = 0; i < p->nprocesses; i++)
         free(p->processes[i].exe);
     free(p->processes);
@@ -51,6 +57,8 @@ void profile_free(struct profile *p)
     for (size_t i = 0; i < p->nsamples; i++) {
         free(p->samples[i].values);
         free(p->samples[i].threads);
+        free(p->samples[i].weights);
+        free(p->samples[i].thread_values);
     }
     free(p->samples);
     for (size_t i = 0; i < p->nlocations; i++) {
@@ -76,6 +84,45 @@ const char *profile_meta(const struct profile *p, const char *key)
         if (strcmp(p->meta[i].key, key) == 0)
             return p->meta[i].value;
     return NULL;
+}
+
+size_t profile_add_value_type(struct profile *p, const char *name, const char *unit,
+                              enum prof_value_agg agg)
+{
+    p->value_types = xrealloc(p->value_types, (p->nvalue_types + 1) * sizeof(*p->value_types));
+    p->value_types[p->nvalue_types] =
+        (struct prof_value_type){xstrdup(name), xstrdup(unit ? unit : ""), agg};
+    return p->nvalue_types++;
+}
+
+int profile_value_type(const struct profile *p, const char *name)
+{
+    for (size_t i = 0; i < p->nvalue_types; i++)
+        if (strcmp(p->value_types[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+const char *profile_value_agg_name(enum prof_value_agg agg)
+{
+    switch (agg) {
+    case PROF_VALUE_COUNTER:
+        return "counter";
+    case PROF_VALUE_LEVEL:
+        return "level";
+    case PROF_VALUE_SUM:
+    default:
+        return "sum";
+    }
+}
+
+uint64_t profile_truncated_stacks(const struct profile *p)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < p->nsamples; i++)
+        for (uint32_t j = 0; j < p->samples[i].nthreads; j++)
+            n += (p->samples[i].threads[j].flags & PROF_THREAD_STACK_TRUNCATED) != 0;
+    return n;
 }
 
 const char *profile_kind_name(enum pmu_kind kind)
@@ -109,17 +156,5 @@ void profile_describe_status(int32_t status, char *buf, size_t len)
             snprintf(buf, len, "killed by signal %d%s", sig, WCOREDUMP(st) ? " (core dumped)" : "");
     } else {
         snprintf(buf, len, "status 0x%x", (unsigned)st);
-    }
-}
-
-void profile_count_cut_stacks(const struct profile *p, uint64_t *with_stack, uint64_t *cut)
-{
-    *with_stack = *cut = 0;
-    for (size_t i = 0; i < p->nsamples; i++) {
-        for (uint32_t t = 0; t < p->samples[i].nthreads; t++) {
-            const struct prof_thread_sample *ts = &p->samples[i].threads[t];
-            *with_stack += ts->stack != 0;
-            *cut += ts->stack != 0 && (ts->flags & PROF_THREAD_STACK_TRUNCATED);
-        }
     }
 }

@@ -10,6 +10,14 @@
  * profile_free().  Arrays are in file order.  Stack ids index `stacks`
  * (id 0 is "no stack": depth 0).  A reader that meets damage keeps what it
  * read before it, sets `truncated` and says where in `truncated_at`.
+ *
+ * Weights and values: a thread sample stands for WEIGHT samples (a count
+ * of N in a gperftools, pprof or folded file is one thread sample of
+ * weight N, so memory follows the file, not the numbers in it); recorded
+ * profiles leave `weights` NULL (1 each).  A profile may declare value
+ * types (`value_types`: a pprof profile's sample types, a perf counter's
+ * events); every thread sample then carries one unsigned value per type in
+ * `thread_values` (NULL in a sample whose values are all 0).
  */
 #ifndef PTPROF_FORMAT_PROFILE_H
 #define PTPROF_FORMAT_PROFILE_H
@@ -82,7 +90,9 @@ struct prof_stack {
 enum prof_thread_flags {
     PROF_THREAD_IN_SYSCALL = 1,      /* stopped inside a system call: see syscall */
     PROF_THREAD_STOPPED = 2,         /* in a job-control stop */
-    PROF_THREAD_STACK_TRUNCATED = 4, /* the stack was cut at the end of the copied bytes */
+    PROF_THREAD_STACK_TRUNCATED = 4, /* its stack lost outer frames (a depth limit, an
+                                        unwinder that stopped short, the end of the
+                                        recorder's stack copy) */
 };
 
 struct prof_thread_sample {
@@ -100,6 +110,28 @@ struct prof_sample {
     double *values; /* nchannels values */
     uint32_t nthreads;
     struct prof_thread_sample *threads;
+    uint64_t *weights;       /* per thread: the samples it stands for (>= 1); NULL: 1 each */
+    uint64_t *thread_values; /* nthreads x profile.nvalue_types, thread J's values from
+                                J x nvalue_types; NULL: all 0 */
+};
+
+/* How a value type's values become what a thread sample is worth. */
+enum prof_value_agg {
+    PROF_VALUE_SUM = 0,     /* the amount the thread sample stands for (bytes, events) */
+    PROF_VALUE_COUNTER = 1, /* a per-thread running total, as cpu_ns: the increase since
+                               the thread's previous sample */
+    PROF_VALUE_LEVEL = 2,   /* a reading (a gauge): analyses give its mean over samples */
+};
+#define PROF_VALUE_AGG_MAX PROF_VALUE_LEVEL
+#define PROF_VALUE_TYPES_MAX 64 /* value types a profile may declare */
+
+/* What every thread sample's value I measures: a name ("alloc_space",
+ * "instructions"), the unit of its integers ("bytes", "nanoseconds",
+ * "count", "" when none), and how it aggregates. */
+struct prof_value_type {
+    char *name;
+    char *unit;
+    enum prof_value_agg agg;
 };
 
 /* A symbolized address (.pbin files): what symbolizer_resolve() answered. */
@@ -148,6 +180,10 @@ struct profile {
     size_t nmeta;
     struct prof_channel *channels;
     size_t nchannels;
+    struct prof_value_type *value_types; /* what thread_values hold, NULL when none */
+    size_t nvalue_types;
+    char *default_metric; /* the metric analyses show unless told (pprof's
+                             default_sample_type), NULL: ptprof's default */
     struct prof_process *processes;
     size_t nprocesses;
     struct prof_thread *threads;
@@ -173,6 +209,27 @@ struct profile {
 
 void profile_init(struct profile *p);
 void profile_free(struct profile *p);
+
+/* Thread J of sample S: the samples it stands for, and its values (NULL
+ * when it carries none: read them as 0). */
+static inline uint64_t prof_weight(const struct prof_sample *s, uint32_t j)
+{
+    return s->weights ? s->weights[j] : 1;
+}
+static inline const uint64_t *prof_thread_values(const struct profile *p,
+                                                 const struct prof_sample *s, uint32_t j)
+{
+    return s->thread_values ? s->thread_values + (size_t)j * p->nvalue_types : NULL;
+}
+/* Declare a value type (copies NAME and UNIT); returns its index. */
+size_t profile_add_value_type(struct profile *p, const char *name, const char *unit,
+                              enum prof_value_agg agg);
+/* The index of value type NAME, or -1. */
+int profile_value_type(const struct profile *p, const char *name);
+/* "sum", "counter", "level". */
+const char *profile_value_agg_name(enum prof_value_agg agg);
+/* Thread samples whose stack lost outer frames (PROF_THREAD_STACK_TRUNCATED). */
+uint64_t profile_truncated_stacks(const struct profile *p);
 /* The value of META key KEY, or NULL. */
 const char *profile_meta(const struct profile *p, const char *key);
 
@@ -181,10 +238,5 @@ const char *profile_meta(const struct profile *p, const char *key);
  * "exit 3", "killed by SIGSEGV", "killed by SIGABRT (core dumped)"... */
 const char *profile_kind_name(enum pmu_kind kind);
 void profile_describe_status(int32_t status, char *buf, size_t len);
-
-/* Thread samples with a stack, and how many of them the recorder cut at
- * the end of its stack copy (PROF_THREAD_STACK_TRUNCATED): their outer
- * callers are missing. */
-void profile_count_cut_stacks(const struct profile *p, uint64_t *with_stack, uint64_t *cut);
 
 #endif

@@ -95,7 +95,20 @@ static uint64_t start_ns(const struct profile *p)
     return first;
 }
 
-static void write_header(FILE *out, const struct profile *p)
+/* Thread samples that stand for several samples, or carry values, get
+ * columns for them; a recording's CSV keeps its columns. */
+static bool weighted(const struct profile *p)
+{
+    if (p->nvalue_types)
+        return true;
+    for (size_t i = 0; i < p->nsamples; i++)
+        for (uint32_t j = 0; j < p->samples[i].nthreads; j++)
+            if (prof_weight(&p->samples[i], j) != 1)
+                return true;
+    return false;
+}
+
+static void write_header(FILE *out, const struct profile *p, bool extra)
 {
     fputs("time,time_s,pid,tid,thread,pc,cpu_s,wall_s,binary,function", out);
     for (size_t c = 0; c < p->nchannels; c++) {
@@ -105,6 +118,13 @@ static void write_header(FILE *out, const struct profile *p)
         fputc(',', out);
         csv_field(out, h);
         free(h);
+    }
+    if (extra) {
+        fputs(",samples", out);
+        for (size_t k = 0; k < p->nvalue_types; k++) {
+            fputc(',', out);
+            csv_field(out, p->value_types[k].name);
+        }
     }
     fputc('\n', out);
 }
@@ -129,7 +149,8 @@ static int write_rows(const char *in_name, const struct profile *p, FILE *out,
     struct thread_metrics *tm = xcalloc(most, sizeof(*tm));
     uint64_t start = start_ns(p);
 
-    write_header(out, p);
+    bool extra = weighted(p);
+    write_header(out, p, extra);
     for (size_t i = 0; i < p->nsamples; i++) {
         const struct prof_sample *s = &p->samples[i];
         double unattributed, idle;
@@ -157,6 +178,12 @@ static int write_rows(const char *in_name, const struct profile *p, FILE *out,
                 if (s->values)
                     put_exact(out, s->values[c]);
             }
+            if (extra) {
+                const uint64_t *v = prof_thread_values(p, s, j);
+                fprintf(out, ",%" PRIu64, prof_weight(s, j));
+                for (size_t k = 0; k < p->nvalue_types; k++)
+                    fprintf(out, ",%" PRIu64, v ? v[k] : 0);
+            }
             fputc('\n', out);
         }
     }
@@ -171,7 +198,7 @@ int csv_samples_export(const char *in_name, const struct profile *p, const char 
                        const struct export_options *o)
 {
     const char *out_name = strcmp(path, "-") == 0 ? "<stdout>" : path;
-    if (o->metric_given) {
+    if (o->metric) {
         pt_err("%s: --metric does not apply to the CSV of samples (every row has cpu_s and "
                "wall_s)",
                out_name);

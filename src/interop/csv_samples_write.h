@@ -5,7 +5,10 @@
  *
  * Contract: an export writer (interop/export.h).  The header is stable:
  *   time,time_s,pid,tid,thread,pc,cpu_s,wall_s,binary,function
- * then one column per channel, "NAME [UNIT]" (or NAME without a unit).
+ * then one column per channel, "NAME [UNIT]" (or NAME without a unit),
+ * then, only for a profile whose thread samples stand for several samples
+ * or carry values (format/profile.h), "samples" (the weight) and one
+ * column per value type, named as it is, with its integer value.
  * time is CLOCK_REALTIME in seconds with nine decimals, time_s the seconds
  * since the profile's start (META start_time, else its first sample),
  * cpu_s and wall_s the thread's CPU and wall time since its previous

@@ -22,8 +22,9 @@
 
 struct export_options {
     struct session_options session; /* keys, metrics options, search dirs, cache */
-    enum metric metric;             /* what a single-valued format counts */
-    bool metric_given;              /* the user chose it (else the format's default) */
+    const char *metric; /* what a single-valued format counts (metric.h); NULL: the format's
+                           default */
+    bool keys_given;    /* session.walk.keys were chosen (-k), else the format's own */
 };
 
 typedef int (*export_fn)(const char *in_name, const struct profile *p, const char *path,

@@ -14,21 +14,23 @@
  * them), and samples on a synthetic timeline in which a count of 1 is one
  * sample of FOLDED_COUNT_NS of CPU time:
  *  - lines with the same stack add up; stacks come in order of first
- *    appearance, each stack's samples together;
- *  - when every count is an integer and they add up to at most
- *    MAX_SAMPLES, a stack counted N times is N samples; otherwise (decimal
- *    counts, or too many) each stack gets max(1, round(N x MAX_SAMPLES /
- *    total)) samples (round(N) when the total fits) and the samples stop
- *    meaning counts;
- *  - either way the thread's CPU time grows by count x FOLDED_COUNT_NS over
- *    each stack's samples, so `--metric cpu` always gives the counts
- *    exactly (in ms); sample times are the CPU time used so far.
+ *    appearance;
+ *  - a stack counted N times is one sample standing for N samples (its
+ *    weight, profile.h: memory and time follow the file, not its counts);
+ *    a decimal count stands for round(N) samples, at least 1, and the
+ *    samples stop meaning counts; the first stack's first sample is one of
+ *    its own (a thread's first appearance counts no wall time);
+ *  - the thread's CPU time grows by count x FOLDED_COUNT_NS over each
+ *    stack's samples, so `--metric cpu` always gives the counts exactly
+ *    (in ms); sample times are the CPU time used so far.
  * Blank lines are skipped; a frame that is empty is "[unknown]"; stacks
- * deeper than FOLDED_MAX_DEPTH keep their innermost frames.  Errors are
+ * deeper than FOLDED_MAX_DEPTH keep their innermost frames, with a warning
+ * naming the first such line, and their samples are flagged
+ * PROF_THREAD_STACK_TRUNCATED (`ptprof info` counts them).  Errors are
  * "NAME:LINE: what is wrong" and -1 with OUT empty: a line without a count
  * after its stack, a count that is not a non-negative decimal number, a
  * line with a control character (not text), counts adding up to more than
- * FOLDED_MAX_TOTAL.  Memory is bounded by the input's size and MAX_SAMPLES.
+ * FOLDED_MAX_TOTAL.  Memory is proportional to the input's size.
  *
  * folded_detect() is true when DATA starts like a folded file: the first
  * non-empty lines (up to FOLDED_DETECT_BYTES; a line cut by that limit is
@@ -49,9 +51,6 @@
 /* What a count of 1 stands for: one sample of 1 ms of CPU (1 kHz, ptprof
  * record's default rate). */
 #define FOLDED_COUNT_NS 1000000u
-/* Samples a folded file becomes at most (about 340 MB in memory): 70
- * minutes of CPU at 1 kHz. */
-#define FOLDED_MAX_SAMPLES ((uint64_t)1 << 22)
 /* Counts in all (1e12 ms: the CPU time stays inside 64 bits of ns). */
 #define FOLDED_MAX_TOTAL 1e12
 #define FOLDED_MAX_DEPTH 4096
@@ -59,8 +58,5 @@
 
 bool folded_detect(const void *data, size_t len);
 int folded_load_buffer(const char *name, const void *data, size_t len, struct profile *out);
-/* The same with another sample limit (for fuzzing). */
-int folded_load_buffer_max(const char *name, const void *data, size_t len, uint64_t max_samples,
-                           struct profile *out);
 
 #endif

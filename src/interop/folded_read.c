@@ -20,7 +20,6 @@ struct folded_line {
     const char *stack;
     size_t stack_len;
     double count;
-    bool integral;
 };
 
 static bool blank(char c)
@@ -56,12 +55,11 @@ static int parse_line(const char *s, size_t n, struct folded_line *out, char *wh
     }
     const char *num = s + sp;
     size_t nlen = n - sp;
-    size_t digits = 0, dots = 0, frac_nonzero = 0;
+    size_t digits = 0, dots = 0;
     bool ok = nlen <= MAX_COUNT_CHARS;
     for (size_t i = 0; ok && i < nlen; i++) {
         if (num[i] >= '0' && num[i] <= '9') {
             digits++;
-            frac_nonzero += dots && num[i] != '0';
         } else if (num[i] == '.' && dots == 0) {
             dots++;
         } else {
@@ -77,7 +75,6 @@ static int parse_line(const char *s, size_t n, struct folded_line *out, char *wh
     memcpy(buf, num, nlen);
     buf[nlen] = '\0';
     out->count = strtod(buf, NULL);
-    out->integral = frac_nonzero == 0;
     while (sp > 0 && blank(s[sp - 1]))
         sp--;
     if (sp == 0) {
@@ -118,8 +115,9 @@ struct reader {
     struct name_table *names;
     struct stack_table *stacks;
     double *counts; /* per stack id */
+    bool *cut;      /* per stack id: a line of it was deeper than FOLDED_MAX_DEPTH */
     size_t counts_cap;
-    bool integral;
+    size_t deep_lines, first_deep_line;
     double total;
     uint64_t *pcs; /* scratch, FOLDED_MAX_DEPTH */
     char *frame;   /* scratch for one frame's name */
@@ -160,7 +158,7 @@ static uint64_t frame_pc(struct reader *r, const char *s, size_t n)
     return name_table_pc(r->names, 0, offset, &f, 1);
 }
 
-static void add_line(struct reader *r, const struct folded_line *l)
+static void add_line(struct reader *r, const struct folded_line *l, size_t lineno)
 {
     size_t depth = 1;
     for (size_t i = 0; i < l->stack_len; i++)
@@ -181,53 +179,72 @@ static void add_line(struct reader *r, const struct folded_line *l)
     if (id >= r->counts_cap) {
         size_t old = r->counts_cap;
         r->counts = xgrow(r->counts, &r->counts_cap, (size_t)id + 1, sizeof(*r->counts));
+        r->cut = xrealloc(r->cut, r->counts_cap * sizeof(*r->cut));
         memset(r->counts + old, 0, (r->counts_cap - old) * sizeof(*r->counts));
+        memset(r->cut + old, 0, (r->counts_cap - old) * sizeof(*r->cut));
     }
     r->counts[id] += l->count;
+    if (skip) {
+        r->cut[id] = true;
+        if (r->deep_lines++ == 0)
+            r->first_deep_line = lineno;
+    }
 }
 
-/* How many samples stack ID becomes (folded.h). */
-static uint64_t samples_of(const struct reader *r, uint32_t id, bool exact, double scale)
+/* The samples stack ID's COUNT stands for (folded.h): the count itself
+ * when whole, else rounded, at least 1. */
+static uint64_t weight_of(double count)
 {
-    double c = id < r->counts_cap ? r->counts[id] : 0;
-    if (c <= 0)
-        return 0;
-    if (exact)
-        return (uint64_t)c;
-    double n = nearbyint(c * scale);
+    double n = nearbyint(count);
     return n < 1 ? 1 : (uint64_t)n;
 }
 
-static void fill_samples(struct reader *r, uint64_t max_samples)
+/* A sample of stack ID standing for WEIGHT samples, after *USED counts
+ * (CPU time so far) and COUNT more. */
+static void push_stack(struct reader *r, uint32_t id, uint64_t weight, double count, double *used)
 {
     struct profile *p = r->p;
-    bool exact = r->integral && r->total <= (double)max_samples;
-    double scale = r->total > (double)max_samples ? (double)max_samples / r->total : 1;
-    uint64_t n = 0;
-    for (uint32_t id = 1; id < p->nstacks; id++)
-        n += samples_of(r, id, exact, scale);
-    p->samples = xcalloc(n ? n : 1, sizeof(*p->samples));
-    double before = 0; /* counts of the stacks already laid out */
-    uint64_t cpu = 0;
-    for (uint32_t id = 1; id < p->nstacks; id++) {
-        uint64_t k = samples_of(r, id, exact, scale);
-        double c = r->counts[id < r->counts_cap ? id : 0];
-        for (uint64_t j = 0; j < k; j++) {
-            double used = before + c * (double)(j + 1) / (double)k;
-            cpu = (uint64_t)llround(used * FOLDED_COUNT_NS);
-            struct prof_thread_sample *t = xmalloc(sizeof(*t));
-            *t = (struct prof_thread_sample){
-                .pc = p->stacks[id].pcs[0],
-                .cpu_ns = cpu,
-                .stack = id,
-                .syscall = -1,
-            };
-            p->samples[p->nsamples++] =
-                (struct prof_sample){.time_ns = cpu, .nthreads = 1, .threads = t};
-        }
-        if (k)
-            before += c;
+    *used += count;
+    uint64_t cpu = (uint64_t)llround(*used * FOLDED_COUNT_NS);
+    struct prof_thread_sample *t = xmalloc(sizeof(*t));
+    *t = (struct prof_thread_sample){
+        .pc = p->stacks[id].pcs[0],
+        .cpu_ns = cpu,
+        .stack = id,
+        .syscall = -1,
+        .flags = r->cut[id] ? PROF_THREAD_STACK_TRUNCATED : 0,
+    };
+    struct prof_sample *s = &p->samples[p->nsamples++];
+    *s = (struct prof_sample){.time_ns = cpu, .nthreads = 1, .threads = t};
+    if (weight != 1) {
+        s->weights = xmalloc(sizeof(*s->weights));
+        s->weights[0] = weight;
     }
+}
+
+/* One sample per stack standing for its count (folded.h); the thread's
+ * first appearance counts no wall time (analyze/metrics.h), so the first
+ * stack's first sample is one of its own. */
+static void fill_samples(struct reader *r)
+{
+    struct profile *p = r->p;
+    p->samples = xcalloc(p->nstacks + 1, sizeof(*p->samples));
+    double used = 0; /* counts laid out so far */
+    uint64_t n = 0;
+    for (uint32_t id = 1; id < p->nstacks; id++) {
+        double c = r->counts[id];
+        if (c <= 0)
+            continue;
+        uint64_t w = weight_of(c);
+        if (n == 0 && w > 1) {
+            push_stack(r, id, 1, c / (double)w, &used);
+            push_stack(r, id, w - 1, c - c / (double)w, &used);
+        } else {
+            push_stack(r, id, w, c, &used);
+        }
+        n += w;
+    }
+    uint64_t cpu = (uint64_t)llround(used * FOLDED_COUNT_NS);
     p->totals = (struct prof_totals){.wall_ns = cpu, .samples = n, .ideal_samples = n};
     p->has_totals = true;
 }
@@ -238,22 +255,19 @@ static void add_meta(struct profile *p, const char *key, const char *value)
     p->meta[p->nmeta++] = (struct prof_meta){.key = xstrdup(key), .value = xstrdup(value)};
 }
 
-int folded_load_buffer_max(const char *name, const void *data, size_t len, uint64_t max_samples,
-                           struct profile *out)
+int folded_load_buffer(const char *name, const void *data, size_t len, struct profile *out)
 {
     profile_init(out);
-    if (max_samples > FOLDED_MAX_SAMPLES)
-        max_samples = FOLDED_MAX_SAMPLES;
-    if (max_samples == 0)
-        max_samples = 1;
     struct reader r = {
         .name = name,
         .p = out,
         .names = name_table_new(),
         .stacks = stack_table_new(),
-        .integral = true,
         .pcs = xmalloc(FOLDED_MAX_DEPTH * sizeof(uint64_t)),
     };
+    r.counts = xcalloc(1, sizeof(*r.counts)); /* id 0, the empty stack, has none */
+    r.cut = xcalloc(1, sizeof(*r.cut));
+    r.counts_cap = 1;
     out->stacks = xcalloc(1, sizeof(*out->stacks)); /* id 0: no stack */
     out->nstacks = 1;
     const char *s = data, *end = s + len;
@@ -279,13 +293,16 @@ int folded_load_buffer_max(const char *name, const void *data, size_t len, uint6
                 break;
             }
             r.total += l.count;
-            r.integral = r.integral && l.integral;
-            add_line(&r, &l);
+            add_line(&r, &l, lineno);
         }
         s = e + 1;
     }
     if (rc == 0) {
-        fill_samples(&r, max_samples);
+        if (r.deep_lines)
+            pt_warn("%s:%zu: %zu stack%s deeper than %u frames kept only %s innermost %u", name,
+                    r.first_deep_line, r.deep_lines, r.deep_lines == 1 ? "" : "s", FOLDED_MAX_DEPTH,
+                    r.deep_lines == 1 ? "its" : "their", FOLDED_MAX_DEPTH);
+        fill_samples(&r);
         name_table_locations(r.names, out);
         out->processes = xcalloc(1, sizeof(*out->processes));
         out->nprocesses = 1;
@@ -303,12 +320,8 @@ int folded_load_buffer_max(const char *name, const void *data, size_t len, uint6
     name_table_free(r.names);
     stack_table_free(r.stacks);
     free(r.counts);
+    free(r.cut);
     free(r.pcs);
     free(r.frame);
     return rc;
-}
-
-int folded_load_buffer(const char *name, const void *data, size_t len, struct profile *out)
-{
-    return folded_load_buffer_max(name, data, len, FOLDED_MAX_SAMPLES, out);
 }

@@ -72,8 +72,10 @@ static void pair_free(struct pair_map *m)
 }
 
 struct exporter {
-    const struct strtab *names;
-    enum quantity q;
+    const struct strtab *names, *keys;
+    bool by_key; /* frames named by their key (-k), else by function */
+    struct metric metric;
+    struct value_columns columns;
     uint32_t *slot_process; /* thread slot -> process index */
     char **process_frame;   /* per process index: "name;" or "" */
     size_t nslots, nprocesses;
@@ -109,7 +111,13 @@ static uint32_t line_id(struct exporter *x, const struct path *path, uint32_t pr
     x->buf = xgrow(x->buf, &x->cap, len + 1, 1);
     memcpy(x->buf, pf, len);
     for (uint32_t k = path->nframes; k-- > 0;) {
-        append_frame(x, &len, strtab_get(x->names, path->frames[k].function));
+        if (x->by_key) {
+            char *key = key_display(strtab_get(x->keys, path->frames[k].key));
+            append_frame(x, &len, key);
+            free(key);
+        } else {
+            append_frame(x, &len, strtab_get(x->names, path->frames[k].function));
+        }
         if (k)
             x->buf[len++] = ';';
     }
@@ -130,14 +138,15 @@ static void on_sample(void *ctx, const struct walk_event *e)
     struct exporter *x = ctx;
     uint32_t process = e->slot < x->nslots ? x->slot_process[e->slot] : 0;
     uint32_t id = line_id(x, e->path, process); /* may move values */
-    x->values[id] += e->q[x->q];
+    x->values[id] += metric_of(&x->metric, e->q, e->values, 0);
 }
 
 static void on_unattributed(void *ctx, double energy_j, double idle_s)
 {
     struct exporter *x = ctx;
     (void)idle_s;
-    x->unattributed_j += energy_j;
+    if (x->metric.kind == METRIC_ENERGY) /* a line of its own with energy only */
+        x->unattributed_j += energy_j;
 }
 
 static const char *base_name(const char *path)
@@ -240,31 +249,73 @@ static int write_lines(struct exporter *x, const char *path, double scale)
     return outfile_commit(of);
 }
 
+/* What a line's number is in: samples as they are, times and energy in
+ * micro-units, a value in its own unit (exact integers). */
+static double line_scale(const struct metric *m)
+{
+    if (m->kind == METRIC_SAMPLES)
+        return 1;
+    if (m->kind >= METRIC_BUILTINS)
+        return m->scale > 0 ? 1 / m->scale : 1;
+    return 1e6;
+}
+
+/* The metric O asks for, against P's value types (which the walk gives
+ * the same columns, in order); -1 after a message. */
+static int choose_metric(const char *name, const struct profile *p, const struct export_options *o,
+                         struct exporter *x)
+{
+    char *error = NULL;
+    for (size_t k = 0; k < p->nvalue_types; k++)
+        value_columns_add(&x->columns, &p->value_types[k], &error);
+    free(error);
+    const char *want = o->metric ? o->metric : "samples";
+    if (metric_resolve(want, &x->columns, &x->metric) != 0) {
+        char list[1024];
+        metric_list(&x->columns, list, sizeof(list));
+        pt_err("%s: no metric '%s' in the profile (it has %s)", name, want, list);
+        return -1;
+    }
+    if (!metric_additive(&x->metric)) {
+        pt_err("%s: folded stacks add up along a stack; the %s metric does not (samples, cpu, "
+               "wall, energy or a value such as alloc_space)",
+               name, x->metric.name);
+        return -1;
+    }
+    return 0;
+}
+
 int folded_export(const char *in_name, const struct profile *p, const char *path,
                   const struct export_options *o)
 {
+    const char *name = strcmp(in_name, "-") == 0 ? "<stdin>" : in_name;
     struct exporter x = {.lines = strtab_new()};
-    enum quantity q = metric_quantity(o->metric);
-    x.q = q;
-    /* Frames are functions, whatever report's default keys are. */
+    if (choose_metric(name, p, o, &x) != 0) {
+        strtab_free(x.lines);
+        value_columns_free(&x.columns);
+        return -1;
+    }
+    /* Frames are functions unless -k says what names them. */
     struct session_options so = o->session;
-    so.walk.keys = (struct key_spec){.kinds = {KEY_PROCEDURE}, .count = 1};
+    x.by_key = o->keys_given;
+    if (!o->keys_given)
+        so.walk.keys = (struct key_spec){.kinds = {KEY_PROCEDURE}, .count = 1};
     index_processes(&x, p);
     struct strtab *keys = strtab_new(), *names = strtab_new();
     x.names = names;
-    struct walk_visitor v = {on_sample, on_unattributed, &x};
+    x.keys = keys;
+    struct walk_visitor v = {on_sample, on_unattributed, &x, &x.columns};
     struct walk_totals totals;
     /* Paths exist before their first sample: line_id() grows values. */
     x.values = xcalloc(1, sizeof(*x.values));
     x.values_cap = 1;
     int rc = session_walk_profile(in_name, p, &so, keys, names, &v, &totals);
-    if (rc == 0 && q == Q_ENERGY && !totals.has_energy) {
-        pt_err("%s: the profile has no energy measurements (--metric energy)",
-               strcmp(in_name, "-") == 0 ? "<stdin>" : in_name);
+    if (rc == 0 && x.metric.kind == METRIC_ENERGY && !totals.has_energy) {
+        pt_err("%s: the profile has no energy measurements (--metric energy)", name);
         rc = -1;
     }
     if (rc == 0)
-        rc = write_lines(&x, path, q == Q_SAMPLES ? 1 : 1e6);
+        rc = write_lines(&x, path, line_scale(&x.metric));
     for (size_t i = 0; i <= x.nprocesses; i++)
         free(x.process_frame[i]);
     free(x.process_frame);
@@ -272,6 +323,7 @@ int folded_export(const char *in_name, const struct profile *p, const char *path
     free(x.values);
     free(x.buf);
     pair_free(&x.line_of);
+    value_columns_free(&x.columns);
     strtab_free(x.lines);
     strtab_free(keys);
     strtab_free(names);

@@ -14,9 +14,13 @@
  *    (demangled; inlined functions as frames of their own; "[syscall X]"
  *    for time in a system call; "[unknown]" where nothing resolved), with
  *    ';' replaced by ':' and control characters by ' ' inside a name;
+ *  - frames are functions; with O->keys_given they are the path's keys as
+ *    report shows them (-k binary,procedure gives "BINARY:FUNCTION");
  *  - N is the path's total of O->metric as an integer: samples (the
- *    default), cpu and wall in microseconds, energy in microjoules, each
- *    line rounded on its own; lines that round to 0 are left out;
+ *    default), cpu and wall in microseconds, energy in microjoules, a value
+ *    type (alloc_space, instructions...) in its own unit, each line rounded
+ *    on its own; lines that round to 0 are left out.  Metrics that do not
+ *    add up (power, executions, means, ratios) are refused;
  *  - with the energy metric, the energy no thread used (analyze/walk.h)
  *    is one more line, "[unattributed] N", without a process frame;
  *  - lines sorted bytewise, so equal profiles give equal files.

@@ -21,7 +21,7 @@
  * record cut short, an unknown tag, a histogram with no bins or an empty or
  * inverted range, one whose dimension or scale (address units per bin)
  * differs from the first, one that overlaps another without covering
- * exactly the same range, a first rate of 0, and more than MAX_SAMPLES
+ * exactly the same range, a first rate of 0, and more than MAX_COUNTS
  * counts in all.  Records of a kind may come any number of times and are
  * unioned as gprof does: histograms of the same range add bin by bin, arcs
  * of the same (from_pc, self_pc) and blocks of the same address add their
@@ -31,14 +31,18 @@
  * Memory is bounded by the input size: bins stay in the input buffer.
  *
  * gmon_load_buffer() turns the file into one process and one thread (pid
- * and tid 0: the format has neither).  Each histogram bin becomes one
- * sample per count, spread evenly over the bin's address range in gprof's
- * 2-byte units, and each such sample carries the CPU time gprof credits
- * the bin with per count: (units in the bin / units per bin) / rate seconds
- * (exactly 1/rate for the usual bins), so per-function CPU time equals
- * gprof's self seconds when no bin straddles two functions.  Samples form a
- * synthetic timeline: the thread's cumulative CPU time and the sample's
- * time are the credit so far (starting from 0).  A dimension other than
+ * and tid 0: the format has neither).  Each histogram bin's counts are
+ * spread evenly over the bin's address range in gprof's 2-byte units: one
+ * sample per count when there are no more counts than units, else one
+ * sample per unit standing for that unit's counts (a weight, profile.h),
+ * and never more than GMON_SPREAD_MAX samples per bin (each a point of the
+ * range standing for its share), so memory and time follow the file, not
+ * its counts.  Each count carries the CPU time gprof credits the bin with:
+ * (units in the bin / units per bin) / rate seconds (exactly 1/rate for
+ * the usual bins), so per-function CPU time equals gprof's self seconds
+ * when no bin straddles two functions.  Samples form a synthetic timeline:
+ * the thread's cumulative CPU time and the sample's time are the credit so
+ * far (starting from 0).  A dimension other than
  * "seconds" leaves CPU time 0 (samples still count).  Arcs fill
  * profile.arcs (first appearance order); basic-block counts are checked,
  * counted in the meta entry "gmon.basic_blocks" and otherwise dropped.
@@ -62,7 +66,8 @@
  * byte order and address size: one histogram over its executable PT_LOAD
  * segments with one bin per 2-byte unit, counts being CPU time in periods
  * of 1/rate (each thread's CPU time since its previous sample, attributed
- * to where it is now, on its first sample at most one period), rounded so
+ * to where it is now, on its first sample at most one period per sample it
+ * stands for), rounded so
  * they add up to the rounded total; a bin above 65535 continues in further
  * records of the same range, which gprof adds.  The rate is OPTS->rate,
  * else P->frequency, else from the mean interval between samples, else
@@ -91,9 +96,11 @@
 #define GMON_TAG_HIST 0
 #define GMON_TAG_ARC 1
 #define GMON_TAG_BB 2
-/* Counts a profile may hold (one sample each): 2^25 is about 93 hours of
- * CPU at 100 Hz, and about 2.7 GB in memory. */
-#define GMON_MAX_SAMPLES ((uint64_t)1 << 25)
+/* Counts a profile may hold: their CPU time stays inside 64 bits of
+ * nanoseconds at any rate (2^33 s at 1 Hz); 2.7 years of CPU at 100 Hz. */
+#define GMON_MAX_COUNTS ((uint64_t)1 << 33)
+/* Samples one bin's counts become at most (points of its range). */
+#define GMON_SPREAD_MAX 64u
 /* The map of an executable whose file is unknown (gprof's default). */
 #define GMON_DEFAULT_BINARY "a.out"
 
@@ -136,8 +143,8 @@ struct gmon_file {
 };
 
 struct gmon_read_options {
-    const char *binary;   /* the profiled executable, or NULL */
-    uint64_t max_samples; /* 0: GMON_MAX_SAMPLES */
+    const char *binary;  /* the profiled executable, or NULL */
+    uint64_t max_counts; /* 0: GMON_MAX_COUNTS */
 };
 
 struct gmon_write_options {
@@ -154,13 +161,13 @@ int gmon_binary_layout(const char *binary, struct gmon_layout *out);
 
 /* LAYOUT NULL: guess it as the contract says. */
 int gmon_parse(const char *name, const void *data, size_t len, const struct gmon_layout *layout,
-               uint64_t max_samples, struct gmon_file *out);
+               uint64_t max_counts, struct gmon_file *out);
 /* Bin BIN of histogram range H, summed over its records. */
 uint64_t gmon_hist_count(const struct gmon_file *g, size_t h, uint32_t bin);
 void gmon_file_free(struct gmon_file *g);
 
 int gmon_load_buffer(const char *name, const void *data, size_t len, struct profile *out);
-/* The same with a binary or another sample limit (OPTS may be NULL). */
+/* The same with a binary or another limit on counts (OPTS may be NULL). */
 int gmon_load_buffer_opts(const char *name, const void *data, size_t len,
                           const struct gmon_read_options *opts, struct profile *out);
 /* Read PATH (decompressing as load.h does) with BINARY (may be NULL). */

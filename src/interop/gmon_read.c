@@ -5,8 +5,8 @@
  * The file is checked completely before anything is built (gmon_parse):
  * lengths are compared with the bytes present, histogram bins are summed in
  * place without being copied, and only arrays bounded by the input size
- * grow.  The profile is then built from the checked records, its sample
- * count bounded by max_samples.
+ * grow.  The profile is then built from the checked records: a few samples
+ * per bin standing for its counts, however many (at most max_counts).
  */
 #include "interop/gmon.h"
 #include "record/maps.h"
@@ -37,7 +37,7 @@ struct ctx {
     const unsigned char *d;
     size_t len;
     struct gmon_layout lay;
-    uint64_t max_samples;
+    uint64_t max_counts;
     char err[512];
 };
 
@@ -196,10 +196,9 @@ static int hist_record(struct ctx *c, struct parse_state *s, size_t tag_at, size
     r.bins_at = p;
     for (uint32_t i = 0; i < r.nbins; i++) {
         s->total += bin_at(c->d, &c->lay, p + 2 * (uint64_t)i);
-        if (s->total > c->max_samples)
-            return fail(c, tag_at,
-                        "histogram counts exceed %" PRIu64 " samples in all, more than we load",
-                        c->max_samples);
+        if (s->total > c->max_counts)
+            return fail(c, tag_at, "histogram counts exceed %" PRIu64 " in all, more than we load",
+                        c->max_counts);
     }
     *pos = p + 2 * (size_t)r.nbins;
     s->hrecs = xgrow(s->hrecs, &s->hcap, s->nhrecs + 1, sizeof(*s->hrecs));
@@ -411,14 +410,14 @@ static int parse_with(struct ctx *c, struct gmon_file *g)
 }
 
 int gmon_parse(const char *name, const void *data, size_t len, const struct gmon_layout *layout,
-               uint64_t max_samples, struct gmon_file *out)
+               uint64_t max_counts, struct gmon_file *out)
 {
     memset(out, 0, sizeof(*out));
     struct ctx c = {
         .name = name,
         .d = data,
         .len = len,
-        .max_samples = max_samples ? max_samples : GMON_MAX_SAMPLES,
+        .max_counts = max_counts ? max_counts : GMON_MAX_COUNTS,
     };
     if (len < GMON_HEADER_SIZE || !gmon_detect(data, len)) {
         if (!gmon_detect(data, len))
@@ -626,54 +625,85 @@ int gmon_set_binary(struct profile *p, const char *binary)
 
 /* --- the profile ------------------------------------------------------------ */
 
-/* Unit J of C spread evenly over W units (J < C). */
-static uint64_t spread(uint64_t j, uint64_t c, uint64_t w)
+/* Appends a sample of one thread standing for WEIGHT counts at PC, the
+ * counts so far being COUNTS and the CPU credit CREDIT (in counts). */
+static void push_point(struct profile *p, size_t *cap, uint64_t pc, uint64_t weight,
+                       uint64_t counts, double credit, bool seconds, double ns_per_count)
 {
-    if (w == 0)
-        return 0;
-    if (w <= UINT32_MAX)
-        return j * w / c; /* j < 2^25: no overflow */
-    return (uint64_t)((double)j / (double)c * (double)w);
+    p->samples = xgrow(p->samples, cap, p->nsamples + 1, sizeof(*p->samples));
+    uint64_t t = (uint64_t)llround((seconds ? credit : (double)counts) * ns_per_count);
+    struct prof_thread_sample *th = xmalloc(sizeof(*th));
+    *th = (struct prof_thread_sample){.pc = pc, .cpu_ns = seconds ? t : 0, .syscall = -1};
+    struct prof_sample *s = &p->samples[p->nsamples++];
+    *s = (struct prof_sample){.time_ns = t, .nthreads = 1, .threads = th};
+    if (weight != 1) {
+        s->weights = xmalloc(sizeof(*s->weights));
+        s->weights[0] = weight;
+    }
+}
+
+/* Point U of K over a bin of COUNT counts: the counts a unit of the range
+ * gets when each count J lands on unit J x K / COUNT (gprof's even
+ * spread), at least one since K <= COUNT. */
+static uint64_t point_counts(uint64_t count, uint64_t k, uint64_t u)
+{
+    unsigned __int128 hi = ((unsigned __int128)count * (u + 1) + k - 1) / k;
+    unsigned __int128 lo = ((unsigned __int128)count * u + k - 1) / k;
+    return (uint64_t)(hi - lo);
+}
+
+/* Bin I of histogram HIST: its first unit and how many units it spans, as
+ * gprof truncates its edges, and how many points its COUNT counts become. */
+struct bin {
+    uint64_t lo, width, points;
+    double per_count; /* the credit of one count, in counts of a full bin */
+};
+
+static struct bin bin_of(const struct gmon_hist *hist, uint32_t i, uint64_t count)
+{
+    const uint64_t low_unit = hist->low_pc / UNIT;
+    const double scale = (double)(hist->high_pc - hist->low_pc) / UNIT / hist->nbins;
+    struct bin b = {.lo = low_unit + (uint64_t)(scale * i)};
+    uint64_t hi = low_unit + (uint64_t)(scale * ((double)i + 1));
+    b.width = hi > b.lo ? hi - b.lo : 0;
+    b.per_count = (double)b.width / scale;
+    b.points = count < b.width ? count : b.width;
+    b.points = b.points < GMON_SPREAD_MAX ? b.points : GMON_SPREAD_MAX;
+    b.points = count && !b.points ? 1 : b.points;
+    return b;
 }
 
 static void fill_samples(const struct gmon_file *g, struct profile *p)
 {
     if (g->total_counts == 0)
         return;
-    p->samples = xcalloc((size_t)g->total_counts, sizeof(*p->samples));
+    size_t cap = 0;
     const bool seconds = strcmp(g->dimension, "seconds") == 0;
     const double ns_per_count = 1e9 / g->rate;
-    double credit = 0; /* gprof's counts so far */
-    size_t k = 0;
+    double credit = 0;   /* gprof's credit so far, in counts */
+    uint64_t counts = 0; /* counts so far */
     for (size_t h = 0; h < g->nhists; h++) {
-        const struct gmon_hist *hist = &g->hists[h];
-        const uint64_t low_unit = hist->low_pc / UNIT;
-        const double scale = (double)(hist->high_pc - hist->low_pc) / UNIT / hist->nbins;
-        for (uint32_t i = 0; i < hist->nbins; i++) {
+        for (uint32_t i = 0; i < g->hists[h].nbins; i++) {
             uint64_t count = gmon_hist_count(g, h, i);
             if (count == 0)
                 continue;
-            /* gprof's bin edges, truncated as it truncates them. */
-            uint64_t lo = low_unit + (uint64_t)(scale * i);
-            uint64_t hi = low_unit + (uint64_t)(scale * ((double)i + 1));
-            uint64_t width = hi > lo ? hi - lo : 0;
-            double per_count = (double)width / scale;
-            for (uint64_t j = 0; j < count; j++, k++) {
-                credit += per_count;
-                uint64_t t = (uint64_t)llround(credit * ns_per_count);
-                struct prof_thread_sample *th = xmalloc(sizeof(*th));
-                *th = (struct prof_thread_sample){
-                    .pc = (lo + spread(j, count, width)) * UNIT,
-                    .cpu_ns = seconds ? t : 0,
-                    .syscall = -1,
-                };
-                if (!seconds)
-                    t = (uint64_t)llround((double)(k + 1) * ns_per_count);
-                p->samples[k] = (struct prof_sample){.time_ns = t, .nthreads = 1, .threads = th};
+            struct bin b = bin_of(&g->hists[h], i, count);
+            for (uint64_t u = 0; u < b.points; u++) {
+                uint64_t w = point_counts(count, b.points, u);
+                uint64_t pc = (b.lo + (uint64_t)((unsigned __int128)u * b.width / b.points)) * UNIT;
+                /* The thread's first appearance counts no wall time: its
+                 * first count alone, as when every count was a sample. */
+                if (counts == 0 && w > 1) {
+                    credit += b.per_count;
+                    push_point(p, &cap, pc, 1, ++counts, credit, seconds, ns_per_count);
+                    w--;
+                }
+                credit += b.per_count * (double)w;
+                counts += w;
+                push_point(p, &cap, pc, w, counts, credit, seconds, ns_per_count);
             }
         }
     }
-    p->nsamples = k;
 }
 
 static void fill_profile(const struct gmon_file *g, struct profile *p)
@@ -724,8 +754,8 @@ static void fill_profile(const struct gmon_file *g, struct profile *p)
     uint64_t end = p->nsamples ? p->samples[p->nsamples - 1].time_ns : 0;
     p->totals = (struct prof_totals){
         .wall_ns = end,
-        .samples = p->nsamples,
-        .ideal_samples = p->nsamples,
+        .samples = g->total_counts,
+        .ideal_samples = g->total_counts,
     };
     p->has_totals = true;
 }
@@ -739,7 +769,7 @@ int gmon_load_buffer_opts(const char *name, const void *data, size_t len,
     if (binary && gmon_binary_layout(binary, &lay) != 0)
         return -1;
     struct gmon_file g;
-    if (gmon_parse(name, data, len, binary ? &lay : NULL, opts ? opts->max_samples : 0, &g) != 0)
+    if (gmon_parse(name, data, len, binary ? &lay : NULL, opts ? opts->max_counts : 0, &g) != 0)
         return -1;
     fill_profile(&g, out);
     gmon_file_free(&g);

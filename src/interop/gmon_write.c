@@ -300,9 +300,10 @@ static struct bin_ns *sample_bins(struct writer *w, size_t *count, uint64_t *out
             const struct prof_thread_sample *th = &s->threads[t];
             struct tid_slot *slot = tid_slot(&tids, th->tid);
             uint64_t delta;
-            if (slot->cpu_ns == UINT64_MAX) /* its first sample: at most a period */
-                delta = (double)th->cpu_ns < w->period_ns ? th->cpu_ns
-                                                          : (uint64_t)llround(w->period_ns);
+            /* Its first sample: at most a period per sample it stands for. */
+            double most = w->period_ns * (double)prof_weight(s, t);
+            if (slot->cpu_ns == UINT64_MAX)
+                delta = (double)th->cpu_ns < most ? th->cpu_ns : (uint64_t)llround(most);
             else
                 delta = th->cpu_ns >= slot->cpu_ns ? th->cpu_ns - slot->cpu_ns : 0;
             slot->cpu_ns = th->cpu_ns;

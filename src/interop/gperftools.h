@@ -10,23 +10,29 @@
  * OUT with one process and one thread (pid and tid 0: the format has
  * neither), one stack per distinct call chain (the records' PCs as they
  * are, leaf first: the interrupted PC, then return addresses), and one
- * sample per count: a record counted 5 times gives 5 samples sharing one
- * stack.  Records with the same chain are summed: the ticks of a chain come
- * together, chains in the order they first appear (the order of records
- * means nothing in this format).  The samples form a synthetic timeline:
- * sample i (from 0) is at time (i + 1) x period and its thread has used
- * (i + 1) x period of CPU, so CPU-time metrics count one period per tick.  Frequency is 1e6 /
+ * sample per chain standing for its ticks (a weight, profile.h): records
+ * with the same chain are summed, chains in the order they first appear
+ * (the order of records means nothing in this format), except that the
+ * first chain's first tick is a sample of its own (a thread's first
+ * appearance counts no wall time).  The samples form a synthetic timeline
+ * of one period per tick: a sample standing for N ticks comes N periods
+ * after the previous one and its thread has used N more periods of CPU,
+ * so CPU-time metrics count one period per tick.  Frequency is 1e6 /
  * period_us; totals say how many ticks there were.  The mapped-objects
  * text after the trailer gives the maps (pid 0, valid from time 0), with
  * "$build" replaced by the last "build=" path; other lines are ignored.
  * The process's exe is the last build= path, else the first mapped file.
+ * A text whose last line has no newline was cut: that line is left out and
+ * the profile is truncated there (a warning).
  *
  * Errors are "NAME: offset N: what is wrong" and -1, with OUT empty: a bad
  * header, a record with a zero count or depth that is not the trailer, a
  * record cut short, a file without the trailer (0, 1, 0), a sampling period
- * of 0 or over 1e8 us, more than MAX_SAMPLES ticks in all.  Memory is bounded by the input size and
- * MAX_SAMPLES; call chains deeper than GPERFTOOLS_MAX_DEPTH keep their
- * innermost frames, as the native format does.
+ * of 0 or over 1e8 us, ticks adding up past 2^64 ns of CPU time.  Memory and
+ * time are proportional to the input's size, whatever its counts; call
+ * chains deeper than GPERFTOOLS_MAX_DEPTH keep their innermost frames, as
+ * the native format does (a warning; their samples are flagged
+ * PROF_THREAD_STACK_TRUNCATED).
  *
  * Writer contract: gperftools_write() writes P as a 64-bit little-endian
  * profile into OUT (NAME is for messages): header, one record per distinct
@@ -54,9 +60,6 @@
 
 #include "format/profile.h"
 
-/* Ticks a profile may hold: 2^25 is about 93 hours of CPU at 100 Hz, and
- * 2.7 GB in memory (one sample each). */
-#define GPERFTOOLS_MAX_SAMPLES ((uint64_t)1 << 25)
 #define GPERFTOOLS_MAX_DEPTH 4096
 /* Header slots after the count slot that a reader accepts (3 are written). */
 #define GPERFTOOLS_MAX_HEADER_WORDS 1024
@@ -72,9 +75,6 @@ struct gperftools_layout {
  * be NULL. */
 bool gperftools_detect(const void *data, size_t len, struct gperftools_layout *layout);
 int gperftools_load_buffer(const char *name, const void *data, size_t len, struct profile *out);
-/* The same with another limit on the number of ticks (for fuzzing). */
-int gperftools_load_buffer_max(const char *name, const void *data, size_t len, uint64_t max_samples,
-                               struct profile *out);
 
 int gperftools_write(const struct profile *p, const char *name, FILE *out);
 int gperftools_write_path(const struct profile *p, const char *path);

@@ -12,9 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Periods beyond this are not a profiler's (0.01 Hz); the bound also keeps
- * period x samples inside 64 bits of nanoseconds. */
+/* Periods beyond this are not a profiler's (0.01 Hz). */
 #define MAX_PERIOD_US 100000000u
+
+/* What the records say per distinct call chain (stack id). */
+struct chain {
+    uint64_t ticks;
+    bool cut; /* a record of it was deeper than GPERFTOOLS_MAX_DEPTH */
+};
 
 struct reader {
     const char *name;
@@ -103,13 +108,14 @@ static size_t read_header(const struct reader *r, uint64_t *period_us)
 }
 
 /* The records up to and including the trailer.  Fills P's stacks and, per
- * stack id, the ticks of its chain summed over its records in *COUNTS;
- * returns the offset after the trailer, or 0 after a message. */
-static size_t read_records(const struct reader *r, size_t off, uint64_t max_samples,
-                           struct profile *p, uint64_t **counts, uint64_t *total)
+ * stack id, its chain's ticks summed over its records in *CHAINS; returns
+ * the offset after the trailer, or 0 after a message.  MAX_TICKS keeps the
+ * CPU time they make inside 64 bits of nanoseconds. */
+static size_t read_records(const struct reader *r, size_t off, uint64_t max_ticks,
+                           struct profile *p, struct chain **chains, uint64_t *total)
 {
     struct stack_table *table = stack_table_new();
-    size_t count_cap = 0;
+    size_t chain_cap = 0;
     uint64_t *pcs = xmalloc(GPERFTOOLS_MAX_DEPTH * sizeof(*pcs));
     size_t end = 0;
     for (;;) {
@@ -143,9 +149,10 @@ static size_t read_records(const struct reader *r, size_t off, uint64_t max_samp
                    off);
             break;
         }
-        if (count > max_samples - *total) {
-            pt_err("%s: offset %zu: count %" PRIu64 " makes more than %" PRIu64 " samples in all",
-                   r->name, off, count, max_samples);
+        if (count > max_ticks - *total) {
+            pt_err("%s: offset %zu: count %" PRIu64 " makes more than %" PRIu64
+                   " ticks in all (past 2^64 ns of CPU time)",
+                   r->name, off, count, max_ticks);
             break;
         }
         *total += count;
@@ -154,12 +161,13 @@ static size_t read_records(const struct reader *r, size_t off, uint64_t max_samp
         for (uint32_t i = 0; i < kept; i++)
             pcs[i] = slot_at(r, first_pc + (size_t)i * r->slot);
         uint32_t id = stack_table_id(table, p, pcs, kept);
-        if (id + 1 > count_cap) {
-            size_t old = count_cap;
-            *counts = xgrow(*counts, &count_cap, (size_t)id + 1, sizeof(**counts));
-            memset(*counts + old, 0, (count_cap - old) * sizeof(**counts));
+        if (id + 1 > chain_cap) {
+            size_t old = chain_cap;
+            *chains = xgrow(*chains, &chain_cap, (size_t)id + 1, sizeof(**chains));
+            memset(*chains + old, 0, (chain_cap - old) * sizeof(**chains));
         }
-        (*counts)[id] += count;
+        (*chains)[id].ticks += count;
+        (*chains)[id].cut |= kept < depth;
         off = first_pc + (size_t)depth * r->slot;
     }
     free(pcs);
@@ -207,13 +215,19 @@ static char *substitute_build(const char *path, const char *build)
     }
 }
 
-static void read_maps(const char *text, size_t len, struct profile *p, char **build)
+/* The mapped-objects text at offset AT of the file, up to its last whole
+ * line: libprofiler ends it with a newline, so a last line without one was
+ * cut short (and is left out: a cut path names another file).  Returns the
+ * offset of that cut line, or 0 when the text is whole. */
+static size_t read_maps(const char *text, size_t len, size_t at, struct profile *p, char **build)
 {
     size_t cap = 0;
     const char *s = text, *end = text + len;
     while (s < end) {
         const char *nl = memchr(s, '\n', (size_t)(end - s));
-        const char *line_end = nl ? nl : end;
+        if (!nl)
+            return at + (size_t)(s - text);
+        const char *line_end = nl;
         const char *t = s;
         while (t < line_end && *t == ' ')
             t++;
@@ -245,34 +259,57 @@ static void read_maps(const char *text, size_t len, struct profile *p, char **bu
         }
         s = line_end + 1;
     }
+    return 0;
 }
 
 /* --- the profile --------------------------------------------------------- */
 
-/* The ticks of each chain together, chains in order of first appearance:
- * the format's order of records means nothing (libprofiler writes them as
- * they leave its hash table), and analyses walk runs of one stack fastest. */
-static void fill_samples(struct profile *p, const uint64_t *counts, uint64_t total,
+/* Appends a sample of one thread standing for TICKS ticks of STACK, TICKS
+ * periods after the previous one. */
+static void push_chain(struct profile *p, uint32_t stack, bool cut, uint64_t ticks, uint64_t *done,
+                       uint64_t period_ns)
+{
+    *done += ticks;
+    uint64_t t = *done * period_ns;
+    struct prof_thread_sample *th = xmalloc(sizeof(*th));
+    *th = (struct prof_thread_sample){
+        .pc = p->stacks[stack].pcs[0],
+        .cpu_ns = t,
+        .stack = stack,
+        .syscall = -1,
+        .flags = cut ? PROF_THREAD_STACK_TRUNCATED : 0,
+    };
+    struct prof_sample *s = &p->samples[p->nsamples++];
+    *s = (struct prof_sample){.time_ns = t, .nthreads = 1, .threads = th};
+    if (ticks != 1) {
+        s->weights = xmalloc(sizeof(*s->weights));
+        s->weights[0] = ticks;
+    }
+}
+
+/* One sample per chain, standing for its ticks (weights), chains in order
+ * of first appearance: the format's order of records means nothing
+ * (libprofiler writes them as they leave its hash table).  The samples
+ * form a timeline of one period per tick; the thread's first appearance
+ * counts no wall time (analyze/metrics.h), so the first chain's first tick
+ * is a sample of its own and only that one period is lost, as when every
+ * tick was a sample. */
+static void fill_samples(struct profile *p, const struct chain *chains, uint64_t total,
                          uint64_t period_ns)
 {
     if (total == 0)
         return;
-    p->samples = xcalloc((size_t)total, sizeof(*p->samples));
-    p->nsamples = (size_t)total;
-    size_t i = 0;
+    p->samples = xcalloc(p->nstacks + 1, sizeof(*p->samples));
+    uint64_t done = 0;
     for (uint32_t stack = 1; stack < p->nstacks; stack++) {
-        uint64_t pc = p->stacks[stack].pcs[0];
-        for (uint64_t c = 0; c < counts[stack]; c++, i++) {
-            uint64_t t = (uint64_t)(i + 1) * period_ns;
-            struct prof_thread_sample *th = xmalloc(sizeof(*th));
-            *th = (struct prof_thread_sample){
-                .pc = pc,
-                .cpu_ns = t,
-                .stack = stack,
-                .syscall = -1,
-            };
-            p->samples[i] = (struct prof_sample){.time_ns = t, .nthreads = 1, .threads = th};
+        uint64_t ticks = chains[stack].ticks;
+        if (ticks == 0)
+            continue;
+        if (done == 0 && ticks > 1) {
+            push_chain(p, stack, chains[stack].cut, 1, &done, period_ns);
+            ticks--;
         }
+        push_chain(p, stack, chains[stack].cut, ticks, &done, period_ns);
     }
 }
 
@@ -296,8 +333,7 @@ static void fill_process(struct profile *p, const char *build, uint64_t total, u
     p->has_totals = true;
 }
 
-int gperftools_load_buffer_max(const char *name, const void *data, size_t len, uint64_t max_samples,
-                               struct profile *out)
+int gperftools_load_buffer(const char *name, const void *data, size_t len, struct profile *out)
 {
     profile_init(out);
     struct gperftools_layout layout;
@@ -305,8 +341,6 @@ int gperftools_load_buffer_max(const char *name, const void *data, size_t len, u
         pt_err("%s: offset 0: not a gperftools CPU profile (no header 0, 3, 0)", name);
         return -1;
     }
-    if (max_samples > GPERFTOOLS_MAX_SAMPLES)
-        max_samples = GPERFTOOLS_MAX_SAMPLES;
     struct reader r = {.name = name,
                        .data = data,
                        .len = len,
@@ -319,28 +353,36 @@ int gperftools_load_buffer_max(const char *name, const void *data, size_t len, u
 
     out->stacks = xcalloc(1, sizeof(*out->stacks)); /* id 0: no stack */
     out->nstacks = 1;
-    uint64_t *counts = NULL;
-    uint64_t total = 0;
-    size_t text = read_records(&r, off, max_samples, out, &counts, &total);
+    struct chain *chains = NULL;
+    uint64_t total = 0, period_ns = period_us * 1000;
+    size_t text = read_records(&r, off, UINT64_MAX / period_ns, out, &chains, &total);
     if (text == 0) {
-        free(counts);
+        free(chains);
         profile_free(out);
         return -1;
     }
 
     char *build = NULL;
-    read_maps((const char *)r.data + text, len - text, out, &build);
-    uint64_t period_ns = period_us * 1000;
-    fill_samples(out, counts, total, period_ns);
+    size_t cut = read_maps((const char *)r.data + text, len - text, text, out, &build);
+    if (cut) {
+        pt_warn("%s: offset %zu: the mapped-objects text ends inside a line; the profile is "
+                "truncated there",
+                name, cut);
+        out->truncated = true;
+        out->truncated_at = cut;
+    }
+    fill_samples(out, chains, total, period_ns);
     fill_process(out, build, total, period_ns);
+    size_t deep = 0;
+    for (size_t i = 1; i < out->nstacks; i++)
+        deep += chains[i].cut;
+    if (deep)
+        pt_warn("%s: %zu call chain%s deeper than %u frames kept only %s innermost %u", name, deep,
+                deep == 1 ? "" : "s", GPERFTOOLS_MAX_DEPTH, deep == 1 ? "its" : "their",
+                GPERFTOOLS_MAX_DEPTH);
     free(build);
-    free(counts);
+    free(chains);
     out->format = xstrdup("gperftools");
     out->frequency = 1e6 / (double)period_us;
     return 0;
-}
-
-int gperftools_load_buffer(const char *name, const void *data, size_t len, struct profile *out)
-{
-    return gperftools_load_buffer_max(name, data, len, GPERFTOOLS_MAX_SAMPLES, out);
 }

@@ -101,8 +101,12 @@ static uint64_t period_us_of(const struct profile *p)
         return us < 1 ? 1 : us > 1e8 ? 100000000u : (uint64_t)us;
     }
     if (p->nsamples >= 2) {
+        /* Samples standing for several (weights) stand for as many periods. */
         uint64_t first = p->samples[0].time_ns, last = p->samples[p->nsamples - 1].time_ns;
-        uint64_t us = last > first ? (last - first) / (p->nsamples - 1) / 1000 : 0;
+        uint64_t periods = 0;
+        for (size_t i = 1; i < p->nsamples; i++)
+            periods += p->samples[i].nthreads ? prof_weight(&p->samples[i], 0) : 1;
+        uint64_t us = last > first ? (last - first) / periods / 1000 : 0;
         if (us > 0 && us <= 100000000u)
             return us;
     }
@@ -120,7 +124,8 @@ static uint32_t written_pid(const struct profile *p)
 }
 
 /* Every thread's CPU time per (pc, stack) of process PID, as flat profiles
- * count it, except that a first appearance is worth at most one period. */
+ * count it, except that a first appearance is worth at most one period per
+ * sample it stands for. */
 static void tally_samples(const struct profile *p, uint32_t pid, uint64_t period_ns,
                           struct tally *t)
 {
@@ -141,7 +146,8 @@ static void tally_samples(const struct profile *p, uint32_t pid, uint64_t period
             if (added) {
                 cpu = xgrow(cpu, &cpu_cap, ncpu + 1, sizeof(*cpu));
                 ncpu++;
-                delta = th->cpu_ns < period_ns ? th->cpu_ns : period_ns;
+                uint64_t w = prof_weight(s, k); /* w periods at most: w x period <= cpu_ns */
+                delta = th->cpu_ns / period_ns < w ? th->cpu_ns : period_ns * w;
             } else {
                 /* Backwards: a reused tid; it counts from here. */
                 delta = th->cpu_ns >= cpu[ti].cpu_ns ? th->cpu_ns - cpu[ti].cpu_ns : 0;

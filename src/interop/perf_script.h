@@ -34,6 +34,13 @@
  *    into time by the median interval between a thread's consecutive
  *    samples over the median period (1 ms a sample when nothing says);
  *    samples of the other events count as samples only;
+ *  - per-sample values (profile.h): unless the file is of one clock event
+ *    alone, every event is a value type of aggregation sum, named after
+ *    the event without perf's modifiers (cycles:u is cycles; the whole
+ *    name when two events would share one), in nanoseconds for a clock
+ *    event else "count", and each sample carries its period in its event's
+ *    column: `perf record -e instructions,cycles` gives the metrics
+ *    instructions, cycles and ipc;
  *  - frequency 1e9 / period when the CPU event is a clock with one period
  *    throughout, else 0; totals from the samples (span, count).
  * Errors are "NAME:LINE: what is wrong" and -1 with OUT empty: a line that

@@ -739,6 +739,41 @@ static void fill_cpu(struct reader *r)
         p->frequency = 1e9 / (double)period0;
 }
 
+/* Events as value types (profile.h), each sample's period in its event's
+ * column: `perf record -e instructions,cycles` gives metrics instructions
+ * and cycles, and so ipc.  A file of one clock event alone has none: its
+ * periods are the CPU time already.  A value is named after its event
+ * without perf's modifiers (cycles:u is cycles) unless two events would
+ * share the name. */
+static void fill_values(struct reader *r)
+{
+    struct profile *p = r->p;
+    bool periods = false;
+    for (size_t i = 0; i < p->nsamples && !periods; i++)
+        periods = r->info[i].has_period;
+    if (!periods || (r->nevents == 1 && clock_event(r->events[0])) ||
+        r->nevents > PROF_VALUE_TYPES_MAX)
+        return;
+    for (size_t e = 0; e < r->nevents; e++) {
+        const char *ev = r->events[e];
+        size_t n = strcspn(ev, ":");
+        bool shared = false;
+        for (size_t k = 0; k < r->nevents; k++)
+            shared |=
+                k != e && strcspn(r->events[k], ":") == n && strncmp(r->events[k], ev, n) == 0;
+        char *name = shared || n == 0 ? xstrdup(ev) : xasprintf("%.*s", (int)n, ev);
+        profile_add_value_type(p, name, clock_event(ev) ? "nanoseconds" : "count", PROF_VALUE_SUM);
+        free(name);
+    }
+    for (size_t i = 0; i < p->nsamples; i++) {
+        const struct event_info *e = &r->info[i];
+        if (!e->has_period || e->period == 0)
+            continue;
+        p->samples[i].thread_values = xcalloc(p->nvalue_types, sizeof(uint64_t));
+        p->samples[i].thread_values[e->event] = e->period;
+    }
+}
+
 static void add_meta(struct profile *p, const char *key, const char *value)
 {
     p->meta = xrealloc(p->meta, (p->nmeta + 1) * sizeof(*p->meta));
@@ -749,6 +784,7 @@ static void finish_profile(struct reader *r)
 {
     struct profile *p = r->p;
     fill_cpu(r);
+    fill_values(r);
     name_table_locations(r->names, p);
     /* A process is named by its main thread when perf saw it. */
     for (size_t i = 0; i < p->nthreads; i++) {

@@ -14,23 +14,30 @@
  * reported as pprof, with the offset where it breaks).  pprof_load_buffer()
  * decodes it with protobuf-c (its allocations capped in proportion to the
  * input), validates every index and id, and fills OUT:
- *  - sample types map onto ptprof's quantities: "samples" (else, when no
- *    other is known, the first type counted in "count") gives the number
- *    of samples, "cpu" and "wall" in a time unit the CPU and wall time,
- *    "energy" in a joule unit an energy channel; a file with none of them
- *    is an error naming its types.  Without a "cpu" type, CPU time is the
- *    sampling period when the period type is "cpu" time;
+ *  - every sample type is read: "samples" gives the number of samples,
+ *    "cpu" and "wall" in a time unit the CPU and wall time, "energy" in a
+ *    joule unit an energy channel (the first of each); every other type
+ *    is a value type of the profile (profile.h, aggregation sum) named as
+ *    the type (TYPE/UNIT when that name is taken), so each is a metric of
+ *    its own (alloc_space, inuse_objects, contentions, delay...).  The
+ *    profile's default metric is the default sample type, else the last
+ *    one, as `go tool pprof` chooses.  Without a "cpu" type, CPU time is
+ *    the sampling period when the period type is "cpu" time;
  *  - one process per "pid" label (else one, pid 0), one thread per "tid"
  *    label within it (else the pid), named by its "thread_comm" label;
- *  - a pprof sample counted N times becomes N thread samples sharing one
- *    stack, each carrying 1/N of its CPU time, wall time and energy on a
+ *  - a pprof sample counted N times (its "samples" value; 1 without that
+ *    type, when it measures anything) becomes one thread sample standing
+ *    for N samples (a weight: memory and time follow the file, not its
+ *    counts) with its values, CPU time, wall time and energy, on a
  *    synthetic timeline laid out so that ptprof's metrics (analyze/
- *    metrics.h) give back the file's values: samples, CPU time and energy
- *    exactly, wall time exactly but for a thread whose every sample is
- *    counted once (its first sample's wall time is 0: ptprof measures wall
- *    time between two appearances of a thread);
- *  - a sample with no count, CPU or wall time but energy is energy no
- *    thread used ("[unattributed]" in a report);
+ *    metrics.h) give back the file's values: samples, values, CPU time and
+ *    energy exactly, wall time exactly but for a thread whose every sample
+ *    is counted once (its first sample's wall time is 0: ptprof measures
+ *    wall time between two appearances of a thread; a thread's first
+ *    sample counted N > 1 times is a sample of one count, then one of the
+ *    other N - 1, so none is lost);
+ *  - a sample with no count, CPU or wall time or value but energy is
+ *    energy no thread used ("[unattributed]" in a report);
  *  - locations are the stacks' PCs: a location's own address when it has
  *    one no other location took, else a synthetic address.  When locations
  *    carry functions and lines, OUT->locations holds them (one frame per
@@ -41,10 +48,12 @@
  *    duration_nanos, time from time_nanos.
  * Errors are "NAME: offset N: what is wrong" and -1 with OUT empty: bad
  * protobuf (the wire check), an index outside the string table, a missing
- * or duplicate id, a sample with the wrong number of values or a negative
- * one, a label pid or tid over 32 bits, more than MAX_SAMPLES thread
- * samples in all, values that overflow 64-bit nanoseconds.  Stacks deeper
- * than PPROF_MAX_DEPTH keep their innermost frames.
+ * or duplicate id, no sample type or more than PROF_VALUE_TYPES_MAX, a
+ * sample with the wrong number of values or a negative one, a label pid
+ * or tid over 32 bits, counts adding up past 2^62, values that overflow
+ * 64-bit nanoseconds.  Stacks deeper than PPROF_MAX_DEPTH keep their
+ * innermost frames (a warning; their samples are flagged
+ * PROF_THREAD_STACK_TRUNCATED).
  */
 #ifndef PTPROF_INTEROP_PPROF_H
 #define PTPROF_INTEROP_PPROF_H
@@ -55,17 +64,11 @@
 
 #include "format/profile.h"
 
-/* Thread samples a profile may become (as gperftools.h): 2^25 is 93 hours
- * of samples at 100 Hz, and about 2.7 GB in memory. */
-#define PPROF_MAX_SAMPLES ((uint64_t)1 << 25)
 #define PPROF_MAX_DEPTH 4096
 /* Memory protobuf-c may use: this many times the input, plus 1 MiB. */
 #define PPROF_DECODE_FACTOR 64
 
 bool pprof_detect(const void *data, size_t len);
 int pprof_load_buffer(const char *name, const void *data, size_t len, struct profile *out);
-/* The same with another limit on thread samples (for fuzzing). */
-int pprof_load_buffer_max(const char *name, const void *data, size_t len, uint64_t max_samples,
-                          struct profile *out);
 
 #endif

@@ -127,9 +127,10 @@ struct rthread {
 struct rsample {
     uint32_t thread;
     uint32_t stack;
-    uint64_t n; /* thread samples it becomes; 0: unattributed energy only */
+    uint64_t n; /* the samples it stands for (a weight); 0: unattributed energy only */
     uint64_t cpu_ns, wall_ns;
     double energy_j;
+    bool cut; /* deeper than PPROF_MAX_DEPTH: outer frames lost */
 };
 
 struct reader {
@@ -149,7 +150,9 @@ struct reader {
     struct rthread *threads;
     size_t nthreads;
     struct rsample *samples;
-    uint64_t max_samples;
+    int *value_of; /* per sample type: its value type in OUT, or -1 (a quantity) */
+    size_t nvalues;
+    size_t deep; /* samples whose stacks lost outer frames */
 };
 
 static const char *str_at(const struct reader *r, int64_t i)
@@ -325,11 +328,47 @@ static double energy_scale(const char *unit)
     return 0;
 }
 
+/* A value type's name for sample type TYPE/UNIT: its type, unless that is
+ * taken (a built-in metric's name, or an earlier type's): TYPE/UNIT. */
+static char *value_name(const struct profile *p, const char *type, const char *unit)
+{
+    static const char *const builtin[] = {"cpu",   "wall",       "samples", "energy",
+                                          "power", "executions", "time"};
+    if (!*type)
+        type = "value";
+    bool taken = profile_value_type(p, type) >= 0;
+    for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+        taken |= strcmp(type, builtin[i]) == 0;
+    if (!taken)
+        return xstrdup(type);
+    for (unsigned k = 1;; k++) {
+        char *name = k == 1 ? xasprintf("%s/%s", type, unit) : xasprintf("%s/%s#%u", type, unit, k);
+        if (profile_value_type(p, name) < 0)
+            return name;
+        free(name);
+    }
+}
+
+/* Sample types ptprof measures itself (samples, CPU and wall time in a time
+ * unit, energy in joules) become its quantities; every other one a value
+ * type of the profile, by its name (pprof.h). */
 static int classify_types(struct reader *r)
 {
     const PbProfile *pb = r->pb;
     for (int c = 0; c < COL_N; c++)
         r->col[c] = -1;
+    if (pb->n_sample_type > PROF_VALUE_TYPES_MAX) {
+        pt_err("%s: offset %zu: %zu sample types, more than the %u ptprof keeps", r->name,
+               pprof_offset(&r->off, PPROF_EL_SAMPLE_TYPE, 0), pb->n_sample_type,
+               PROF_VALUE_TYPES_MAX);
+        return -1;
+    }
+    if (pb->n_sample_type == 0) {
+        pt_err("%s: offset 0: the profile has no sample types: its samples measure nothing",
+               r->name);
+        return -1;
+    }
+    r->value_of = xcalloc(pb->n_sample_type + 1, sizeof(*r->value_of));
     for (size_t i = 0; i < pb->n_sample_type; i++) {
         const char *type = str_at(r, pb->sample_type[i]->type);
         const char *unit = str_at(r, pb->sample_type[i]->unit);
@@ -342,37 +381,18 @@ static int classify_types(struct reader *r)
             c = COL_WALL;
         else if (strcmp(type, "energy") == 0 && energy_scale(unit) > 0)
             c = COL_ENERGY;
-        if (c < 0 || r->col[c] >= 0)
+        if (c < 0 || r->col[c] >= 0) {
+            char *name = value_name(r->out, type, unit);
+            r->value_of[i] = (int)profile_add_value_type(r->out, name, unit, PROF_VALUE_SUM);
+            r->nvalues++;
+            free(name);
             continue;
+        }
+        r->value_of[i] = -1;
         r->col[c] = (int)i;
         r->col_scale[c] = time_scale(unit);
         if (c == COL_ENERGY)
             r->energy_scale = energy_scale(unit);
-    }
-    bool any = false;
-    for (int c = 0; c < COL_N; c++)
-        any |= r->col[c] >= 0;
-    /* Other profiles (heap, contention) count events: read those as
-     * samples rather than refuse them. */
-    for (size_t i = 0; !any && i < pb->n_sample_type; i++)
-        if (strcmp(str_at(r, pb->sample_type[i]->unit), "count") == 0) {
-            r->col[COL_COUNT] = (int)i;
-            any = true;
-        }
-    if (!any) {
-        char types[512] = "";
-        size_t used = 0;
-        for (size_t i = 0; i < pb->n_sample_type && used + 1 < sizeof(types); i++) {
-            int n =
-                snprintf(types + used, sizeof(types) - used, "%s%s/%s", i ? ", " : "",
-                         str_at(r, pb->sample_type[i]->type), str_at(r, pb->sample_type[i]->unit));
-            used += n > 0 ? (size_t)n : 0;
-        }
-        pt_err("%s: offset %zu: no sample type ptprof can use (samples, cpu, wall, energy or a "
-               "count); the profile has %s",
-               r->name, pprof_offset(&r->off, PPROF_EL_SAMPLE_TYPE, 0),
-               pb->n_sample_type ? types : "none");
-        return -1;
     }
     if (pb->period_type && pb->period > 0) {
         uint64_t scale = time_scale(str_at(r, pb->period_type->unit));
@@ -443,11 +463,20 @@ static int sample_thread(struct reader *r, size_t i, struct addr_table *by_key, 
     return 0;
 }
 
+/* Whether sample I carries any value type's value. */
+static bool has_values(const struct reader *r, size_t i)
+{
+    const PbSample *s = r->pb->sample[i];
+    for (size_t k = 0; k < s->n_value; k++)
+        if (r->value_of[k] >= 0 && s->value[k] != 0)
+            return true;
+    return false;
+}
+
 static int sample_values(struct reader *r, size_t i, struct rsample *rs, uint64_t *total)
 {
     const PbSample *s = r->pb->sample[i];
     size_t at = pprof_offset(&r->off, PPROF_EL_SAMPLE, i);
-    uint64_t count = r->col[COL_COUNT] >= 0 ? (uint64_t)s->value[r->col[COL_COUNT]] : 0;
     for (int c = COL_CPU; c <= COL_WALL; c++) {
         if (r->col[c] < 0)
             continue;
@@ -461,15 +490,16 @@ static int sample_values(struct reader *r, size_t i, struct rsample *rs, uint64_
     }
     if (r->col[COL_ENERGY] >= 0)
         rs->energy_j = (double)s->value[r->col[COL_ENERGY]] * r->energy_scale;
-    bool timed = rs->cpu_ns > 0 || rs->wall_ns > 0;
-    if (r->col[COL_COUNT] < 0)
-        count = timed ? 1 : 0;
-    else if (count == 0 && timed)
-        count = 1; /* time with no count: one sample carries it */
+    /* The samples it stands for: its count, else one when it measured
+     * anything; a sample of energy alone is energy no thread used. */
+    bool measured = rs->cpu_ns > 0 || rs->wall_ns > 0 || has_values(r, i);
+    uint64_t count = r->col[COL_COUNT] >= 0 ? (uint64_t)s->value[r->col[COL_COUNT]] : 0;
+    if (count == 0 && measured)
+        count = 1;
     rs->n = count;
-    if (count > r->max_samples - *total) {
-        pt_err("%s: offset %zu: a count of %" PRIu64 " makes more than %" PRIu64 " samples in all",
-               r->name, at, count, r->max_samples);
+    if (count > UINT64_MAX / 4 - *total) {
+        pt_err("%s: offset %zu: a count of %" PRIu64 " makes more than 2^62 samples in all",
+               r->name, at, count);
         return -1;
     }
     *total += count;
@@ -600,6 +630,8 @@ static void build_stacks(struct reader *r)
         uint32_t pid = r->threads[rs->thread].pid;
         uint32_t depth =
             s->n_location_id > PPROF_MAX_DEPTH ? PPROF_MAX_DEPTH : (uint32_t)s->n_location_id;
+        rs->cut = depth < s->n_location_id;
+        r->deep += rs->cut;
         for (uint32_t k = 0; k < depth; k++) {
             size_t loc = id_find(&r->locations, s->location_id[k]);
             pcs[k] = r->loc_pc[loc];
@@ -687,12 +719,12 @@ static int fill_processes(struct reader *r, uint64_t t0)
 
 /* --- the timeline ----------------------------------------------------------------- */
 
-/* Part K of N equal integer parts of V (the parts add up to V). */
-static uint64_t split(uint64_t v, uint64_t n, uint64_t k)
+/* Parts [A, B) of N equal integer parts of V (parts add up to V). */
+static uint64_t part(uint64_t v, uint64_t n, uint64_t a, uint64_t b)
 {
     if (n == 0)
         return 0;
-    return (uint64_t)((unsigned __int128)v * (k + 1) / n - (unsigned __int128)v * k / n);
+    return (uint64_t)((unsigned __int128)v * b / n - (unsigned __int128)v * a / n);
 }
 
 struct timeline {
@@ -741,10 +773,54 @@ static void order_thread(const struct reader *r, size_t *order, const struct rth
     order[t->begin] = chosen;
 }
 
+/* What one thread sample of the timeline stands for: units [A, B) of the
+ * N a pprof sample is counted. */
+struct unit {
+    uint64_t a, b;
+    uint64_t cpu_ns, wall_ns;
+    double energy_j;
+};
+
+/* Units [A, B) of S, the first of its thread's samples or not (pprof.h:
+ * CPU, wall time and energy split evenly; the first unit of a thread has
+ * no wall time, which the others then hold).  -1 when they overflow. */
+static int measure_unit(const struct reader *r, const struct rsample *s, bool first_sample,
+                        struct unit *u)
+{
+    uint64_t k = u->b - u->a;
+    bool has_wall = r->col[COL_WALL] >= 0, cpu_col = r->col[COL_CPU] >= 0;
+    if (!cpu_col && r->period_ns && k > UINT64_MAX / r->period_ns)
+        return -1;
+    u->cpu_ns = cpu_col            ? part(s->cpu_ns, s->n, u->a, u->b)
+                : r->period_is_cpu ? r->period_ns * k
+                                   : 0;
+    if (!has_wall)
+        u->wall_ns = cpu_col || r->period_is_cpu ? u->cpu_ns : r->period_ns * k;
+    else if (first_sample)
+        u->wall_ns = u->a == 0 ? 0 : part(s->wall_ns, s->n - 1, u->a - 1, u->b - 1);
+    else
+        u->wall_ns = part(s->wall_ns, s->n, u->a, u->b);
+    u->energy_j = s->cpu_ns ? s->energy_j * (double)u->cpu_ns / (double)s->cpu_ns
+                            : s->energy_j * (double)k / (double)s->n;
+    return 0;
+}
+
+/* Units [A, B) of pprof sample I's values into OUT's thread values. */
+static void unit_values(const struct reader *r, size_t i, const struct rsample *s,
+                        const struct unit *u, struct prof_sample *out)
+{
+    if (!r->nvalues)
+        return;
+    const PbSample *pb = r->pb->sample[i];
+    out->thread_values = xcalloc(r->nvalues, sizeof(*out->thread_values));
+    for (size_t k = 0; k < pb->n_value; k++)
+        if (r->value_of[k] >= 0)
+            out->thread_values[r->value_of[k]] = part((uint64_t)pb->value[k], s->n, u->a, u->b);
+}
+
 static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
 {
     struct profile *p = r->out;
-    bool has_wall = r->col[COL_WALL] >= 0;
     struct timeline tl = {.p = p, .energy = r->col[COL_ENERGY] >= 0, .t = t0};
     if (tl.energy)
         push_sample(&tl, tl.t); /* the counter's start: energy is a difference */
@@ -753,37 +829,35 @@ static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
         uint64_t cpu = 0;
         bool first_unit = true;
         for (size_t k = 0; k < th->nsamples; k++) {
-            const struct rsample *s = &r->samples[order[th->begin + k]];
+            size_t i = order[th->begin + k];
+            const struct rsample *s = &r->samples[i];
             bool first_sample = k == 0;
             uint64_t pc = p->stacks[s->stack].depth ? p->stacks[s->stack].pcs[0] : 0;
-            for (uint64_t u = 0; u < s->n; u++) {
-                uint64_t c = r->col[COL_CPU] >= 0 ? split(s->cpu_ns, s->n, u)
-                             : r->period_is_cpu   ? r->period_ns
-                                                  : 0;
-                uint64_t w;
-                if (!has_wall)
-                    w = r->col[COL_CPU] >= 0 || r->period_is_cpu ? c : r->period_ns;
-                else if (first_sample)
-                    w = u == 0 ? 0 : split(s->wall_ns, s->n - 1, u - 1);
-                else
-                    w = split(s->wall_ns, s->n, u);
-                double e = 0;
-                if (tl.energy)
-                    e = s->cpu_ns ? s->energy_j * (double)c / (double)s->cpu_ns
-                                  : s->energy_j / (double)s->n;
-                uint64_t advance = first_unit ? 0 : w;
-                if (advance > UINT64_MAX - tl.t || c > UINT64_MAX - cpu) {
+            /* One thread sample standing for all its counts; a thread's
+             * first: one for its first count, which has no wall time. */
+            struct unit units[2] = {{0, s->n, 0, 0, 0}, {1, s->n, 0, 0, 0}};
+            size_t nunits = 1;
+            if (first_sample && s->n > 1) {
+                units[0].b = 1;
+                nunits = 2;
+            }
+            for (size_t n = 0; n < nunits; n++) {
+                struct unit *u = &units[n];
+                uint64_t advance = 0;
+                bool overflow = measure_unit(r, s, first_sample, u) != 0;
+                advance = first_unit ? 0 : u->wall_ns;
+                if (overflow || advance > UINT64_MAX - tl.t || u->cpu_ns > UINT64_MAX - cpu) {
                     pt_err("%s: offset %zu: the samples' times add up past 2^64 ns", r->name,
-                           pprof_offset(&r->off, PPROF_EL_SAMPLE, order[th->begin + k]));
+                           pprof_offset(&r->off, PPROF_EL_SAMPLE, i));
                     return -1;
                 }
                 /* The energy of an interval goes to its threads by CPU time
                  * over the interval: make the interval this sample's CPU. */
-                if (e > 0 && c > 0 && advance > c)
-                    push_sample(&tl, tl.t + advance - c);
+                if (u->energy_j > 0 && u->cpu_ns > 0 && advance > u->cpu_ns)
+                    push_sample(&tl, tl.t + advance - u->cpu_ns);
                 tl.t += advance;
-                cpu += c;
-                tl.energy_j += e;
+                cpu += u->cpu_ns;
+                tl.energy_j += u->energy_j;
                 struct prof_sample *ps = push_sample(&tl, tl.t);
                 ps->nthreads = 1;
                 ps->threads[0] = (struct prof_thread_sample){
@@ -793,7 +867,13 @@ static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
                     .cpu_ns = cpu,
                     .stack = s->stack,
                     .syscall = -1,
+                    .flags = s->cut ? PROF_THREAD_STACK_TRUNCATED : 0,
                 };
+                if (u->b - u->a != 1) {
+                    ps->weights = xmalloc(sizeof(*ps->weights));
+                    ps->weights[0] = u->b - u->a;
+                }
+                unit_values(r, i, s, u, ps);
                 if (first_unit)
                     p->threads[ti].start_ns = tl.t;
                 first_unit = false;
@@ -839,6 +919,29 @@ static void fill_meta(struct reader *r)
     for (size_t i = 0; i < pb->n_comment; i++)
         p->meta[p->nmeta++] =
             (struct prof_meta){xstrdup("comment"), xstrdup(str_at(r, pb->comment[i]))};
+}
+
+/* The metric analyses show unless told, as `go tool pprof` chooses its
+ * sample index: the default sample type, else the last one. */
+static void set_default_metric(struct reader *r)
+{
+    const PbProfile *pb = r->pb;
+    static const char *const col_metric[COL_N] = {"samples", "cpu", "wall", "energy"};
+    const char *want = str_at(r, pb->default_sample_type);
+    size_t chosen = pb->n_sample_type - 1;
+    for (size_t i = 0; *want && i < pb->n_sample_type; i++)
+        if (strcmp(str_at(r, pb->sample_type[i]->type), want) == 0) {
+            chosen = i;
+            break;
+        }
+    const char *name = NULL;
+    if (r->value_of[chosen] >= 0)
+        name = r->out->value_types[r->value_of[chosen]].name;
+    for (int c = 0; !name && c < COL_N; c++)
+        if (r->col[c] == (int)chosen)
+            name = col_metric[c];
+    if (name)
+        r->out->default_metric = xstrdup(name);
 }
 
 static int convert(struct reader *r)
@@ -906,7 +1009,12 @@ static int convert(struct reader *r)
     };
     p->has_totals = true;
     p->frequency = r->period_ns ? 1e9 / (double)r->period_ns : 0;
+    set_default_metric(r);
     fill_meta(r);
+    if (r->deep)
+        pt_warn("%s: %zu sample%s deeper than %u frames kept only %s innermost %u", r->name,
+                r->deep, r->deep == 1 ? "" : "s", PPROF_MAX_DEPTH, r->deep == 1 ? "its" : "their",
+                PPROF_MAX_DEPTH);
     p->format = xstrdup("pprof");
     return 0;
 }
@@ -916,12 +1024,10 @@ bool pprof_detect(const void *data, size_t len)
     return pprof_wire_starts_like(data, len) || pprof_wire_check(NULL, data, len, NULL) == 0;
 }
 
-int pprof_load_buffer_max(const char *name, const void *data, size_t len, uint64_t max_samples,
-                          struct profile *out)
+int pprof_load_buffer(const char *name, const void *data, size_t len, struct profile *out)
 {
     profile_init(out);
     struct reader r = {.name = name, .out = out};
-    r.max_samples = max_samples < PPROF_MAX_SAMPLES ? max_samples : PPROF_MAX_SAMPLES;
     if (pprof_wire_check(name, data, len, &r.off) != 0)
         return -1;
     size_t cap = len > (SIZE_MAX - (1u << 20)) / PPROF_DECODE_FACTOR
@@ -964,12 +1070,8 @@ int pprof_load_buffer_max(const char *name, const void *data, size_t len, uint64
     free(r.loc_named);
     free(r.threads);
     free(r.samples);
+    free(r.value_of);
     if (rc != 0)
         profile_free(out);
     return rc;
-}
-
-int pprof_load_buffer(const char *name, const void *data, size_t len, struct profile *out)
-{
-    return pprof_load_buffer_max(name, data, len, PPROF_MAX_SAMPLES, out);
 }

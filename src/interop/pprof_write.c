@@ -67,7 +67,7 @@ struct path_out {
 struct sample_out {
     uint32_t pid, tid;
     uint32_t path;
-    double v[COL_N];
+    size_t v; /* its values: vals[v .. v + ncols) */
 };
 
 struct exporter {
@@ -91,6 +91,8 @@ struct exporter {
     size_t npaths, paths_cap;
     struct sample_out *samples;
     size_t nsamples, samples_cap;
+    double *vals; /* per sample: COL_N built-in columns, then one per value type */
+    size_t ncols, vals_cap;
     /* lookups */
     struct addr_table mapping_ids, location_ids, function_ids, path_ids, path_cache, sample_ids,
         thread_names;
@@ -300,8 +302,11 @@ static struct sample_out *sample_of(struct exporter *x, uint32_t pid, uint32_t t
     if (addr_table_get(&x->sample_ids, (uint64_t)pid << 32 | tid, path, &v))
         return &x->samples[v];
     x->samples = xgrow(x->samples, &x->samples_cap, x->nsamples + 1, sizeof(*x->samples));
+    size_t at = x->nsamples * x->ncols, old = x->vals_cap;
+    x->vals = xgrow(x->vals, &x->vals_cap, at + x->ncols, sizeof(*x->vals));
+    memset(x->vals + old, 0, (x->vals_cap - old) * sizeof(*x->vals));
     addr_table_put(&x->sample_ids, (uint64_t)pid << 32 | tid, path, x->nsamples);
-    x->samples[x->nsamples] = (struct sample_out){.pid = pid, .tid = tid, .path = path};
+    x->samples[x->nsamples] = (struct sample_out){.pid = pid, .tid = tid, .path = path, .v = at};
     return &x->samples[x->nsamples++];
 }
 
@@ -323,21 +328,25 @@ static int measure(struct exporter *x, const struct export_options *o, bool *has
         tm = xgrow(tm, &tm_cap, (size_t)s->nthreads + 1, sizeof(*tm));
         double un, idle;
         metrics_sample(m, i, tm, &un, &idle);
+        const double *values = metrics_values(m);
         unattributed_j += un;
         for (uint32_t j = 0; j < s->nthreads; j++) {
             const struct prof_thread_sample *t = &s->threads[j];
             struct sample_out *so = sample_of(x, t->pid, t->tid, path_of(x, s->time_ns, t));
-            so->v[COL_SAMPLES] += tm[j].q[Q_SAMPLES];
-            so->v[COL_CPU] += tm[j].q[Q_CPU] * 1e9;
-            so->v[COL_WALL] += tm[j].q[Q_WALL] * 1e9;
-            so->v[COL_ENERGY] += tm[j].q[Q_ENERGY] * 1e6;
+            double *v = x->vals + so->v;
+            v[COL_SAMPLES] += tm[j].q[Q_SAMPLES];
+            v[COL_CPU] += tm[j].q[Q_CPU] * 1e9;
+            v[COL_WALL] += tm[j].q[Q_WALL] * 1e9;
+            v[COL_ENERGY] += tm[j].q[Q_ENERGY] * 1e6;
+            for (size_t k = 0; values && k < p->nvalue_types; k++)
+                v[COL_N + k] += values[(size_t)j * p->nvalue_types + k];
         }
     }
     if (*has_energy && unattributed_j > 0) {
         uint32_t loc = named_location(x, (uint64_t)1 << 61, UNATTRIBUTED);
         struct sample_out *so = sample_of(x, 0, 0, intern_path(x, &loc, 1));
         so->pid = so->tid = UINT32_MAX; /* no labels */
-        so->v[COL_ENERGY] += unattributed_j * 1e6;
+        x->vals[so->v + COL_ENERGY] += unattributed_j * 1e6;
     }
     free(tm);
     metrics_free(m);
@@ -355,18 +364,56 @@ static const char *const col_types[COL_N][2] = {
     {"energy", "microjoules"},
 };
 
-static const char *metric_type(enum metric m)
+/* The columns written (indexes into a sample's values), in order: samples;
+ * CPU and wall time unless the profile counts values and has none of them
+ * (a Go heap profile read back has no time); energy when measured; every
+ * value type.  Returns how many. */
+static size_t chosen_columns(const struct exporter *x, bool has_energy, size_t *cols)
 {
-    switch (m) {
-    case METRIC_SAMPLES:
-        return "samples";
-    case METRIC_WALL:
-        return "wall";
-    case METRIC_ENERGY:
-        return "energy";
-    default:
-        return "cpu";
+    const struct profile *p = x->p;
+    size_t n = 0;
+    cols[n++] = COL_SAMPLES;
+    for (size_t c = COL_CPU; c <= COL_WALL; c++) {
+        bool any = p->nvalue_types == 0;
+        for (size_t i = 0; !any && i < x->nsamples; i++)
+            any = x->vals[x->samples[i].v + c] > 0;
+        if (any)
+            cols[n++] = c;
     }
+    if (has_energy)
+        cols[n++] = COL_ENERGY;
+    for (size_t k = 0; k < p->nvalue_types; k++)
+        cols[n++] = COL_N + k;
+    return n;
+}
+
+static const char *column_type(const struct exporter *x, size_t c)
+{
+    return c < COL_N ? col_types[c][0] : x->p->value_types[c - COL_N].name;
+}
+
+static const char *column_unit(const struct exporter *x, size_t c)
+{
+    return c < COL_N ? col_types[c][1] : x->p->value_types[c - COL_N].unit;
+}
+
+/* The default sample type: O's metric, else the profile's own, else cpu
+ * (samples when cpu is not written); NULL when O asks for one not written. */
+static const char *default_type(const struct exporter *x, const struct export_options *o,
+                                const size_t *cols, size_t ncols)
+{
+    const char *want = o->metric ? o->metric : x->p->default_metric;
+    if (want && strcmp(want, "time") == 0)
+        want = "cpu";
+    for (size_t i = 0; want && i < ncols; i++)
+        if (strcmp(column_type(x, cols[i]), want) == 0)
+            return want;
+    if (o->metric)
+        return NULL;
+    for (size_t i = 0; i < ncols; i++)
+        if (cols[i] == COL_CPU)
+            return "cpu";
+    return "samples";
 }
 
 /* The main program's mapping first (pprof names the profile after it). */
@@ -413,27 +460,31 @@ static int encode(struct exporter *x, const struct export_options *o, bool has_e
                   uint8_t **out, size_t *len, char **error)
 {
     const struct profile *p = x->p;
-    size_t ncols = has_energy ? COL_N : COL_ENERGY;
-    enum metric metric = o->metric_given ? o->metric : METRIC_CPU;
-    if (metric == METRIC_ENERGY && !has_energy) {
-        *error = xstrdup("the profile has no energy to write (--metric energy)");
+    size_t *cols = xcalloc(x->ncols + 1, sizeof(*cols));
+    size_t ncols = chosen_columns(x, has_energy, cols);
+    const char *default_name = default_type(x, o, cols, ncols);
+    if (!default_name) {
+        *error = xasprintf("the profile has no %s to write as a sample type (--metric %s)",
+                           o->metric, o->metric);
+        free(cols);
         return -1;
     }
     for (size_t i = 0; i < p->nthreads; i++)
         addr_table_put(&x->thread_names, p->threads[i].pid, p->threads[i].tid, i);
 
     PbProfile pb = PERFTOOLS__PROFILES__PROFILE__INIT;
-    Perftools__Profiles__ValueType types[COL_N], period_type;
-    Perftools__Profiles__ValueType *type_ptrs[COL_N];
+    Perftools__Profiles__ValueType period_type;
+    Perftools__Profiles__ValueType *types = xcalloc(ncols + 1, sizeof(*types));
+    Perftools__Profiles__ValueType **type_ptrs = xcalloc(ncols + 1, sizeof(*type_ptrs));
     for (size_t c = 0; c < ncols; c++) {
         perftools__profiles__value_type__init(&types[c]);
-        types[c].type = str(x, col_types[c][0]);
-        types[c].unit = str(x, col_types[c][1]);
+        types[c].type = str(x, column_type(x, cols[c]));
+        types[c].unit = str(x, column_unit(x, cols[c]));
         type_ptrs[c] = &types[c];
     }
     pb.n_sample_type = ncols;
     pb.sample_type = type_ptrs;
-    pb.default_sample_type = str(x, metric_type(metric));
+    pb.default_sample_type = str(x, default_name);
     perftools__profiles__value_type__init(&period_type);
     period_type.type = str(x, "cpu");
     period_type.unit = str(x, "nanoseconds");
@@ -462,10 +513,10 @@ static int encode(struct exporter *x, const struct export_options *o, bool has_e
     Perftools__Profiles__Sample **sample_ptrs = xcalloc(x->nsamples + 1, sizeof(*sample_ptrs));
     Perftools__Profiles__Label *labels = xcalloc(3 * x->nsamples + 1, sizeof(*labels));
     Perftools__Profiles__Label **label_ptrs = xcalloc(3 * x->nsamples + 1, sizeof(*label_ptrs));
-    int64_t *values = xcalloc(COL_N * x->nsamples + 1, sizeof(*values));
+    int64_t *values = xcalloc(ncols * x->nsamples + 1, sizeof(*values));
     uint64_t *loc_ids = xcalloc(x->npath_pool + 1, sizeof(*loc_ids));
-    double acc[COL_N] = {0};
-    int64_t done[COL_N] = {0};
+    double *acc = xcalloc(ncols + 1, sizeof(*acc));
+    int64_t *done = xcalloc(ncols + 1, sizeof(*done));
     uint32_t k_pid = str(x, "pid"), k_tid = str(x, "tid"), k_comm = str(x, "thread_comm");
     size_t nlabels = 0;
     for (size_t i = 0; i < x->nsamples; i++) {
@@ -479,9 +530,9 @@ static int encode(struct exporter *x, const struct export_options *o, bool has_e
         s->n_location_id = path->depth;
         s->location_id = loc_ids + path->first;
         s->n_value = ncols;
-        s->value = values + COL_N * i;
+        s->value = values + ncols * i;
         for (size_t c = 0; c < ncols; c++)
-            s->value[c] = rounded(&acc[c], &done[c], so->v[c]);
+            s->value[c] = rounded(&acc[c], &done[c], x->vals[so->v + cols[c]]);
         if (so->pid == UINT32_MAX)
             continue;
         s->label = label_ptrs + nlabels;
@@ -606,13 +657,18 @@ static int encode(struct exporter *x, const struct export_options *o, bool has_e
     free(label_ptrs);
     free(values);
     free(loc_ids);
+    free(acc);
+    free(done);
+    free(types);
+    free(type_ptrs);
+    free(cols);
     return rc;
 }
 
 int pprof_encode(const struct profile *p, const struct frame_resolver *r,
                  const struct export_options *o, uint8_t **out, size_t *len, char **error)
 {
-    struct exporter x = {.p = p, .r = r, .strings = strtab_new()};
+    struct exporter x = {.p = p, .r = r, .strings = strtab_new(), .ncols = COL_N + p->nvalue_types};
     *out = NULL;
     *len = 0;
     *error = NULL;
@@ -631,6 +687,7 @@ int pprof_encode(const struct profile *p, const struct frame_resolver *r,
     free(x.path_pool);
     free(x.paths);
     free(x.samples);
+    free(x.vals);
     free(x.scratch);
     addr_table_free(&x.mapping_ids);
     addr_table_free(&x.location_ids);

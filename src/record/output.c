@@ -15,6 +15,8 @@ struct output {
     const struct pmu_source *pmu;
     struct pperf_thread *scratch;
     size_t scratch_cap;
+    uint32_t nvalue_types;
+    bool sampled;
 };
 
 struct output *output_open(const char *path, enum output_format format,
@@ -115,14 +117,40 @@ uint32_t output_stack(struct output *out, const uint64_t *pcs, uint32_t depth)
     return native_stack_id(out->native, pcs, depth);
 }
 
-int output_sample(struct output *out, uint64_t time_ns, const double *values,
-                  const struct prof_thread_sample *threads, uint32_t nthreads)
+int output_value_types(struct output *out, const struct prof_value_type *types, uint32_t n)
 {
     if (!out)
         return 0;
+    if (out->sampled || out->nvalue_types || n > PROF_VALUE_TYPES_MAX) {
+        pt_err("record: value types are declared once, before the first sample (at most %u)",
+               PROF_VALUE_TYPES_MAX);
+        return -1;
+    }
+    out->nvalue_types = n;
+    for (uint32_t i = 0; out->native && i < n; i++)
+        if (native_write_value_type(out->native, i, types[i].name, types[i].unit, types[i].agg) !=
+            0)
+            return -1;
+    return 0;
+}
+
+int output_sample(struct output *out, uint64_t time_ns, const double *values,
+                  const struct prof_thread_sample *threads, uint32_t nthreads)
+{
+    return output_sample_values(out, time_ns, values, threads, nthreads, NULL);
+}
+
+int output_sample_values(struct output *out, uint64_t time_ns, const double *values,
+                         const struct prof_thread_sample *threads, uint32_t nthreads,
+                         const uint64_t *thread_values)
+{
+    if (!out)
+        return 0;
+    out->sampled = true;
     unsigned nvalues = out->pmu ? out->pmu->nchannels : 0;
     if (out->native)
-        return native_write_sample(out->native, time_ns, values, nvalues, threads, nthreads);
+        return native_write_sample_values(out->native, time_ns, values, nvalues, threads, nthreads,
+                                          NULL, out->nvalue_types ? thread_values : NULL);
     if (!out->pperf)
         return 0;
     out->scratch = xgrow(out->scratch, &out->scratch_cap, nthreads, sizeof(*out->scratch));

@@ -16,6 +16,17 @@
  * before output_started() an existing file at PATH is left untouched.
  * Every function but output_open() accepts a NULL output and does nothing,
  * so events that happen after the profile was finished go nowhere.
+ *
+ * Per-sample values (counters an engine reads per thread: instructions,
+ * page faults...): output_value_types() declares them once, before the
+ * first sample (name, unit, aggregation: format/profile.h; e.g.
+ * {"instructions", "count", PROF_VALUE_SUM} for a count since the
+ * thread's previous sample, or PROF_VALUE_COUNTER for the counter's
+ * running total); output_sample_values() then gives every thread of a
+ * sample one value per type, thread by thread (nthreads x ntypes).
+ * Analyses make each type a metric (`--metric instructions`) and derive
+ * ratios such as ipc (instructions / cycles).  The pperf format has no
+ * room for them: it drops them.
  */
 #ifndef PTPROF_RECORD_OUTPUT_H
 #define PTPROF_RECORD_OUTPUT_H
@@ -51,6 +62,13 @@ void output_image(struct output *out, uint32_t pid, uint64_t start, const char *
 uint32_t output_stack(struct output *out, const uint64_t *pcs, uint32_t depth);
 int output_sample(struct output *out, uint64_t time_ns, const double *values,
                   const struct prof_thread_sample *threads, uint32_t nthreads);
+/* Returns 0, or -1 when writing failed, a sample came first, or N exceeds
+ * PROF_VALUE_TYPES_MAX. */
+int output_value_types(struct output *out, const struct prof_value_type *types, uint32_t n);
+/* output_sample() whose threads carry THREAD_VALUES (see above; NULL: 0). */
+int output_sample_values(struct output *out, uint64_t time_ns, const double *values,
+                         const struct prof_thread_sample *threads, uint32_t nthreads,
+                         const uint64_t *thread_values);
 /* PPERF_MAPS: the maps the raw format keeps (the first process's
  * executable file mappings seen since its last exec); other formats
  * ignore it. */

@@ -14,7 +14,7 @@ static void format_value(const struct compare_result *r, char *buf, size_t len, 
     if (r->opts.share)
         snprintf(buf, len, "%.2f", v);
     else
-        format_metric(buf, len, r->opts.metric, v);
+        format_metric(buf, len, &r->opts.metric, v);
 }
 
 static void format_error(char *buf, size_t len, double v)
@@ -73,7 +73,7 @@ static int render_csv(FILE *out, const struct compare_result *r, const char *con
 static void json_settings(FILE *out, const struct compare_result *r)
 {
     fputs("\"metric\":", out);
-    json_string(out, metric_name(r->opts.metric));
+    json_string(out, r->opts.metric.name);
     fputs(",\"error\":", out);
     json_string(out, error_fn_name(r->opts.error));
     fputs(",\"aggregate\":", out);
@@ -157,8 +157,8 @@ static int render_table(FILE *out, const struct compare_result *r, const char *c
     format_value(r, v, sizeof(v), r->baseline_total);
     fprintf(out, "%s of %s%s per key, against the baseline %s (%s %s in all)\n",
             error_fn_name(r->opts.error), r->opts.inclusive ? "inclusive " : "",
-            r->opts.share ? "share %" : metric_title(r->opts.metric), names[0], v,
-            r->opts.share ? "%" : metric_title(r->opts.metric));
+            r->opts.share ? "share %" : r->opts.metric.title, names[0], v,
+            r->opts.share ? "%" : r->opts.metric.title);
     fputc('\n', out);
     struct text_table *t = text_table_new();
     text_table_column(t, "baseline", ALIGN_RIGHT, false);

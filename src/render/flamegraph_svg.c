@@ -233,11 +233,15 @@ static void put_quantity(FILE *out, double v, const char *unit)
         fprintf(out, "%.0f \xc2\xb5%s", v * 1e6, unit);
 }
 
-static void put_stats(FILE *out, const struct calltree_node *n, enum metric m, double share)
+/* Node NODE of T: its samples, its value of M (HAS_VALUE false: T lacks
+ * M's value, shown as 0), SHARE. */
+static void put_stats(FILE *out, const struct calltree *t, uint32_t node, const struct metric *m,
+                      bool has_value, double share)
 {
+    const struct calltree_node *n = &t->nodes[node];
     put_count(out, n->total[Q_SAMPLES]);
     fputs(" samples, ", out);
-    switch (m) {
+    switch (m->kind) {
     case METRIC_CPU:
         put_quantity(out, n->total[Q_CPU], "s");
         fputs(" CPU, ", out);
@@ -250,8 +254,19 @@ static void put_stats(FILE *out, const struct calltree_node *n, enum metric m, d
         put_quantity(out, n->total[Q_ENERGY], "J");
         fputs(", ", out);
         break;
-    default:
+    case METRIC_SAMPLES:
         break;
+    default: { /* a value: in its unit, and named */
+        double v = has_value ? calltree_value(t, node, m, true) : 0;
+        if (m->integral) {
+            put_count(out, v);
+            fprintf(out, "%s%s", *m->unit ? " " : "", m->unit);
+        } else {
+            put_quantity(out, v, m->unit);
+        }
+        fprintf(out, " %s, ", m->name);
+        break;
+    }
     }
     fprintf(out, "%.2f%%", 100 * share);
 }
@@ -329,13 +344,14 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
     double min_px = o->min_px > 0 ? o->min_px : DEFAULT_MIN_PX;
     double span = width - 2 * PAD;
     struct flame f;
-    if (!flame_metric_ok(o->metric)) {
-        pt_err("flamegraph: the %s metric does not add up along a stack", metric_name(o->metric));
+    if (!flame_metric_ok(&o->metric)) {
+        pt_err("flamegraph: the %s metric does not add up along a stack", o->metric.name);
         return -1;
     }
-    if (flame_build(&f, t, o->metric, min_px / span, baseline) != 0) {
-        pt_err("flamegraph: no %s in the profile: nothing to draw%s", flame_metric_words(o->metric),
-               o->metric == METRIC_SAMPLES ? "" : " (--metric samples counts samples)");
+    if (flame_build(&f, t, &o->metric, min_px / span, baseline) != 0) {
+        pt_err("flamegraph: no %s in the profile: nothing to draw%s",
+               flame_metric_words(&o->metric),
+               o->metric.kind == METRIC_SAMPLES ? "" : " (--metric samples counts samples)");
         return -1;
     }
     double scale = span / f.span;
@@ -379,6 +395,13 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
     put_coord(out, height - 10);
     fputs("\"></text>\n<g id=\"f\">\n", out);
 
+    /* Frames only the baseline has show its value of the metric, by name. */
+    struct metric base_resolved;
+    const struct metric *base_metric = &o->metric;
+    if (baseline && o->metric.kind >= METRIC_BUILTINS)
+        base_metric = metric_resolve(o->metric.name, &baseline->columns, &base_resolved) == 0
+                          ? &base_resolved
+                          : NULL;
     struct names nm;
     names_init(&nm, t);
     char colour[16];
@@ -410,10 +433,11 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
             fputs("inlined, ", out);
         if (fr->removed) {
             fputs("only in the baseline: ", out);
-            put_stats(out, n, o->metric, fr->base_share);
+            put_stats(out, baseline, fr->node, base_metric ? base_metric : &o->metric,
+                      base_metric != NULL, fr->base_share);
             fprintf(out, " of the baseline; removed, -%.2f points", 100 * fr->base_share);
         } else {
-            put_stats(out, n, o->metric, fr->share);
+            put_stats(out, t, fr->node, &o->metric, true, fr->share);
             if (baseline)
                 put_diff(out, fr);
         }

@@ -52,7 +52,7 @@
 #include "analyze/calltree.h"
 
 struct flamegraph_options {
-    enum metric metric; /* cpu, wall, samples or energy (flame_metric_ok()) */
+    struct metric metric; /* additive: flame_metric_ok() */
     bool icicle;
     bool colour_by_binary;
     const char *title;    /* NULL: "Flame Graph", "Icicle Graph" or "Differential ..." */

@@ -2,11 +2,13 @@
 #include "render/html_report.h"
 #include "render/report_render.h"
 #include "render/svg.h"
+#include "util/xalloc.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Longest key text shown in a cell; the whole key is in its tooltip. */
 #define KEY_SHOWN_CHARS 160
@@ -82,7 +84,7 @@ static void number_cell(FILE *out, double v, const char *text, const char *cls)
     fputs("</td>", out);
 }
 
-static void metric_cell(FILE *out, enum metric m, double v)
+static void metric_cell(FILE *out, const struct metric *m, double v)
 {
     char text[64];
     if (isnan(v))
@@ -154,40 +156,68 @@ static void header(FILE *out, const struct html_report *r)
     fputs("</nav>\n", out);
 }
 
-/* The other metrics' self values, next to the chosen one. */
-static const enum metric extra[] = {METRIC_SAMPLES, METRIC_CPU, METRIC_WALL, METRIC_ENERGY,
-                                    METRIC_POWER};
-#define NEXTRA (sizeof(extra) / sizeof(extra[0]))
-
-static bool extra_shown(const struct report *rep, enum metric m)
+/* The other metrics' self values, next to the chosen one: samples, CPU
+ * and wall time, energy and power when measured, and every value the
+ * profiles carry (metric_all()); executions are the CSV's. */
+static bool extra_shown(const struct report *rep, const struct metric *m)
 {
-    if (m == rep->metric)
+    if (strcmp(m->name, rep->metric.name) == 0)
         return false;
-    return rep->totals.has_energy || (m != METRIC_ENERGY && m != METRIC_POWER);
+    return rep->totals.has_energy || (m->kind != METRIC_ENERGY && m->kind != METRIC_POWER);
+}
+
+/* A column title: metric titles may hold a profile's value names. */
+static void title_cell(FILE *out, const struct metric *m)
+{
+    fputs("<th data-t=\"n\">", out);
+    svg_text(out, m->title);
+    fputs("</th>", out);
+}
+
+/* The columns beside the chosen metric, in a stable order: the built-ins
+ * (samples first), then what the report's value columns give. */
+static struct metric *extra_metrics(const struct report *rep, size_t *n)
+{
+    static const enum metric_kind builtins[] = {METRIC_SAMPLES, METRIC_CPU, METRIC_WALL,
+                                                METRIC_ENERGY, METRIC_POWER};
+    size_t nall;
+    struct metric *all = metric_all(&rep->values, &nall);
+    struct metric *extra = xcalloc(nall + 1, sizeof(*extra));
+    *n = 0;
+    for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
+        extra[(*n)++] = *metric_builtin(builtins[i]);
+    for (size_t i = 0; i < nall; i++)
+        if (all[i].kind >= METRIC_BUILTINS)
+            extra[(*n)++] = all[i];
+    free(all);
+    return extra;
 }
 
 static void top_table(FILE *out, const struct report *rep)
 {
-    fprintf(out, "<section id=\"top\">\n<h2>Top %s by %s</h2>\n", "rows",
-            metric_title(rep->metric));
+    size_t nextra;
+    struct metric *extra = extra_metrics(rep, &nextra);
+    fputs("<section id=\"top\">\n<h2>Top rows by ", out);
+    svg_text(out, rep->metric.title);
+    fputs("</h2>\n", out);
     fputs("<table class=\"sortable\">\n<thead><tr>"
           "<th data-t=\"n\" aria-sort=\"descending\">self %</th><th data-t=\"n\">total %</th>",
           out);
-    fprintf(out, "<th data-t=\"n\">%s</th>", metric_title(rep->metric));
-    for (size_t i = 0; i < NEXTRA; i++)
-        if (extra_shown(rep, extra[i]))
-            fprintf(out, "<th data-t=\"n\">%s</th>", metric_title(extra[i]));
+    title_cell(out, &rep->metric);
+    for (size_t i = 0; i < nextra; i++)
+        if (extra_shown(rep, &extra[i]))
+            title_cell(out, &extra[i]);
     key_headers(out, &rep->keys);
     fputs("</tr></thead>\n<tbody>\n", out);
     for (size_t i = 0; i < rep->nrows; i++) {
         const struct report_row *row = &rep->rows[i];
         fputs("<tr>", out);
-        pct_cell(out, report_pct(rep, row, rep->metric, false));
-        pct_cell(out, report_pct(rep, row, rep->metric, true));
-        metric_cell(out, rep->metric, report_value(row, rep->metric, false));
-        for (size_t k = 0; k < NEXTRA; k++)
-            if (extra_shown(rep, extra[k]))
-                metric_cell(out, extra[k], report_value(row, extra[k], false));
+        pct_cell(out, report_pct(rep, row, &rep->metric, false));
+        pct_cell(out, report_pct(rep, row, &rep->metric, true));
+        metric_cell(out, &rep->metric, report_value(row, &rep->metric, false));
+        for (size_t k = 0; k < nextra; k++)
+            if (extra_shown(rep, &extra[k]))
+                metric_cell(out, &extra[k], report_value(row, &extra[k], false));
         key_cells(out, &rep->keys, row->id);
         fputs("</tr>\n", out);
     }
@@ -196,6 +226,7 @@ static void top_table(FILE *out, const struct report *rep)
         fprintf(out, "<p>(%zu more row%s not shown)</p>\n", rep->hidden,
                 rep->hidden == 1 ? "" : "s");
     fputs("</section>\n", out);
+    free(extra);
 }
 
 static void figure(FILE *out, const struct html_figure *f)
@@ -215,11 +246,12 @@ static void figure(FILE *out, const struct html_figure *f)
 
 static void comparison(FILE *out, const struct compare_result *c, const char *const *names)
 {
-    enum metric m = c->opts.metric;
+    const struct metric *m = c->opts.share ? metric_builtin(METRIC_CPU) : &c->opts.metric;
     fputs("<section id=\"comparison\">\n<h2>Comparison with ", out);
     svg_text(out, names[0]);
-    fprintf(out, " (%s of %s%s)</h2>\n", error_fn_name(c->opts.error),
-            c->opts.inclusive ? "inclusive " : "", c->opts.share ? "share %" : metric_title(m));
+    fprintf(out, " (%s of %s", error_fn_name(c->opts.error), c->opts.inclusive ? "inclusive " : "");
+    svg_text(out, c->opts.share ? "share %" : m->title);
+    fputs(")</h2>\n", out);
     fputs("<table class=\"sortable\">\n<thead><tr><th data-t=\"n\" aria-sort=\"descending\">", out);
     svg_text(out, names[0]);
     fputs("</th>", out);
@@ -233,9 +265,9 @@ static void comparison(FILE *out, const struct compare_result *c, const char *co
     for (size_t i = 0; i < c->nrows; i++) {
         const struct compare_row *row = &c->rows[i];
         fputs("<tr>", out);
-        metric_cell(out, c->opts.share ? METRIC_CPU : m, row->baseline);
+        metric_cell(out, m, row->baseline);
         for (size_t p = 0; p < c->nprofiles; p++) {
-            metric_cell(out, c->opts.share ? METRIC_CPU : m, row->values[p]);
+            metric_cell(out, m, row->values[p]);
             char text[32];
             snprintf(text, sizeof(text), "%.4g", row->errors[p] == 0 ? 0.0 : row->errors[p]);
             number_cell(out, row->errors[p], text,

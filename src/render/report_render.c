@@ -21,27 +21,6 @@ int render_format_parse(const char *name, enum render_format *out)
     return -1;
 }
 
-const char *metric_title(enum metric m)
-{
-    switch (m) {
-    case METRIC_CPU:
-        return "cpu s";
-    case METRIC_WALL:
-        return "wall s";
-    case METRIC_SAMPLES:
-        return "samples";
-    case METRIC_ENERGY:
-        return "energy J";
-    case METRIC_POWER:
-        return "power W";
-    case METRIC_EXECUTIONS:
-        return "executions";
-    case METRIC_COUNT:
-        break;
-    }
-    return "?";
-}
-
 static void format_count(char *buf, size_t len, double v)
 {
     if (v == floor(v))
@@ -50,31 +29,35 @@ static void format_count(char *buf, size_t len, double v)
         snprintf(buf, len, "%.1f", v);
 }
 
-void format_metric(char *buf, size_t len, enum metric m, double v)
+void format_metric(char *buf, size_t len, const struct metric *m, double v)
 {
     if (!isfinite(v))
         snprintf(buf, len, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
-    else if (m == METRIC_SAMPLES || m == METRIC_EXECUTIONS)
+    else if (m->integral)
         format_count(buf, len, v);
+    else if (m->kind >= METRIC_BUILTINS && v != 0 && fabs(v) < 1)
+        snprintf(buf, len, "%.3g", v); /* a delay of 120 us is not 0.000 s */
     else
         snprintf(buf, len, "%.3f", v);
 }
 
 /* --- columns shared by CSV and JSON ---------------------------------------- */
 
-struct column {
+enum column_kind {
+    VALUE,
+    PCT,
+    CHOSEN_VALUE,
+    CHOSEN_PCT,
+};
+
+struct fixed_column {
     const char *name;
-    enum metric metric;
-    enum {
-        VALUE,
-        PCT,
-        CHOSEN_VALUE,
-        CHOSEN_PCT,
-    } kind;
+    enum metric_kind metric;
+    enum column_kind kind;
     bool total;
 };
 
-static const struct column columns[] = {
+static const struct fixed_column fixed_columns[] = {
     {"samples", METRIC_SAMPLES, VALUE, false},
     {"cpu_time", METRIC_CPU, VALUE, false},
     {"cpu_time_pct", METRIC_CPU, PCT, false},
@@ -84,10 +67,10 @@ static const struct column columns[] = {
     {"energy_pct", METRIC_ENERGY, PCT, false},
     {"power", METRIC_POWER, VALUE, false},
     {"executions", METRIC_EXECUTIONS, VALUE, false},
-    {"self", METRIC_COUNT, CHOSEN_VALUE, false},
-    {"self_pct", METRIC_COUNT, CHOSEN_PCT, false},
-    {"total", METRIC_COUNT, CHOSEN_VALUE, true},
-    {"total_pct", METRIC_COUNT, CHOSEN_PCT, true},
+    {"self", METRIC_CPU, CHOSEN_VALUE, false},
+    {"self_pct", METRIC_CPU, CHOSEN_PCT, false},
+    {"total", METRIC_CPU, CHOSEN_VALUE, true},
+    {"total_pct", METRIC_CPU, CHOSEN_PCT, true},
     {"total_samples", METRIC_SAMPLES, VALUE, true},
     {"total_cpu_time", METRIC_CPU, VALUE, true},
     {"total_wall_time", METRIC_WALL, VALUE, true},
@@ -95,7 +78,51 @@ static const struct column columns[] = {
     {"total_power", METRIC_POWER, VALUE, true},
     {"total_executions", METRIC_EXECUTIONS, VALUE, true},
 };
-#define NCOLUMNS (sizeof(columns) / sizeof(columns[0]))
+#define NFIXED (sizeof(fixed_columns) / sizeof(fixed_columns[0]))
+
+struct column {
+    char name[METRIC_NAME_MAX + 16];
+    struct metric metric;
+    enum column_kind kind;
+    bool total;
+};
+
+static void add_column(struct column **cols, size_t *n, const char *prefix, const char *name,
+                       const char *suffix, const struct metric *m, enum column_kind kind,
+                       bool total)
+{
+    *cols = xrealloc(*cols, (*n + 1) * sizeof(**cols));
+    struct column *c = &(*cols)[(*n)++];
+    snprintf(c->name, sizeof(c->name), "%s%s%s", prefix, name, suffix);
+    c->metric = *m;
+    c->kind = kind;
+    c->total = total;
+}
+
+/* The fixed columns (REPORT_CSV_COLUMNS), then those of the metrics R's
+ * value columns give (metric_all(): each column, the derived ones). */
+static struct column *report_columns(const struct report *r, size_t *n)
+{
+    struct column *cols = NULL;
+    *n = 0;
+    for (size_t i = 0; i < NFIXED; i++) {
+        const struct fixed_column *f = &fixed_columns[i];
+        add_column(&cols, n, "", f->name, "", metric_builtin(f->metric), f->kind, f->total);
+    }
+    size_t nall;
+    struct metric *all = metric_all(&r->values, &nall);
+    for (size_t i = 0; i < nall; i++) {
+        const struct metric *m = &all[i];
+        if (m->kind < METRIC_BUILTINS)
+            continue;
+        add_column(&cols, n, "", m->name, "", m, VALUE, false);
+        if (metric_additive(m))
+            add_column(&cols, n, "", m->name, "_pct", m, PCT, false);
+        add_column(&cols, n, "total_", m->name, "", m, VALUE, true);
+    }
+    free(all);
+    return cols;
+}
 
 /* Energy and power of a profile without a measurement are unknown (NaN:
  * an empty CSV field, JSON null), not 0; so are executions where they are
@@ -103,10 +130,11 @@ static const struct column columns[] = {
 static double column_value(const struct report *r, const struct report_row *row,
                            const struct column *c)
 {
-    enum metric m = c->kind == CHOSEN_VALUE || c->kind == CHOSEN_PCT ? r->metric : c->metric;
-    if ((m == METRIC_ENERGY || m == METRIC_POWER) && !r->totals.has_energy)
+    const struct metric *m =
+        c->kind == CHOSEN_VALUE || c->kind == CHOSEN_PCT ? &r->metric : &c->metric;
+    if ((m->kind == METRIC_ENERGY || m->kind == METRIC_POWER) && !r->totals.has_energy)
         return NAN;
-    if (m == METRIC_EXECUTIONS && r->focus != FOCUS_NONE)
+    if (m->kind == METRIC_EXECUTIONS && r->focus != FOCUS_NONE)
         return NAN; /* not counted for callers and callees */
     if (c->kind == PCT || c->kind == CHOSEN_PCT)
         return report_pct(r, row, m, c->total);
@@ -115,22 +143,29 @@ static double column_value(const struct report *r, const struct report_row *row,
 
 static int render_csv(FILE *out, const struct report *r)
 {
+    size_t ncols;
+    struct column *cols = report_columns(r, &ncols);
     char *header = key_spec_header(&r->keys);
     csv_field(out, header);
     free(header);
-    fputs("," REPORT_CSV_COLUMNS "\n", out);
+    for (size_t c = 0; c < ncols; c++) {
+        fputc(',', out);
+        csv_field(out, cols[c].name);
+    }
+    fputc('\n', out);
     for (size_t i = 0; i < r->nrows; i++) {
         char *key = key_display(r->rows[i].id);
         csv_field(out, key);
         free(key);
-        for (size_t c = 0; c < NCOLUMNS; c++) {
-            double v = column_value(r, &r->rows[i], &columns[c]);
+        for (size_t c = 0; c < ncols; c++) {
+            double v = column_value(r, &r->rows[i], &cols[c]);
             fputc(',', out);
             if (!isnan(v))
                 csv_number(out, v);
         }
         fputc('\n', out);
     }
+    free(cols);
     return 0;
 }
 
@@ -145,8 +180,28 @@ static void json_field(FILE *out, const char *name, double v, bool comma)
         fputc(',', out);
 }
 
-static void json_totals(FILE *out, const struct report_totals *t)
+/* The whole's value of every value column and derived metric (as shown). */
+static void json_value_totals(FILE *out, const struct report *r)
 {
+    size_t ncols;
+    struct column *cols = report_columns(r, &ncols);
+    fputs("{", out);
+    bool first = true;
+    for (size_t c = NFIXED; c < ncols; c++) {
+        if (cols[c].kind != VALUE || cols[c].total)
+            continue;
+        if (!first)
+            fputc(',', out);
+        first = false;
+        json_field(out, cols[c].name, report_base(r, &cols[c].metric), false);
+    }
+    fputs("}", out);
+    free(cols);
+}
+
+static void json_totals(FILE *out, const struct report *r)
+{
+    const struct report_totals *t = &r->totals;
     fputs("{", out);
     json_field(out, "runs", t->runs, true);
     json_field(out, "samples", t->samples, true);
@@ -168,6 +223,10 @@ static void json_totals(FILE *out, const struct report_totals *t)
     json_bool(out, t->has_stacks);
     fputs(",\"truncated\":", out);
     json_bool(out, t->truncated);
+    if (r->focus == FOCUS_NONE) {
+        fputs(",\"values\":", out);
+        json_value_totals(out, r);
+    }
     fputs("}", out);
 }
 
@@ -199,7 +258,7 @@ static void json_focus(FILE *out, const struct report *r)
     fputs(",\"found\":", out);
     json_bool(out, r->focus_found);
     fputs(",", out);
-    json_field(out, "total", report_base(r, r->metric), false);
+    json_field(out, "total", report_base(r, &r->metric), false);
     fputs("}", out);
 }
 
@@ -212,7 +271,9 @@ static int render_json(FILE *out, const struct report *r, const char *const *fil
         json_string(out, key_kind_name(r->keys.kinds[k]));
     }
     fputs("],\"metric\":", out);
-    json_string(out, metric_name(r->metric));
+    json_string(out, r->metric.name);
+    fputs(",\"unit\":", out);
+    json_string(out, r->metric.unit);
     fputs(",\"focus\":", out);
     json_focus(out, r);
     fputs(",\"files\":[", out);
@@ -222,8 +283,10 @@ static int render_json(FILE *out, const struct report *r, const char *const *fil
         json_string(out, files[i]);
     }
     fputs("],\"totals\":", out);
-    json_totals(out, &r->totals);
+    json_totals(out, r);
     fprintf(out, ",\"hidden_rows\":%zu,\"rows\":[", r->hidden);
+    size_t ncols;
+    struct column *cols = report_columns(r, &ncols);
     for (size_t i = 0; i < r->nrows; i++) {
         const struct report_row *row = &r->rows[i];
         fputs(i ? ",\n{" : "\n{", out);
@@ -233,13 +296,14 @@ static int render_json(FILE *out, const struct report *r, const char *const *fil
         free(key);
         fputs(",\"fields\":", out);
         json_key_fields(out, &r->keys, row->id);
-        for (size_t c = 0; c < NCOLUMNS; c++) {
+        for (size_t c = 0; c < ncols; c++) {
             fputc(',', out);
-            json_field(out, columns[c].name, column_value(r, row, &columns[c]), false);
+            json_field(out, cols[c].name, column_value(r, row, &cols[c]), false);
         }
         fputs("}", out);
     }
     fputs("]}\n", out);
+    free(cols);
     return 0;
 }
 
@@ -293,20 +357,26 @@ void render_totals(FILE *out, const struct report_totals *t, int width)
 static bool any_inclusive(const struct report *r)
 {
     for (size_t i = 0; i < r->nrows; i++)
-        if (report_value(&r->rows[i], r->metric, true) !=
-            report_value(&r->rows[i], r->metric, false))
+        if (report_value(&r->rows[i], &r->metric, true) !=
+            report_value(&r->rows[i], &r->metric, false))
             return true;
     return false;
 }
 
 static int render_table(FILE *out, const struct report *r, int width)
 {
+    const struct metric *m = &r->metric;
     render_totals(out, &r->totals, width);
+    if (r->focus == FOCUS_NONE && m->kind >= METRIC_BUILTINS) {
+        char v[64];
+        format_metric(v, sizeof(v), m, report_base(r, m));
+        fprintf(out, "%s %s%s%s in all\n", m->name, v, *m->unit ? " " : "", m->unit);
+    }
     if (r->focus != FOCUS_NONE) {
         char v[64];
-        format_metric(v, sizeof(v), r->metric, report_base(r, r->metric));
+        format_metric(v, sizeof(v), m, report_base(r, m));
         fprintf(out, "%s of %s (%s %s in all)\n", r->focus == FOCUS_CALLERS ? "callers" : "callees",
-                r->focus_function, v, metric_title(r->metric));
+                r->focus_function, v, m->title);
         /* The command says so on stderr, once. */
         if (!r->focus_found)
             return 0;
@@ -315,13 +385,13 @@ static int render_table(FILE *out, const struct report *r, int width)
     /* With stacks, self and total are both shown even where they agree
      * (-k thread: a thread is on every frame of its own stacks). */
     bool inclusive = r->focus == FOCUS_NONE && (r->totals.has_stacks || any_inclusive(r));
-    bool samples = r->metric != METRIC_SAMPLES;
-    bool energy = r->totals.has_energy && r->metric != METRIC_ENERGY && r->metric != METRIC_POWER;
+    bool samples = m->kind != METRIC_SAMPLES;
+    bool energy = r->totals.has_energy && m->kind != METRIC_ENERGY && m->kind != METRIC_POWER;
     struct text_table *t = text_table_new();
     text_table_column(t, inclusive ? "self %" : "%", ALIGN_RIGHT, false);
     if (inclusive)
         text_table_column(t, "total %", ALIGN_RIGHT, false);
-    text_table_column(t, metric_title(r->metric), ALIGN_RIGHT, false);
+    text_table_column(t, m->title, ALIGN_RIGHT, false);
     if (samples)
         text_table_column(t, "samples", ALIGN_RIGHT, false);
     if (energy)
@@ -335,10 +405,10 @@ static int render_table(FILE *out, const struct report *r, int width)
         const struct report_row *row = &r->rows[i];
         char v[64];
         text_table_row(t);
-        text_table_cellf(t, "%.2f", report_pct(r, row, r->metric, false));
+        text_table_cellf(t, "%.2f", report_pct(r, row, m, false));
         if (inclusive)
-            text_table_cellf(t, "%.2f", report_pct(r, row, r->metric, true));
-        format_metric(v, sizeof(v), r->metric, report_value(row, r->metric, false));
+            text_table_cellf(t, "%.2f", report_pct(r, row, m, true));
+        format_metric(v, sizeof(v), m, report_value(row, m, false));
         text_table_cell(t, v);
         if (samples) {
             format_count(v, sizeof(v), row->self[Q_SAMPLES]);

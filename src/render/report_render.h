@@ -9,9 +9,12 @@
  *    its value, samples, energy when measured, one column per key) fitted
  *    to WIDTH (0: no limit), then how many rows were left out.
  *  - RENDER_CSV: a header line (first column the key names joined by ':',
- *    then REPORT_CSV_COLUMNS) and one line per row, in the report's order.
+ *    then REPORT_CSV_COLUMNS, then per value column of the report NAME,
+ *    NAME_pct (a sum or counter) and total_NAME, then per derived metric
+ *    its NAME and total_NAME) and one line per row, in the report's order.
  *  - RENDER_JSON: one object with the keys, metric, focus, files, totals
- *    and rows (each with the CSV columns and the key's components).
+ *    (with the value columns' totals) and rows (each with the CSV columns
+ *    and the key's components).
  *  FILES names the profiles the report stands for.  Returns 0, or -1 when
  *  writing failed.
  */
@@ -35,10 +38,8 @@ enum render_format {
 };
 
 int render_format_parse(const char *name, enum render_format *out);
-/* "cpu s", "energy J"...: a metric's column title. */
-const char *metric_title(enum metric m);
 /* V as the table shows a value of M. */
-void format_metric(char *buf, size_t len, enum metric m, double v);
+void format_metric(char *buf, size_t len, const struct metric *m, double v);
 /* The totals line items of R into the table's header, wrapped to WIDTH. */
 void render_totals(FILE *out, const struct report_totals *t, int width);
 /* Those items ("samples 1234", "duration 2.000 s"...) as text: returns

@@ -11,7 +11,7 @@
 struct ctx {
     FILE *out;
     const struct calltree *t;
-    enum metric m;
+    const struct metric *m;
     double threshold, base;
     enum render_format format;
     struct text_table *table;
@@ -20,12 +20,9 @@ struct ctx {
     size_t hidden;
 };
 
-static double node_value(const struct calltree_node *n, enum metric m, bool total)
+static double node_value(const struct ctx *c, uint32_t id, bool total)
 {
-    const double *q = total ? n->total : n->self;
-    if (m == METRIC_POWER)
-        return report_power(q[Q_ENERGY], q[Q_CPU] + n->idle_s);
-    return q[metric_quantity(m)];
+    return calltree_value(c->t, id, c->m, total);
 }
 
 static double pct(const struct ctx *c, double v)
@@ -35,7 +32,7 @@ static double pct(const struct ctx *c, double v)
 
 static bool shown(struct ctx *c, uint32_t id)
 {
-    if (c->threshold < 0 || pct(c, node_value(&c->t->nodes[id], c->m, true)) >= c->threshold)
+    if (c->threshold < 0 || pct(c, node_value(c, id, true)) >= c->threshold)
         return true;
     c->hidden++;
     return false;
@@ -46,9 +43,9 @@ static void text_node(struct ctx *c, uint32_t id, size_t depth)
     const struct calltree_node *n = &c->t->nodes[id];
     char v[64];
     text_table_row(c->table);
-    text_table_cellf(c->table, "%.2f", pct(c, node_value(n, c->m, true)));
-    text_table_cellf(c->table, "%.2f", pct(c, node_value(n, c->m, false)));
-    format_metric(v, sizeof(v), c->m, node_value(n, c->m, true));
+    text_table_cellf(c->table, "%.2f", pct(c, node_value(c, id, true)));
+    text_table_cellf(c->table, "%.2f", pct(c, node_value(c, id, false)));
+    format_metric(v, sizeof(v), c->m, node_value(c, id, true));
     text_table_cell(c->table, v);
     char *key = key_display(strtab_get(c->t->keys, n->key));
     char *line = xasprintf("%*s%s", (int)(2 * depth), "", key);
@@ -59,16 +56,15 @@ static void text_node(struct ctx *c, uint32_t id, size_t depth)
 
 static void csv_node(struct ctx *c, uint32_t id, size_t depth)
 {
-    const struct calltree_node *n = &c->t->nodes[id];
     csv_field(c->out, c->path);
     fprintf(c->out, ",%zu,", depth);
-    csv_number(c->out, node_value(n, c->m, false));
+    csv_number(c->out, node_value(c, id, false));
     fputc(',', c->out);
-    csv_number(c->out, pct(c, node_value(n, c->m, false)));
+    csv_number(c->out, pct(c, node_value(c, id, false)));
     fputc(',', c->out);
-    csv_number(c->out, node_value(n, c->m, true));
+    csv_number(c->out, node_value(c, id, true));
     fputc(',', c->out);
-    csv_number(c->out, pct(c, node_value(n, c->m, true)));
+    csv_number(c->out, pct(c, node_value(c, id, true)));
     fputc('\n', c->out);
 }
 
@@ -106,13 +102,13 @@ static void json_node(struct ctx *c, uint32_t id)
     json_string(c->out, key);
     free(key);
     fputs(",\"self\":", c->out);
-    json_number(c->out, node_value(n, c->m, false));
+    json_number(c->out, node_value(c, id, false));
     fputs(",\"self_pct\":", c->out);
-    json_number(c->out, pct(c, node_value(n, c->m, false)));
+    json_number(c->out, pct(c, node_value(c, id, false)));
     fputs(",\"total\":", c->out);
-    json_number(c->out, node_value(n, c->m, true));
+    json_number(c->out, node_value(c, id, true));
     fputs(",\"total_pct\":", c->out);
-    json_number(c->out, pct(c, node_value(n, c->m, true)));
+    json_number(c->out, pct(c, node_value(c, id, true)));
     fputs(",\"children\":[", c->out);
     bool first = true;
     for (uint32_t k = n->first_child; k != CALLTREE_NONE; k = c->t->nodes[k].next_sibling) {
@@ -126,15 +122,15 @@ static void json_node(struct ctx *c, uint32_t id)
     fputs("]}", c->out);
 }
 
-int render_tree(FILE *out, const struct calltree *t, enum metric m, double threshold_pct,
+int render_tree(FILE *out, const struct calltree *t, const struct metric *m, double threshold_pct,
                 enum render_format format, int width)
 {
     struct ctx c = {.out = out, .t = t, .m = m, .threshold = threshold_pct, .format = format};
     const struct calltree_node *root = &t->nodes[0];
-    c.base = m == METRIC_POWER ? report_mean_power(&t->totals) : root->total[metric_quantity(m)];
+    c.base = m->kind == METRIC_POWER ? report_mean_power(&t->totals) : node_value(&c, 0, true);
     if (format == RENDER_JSON) {
         fputs("{\"schema\":\"ptprof-tree/1\",\"metric\":", out);
-        json_string(out, metric_name(m));
+        json_string(out, m->name);
         fputs(",\"total\":", out);
         json_number(out, c.base);
         fputs(",\"tree\":[", out);
@@ -157,7 +153,7 @@ int render_tree(FILE *out, const struct calltree *t, enum metric m, double thres
             c.table = text_table_new();
             text_table_column(c.table, "total %", ALIGN_RIGHT, false);
             text_table_column(c.table, "self %", ALIGN_RIGHT, false);
-            text_table_column(c.table, metric_title(m), ALIGN_RIGHT, false);
+            text_table_column(c.table, m->title, ALIGN_RIGHT, false);
             char *h = key_spec_header(&t->spec);
             text_table_column(c.table, h, ALIGN_LEFT, true);
             free(h);

@@ -20,7 +20,7 @@
 #include "analyze/calltree.h"
 #include "render/report_render.h"
 
-int render_tree(FILE *out, const struct calltree *t, enum metric m, double threshold_pct,
+int render_tree(FILE *out, const struct calltree *t, const struct metric *m, double threshold_pct,
                 enum render_format format, int width);
 
 #endif

@@ -439,11 +439,11 @@ Test(flamegraph_e2e, hostile_names_cannot_break_the_page)
     }
     struct walk_totals wt = {0};
     calltree_add_run(t, &wt);
-    calltree_finish(t, METRIC_CPU);
+    calltree_finish(t, metric_builtin(METRIC_CPU));
     char *svg = path_in("hostile.svg");
     FILE *f = fopen(svg, "w");
     cr_assert_not_null(f);
-    struct flamegraph_options o = {.metric = METRIC_CPU, .title = names[0]};
+    struct flamegraph_options o = {.metric = *metric_builtin(METRIC_CPU), .title = names[0]};
     cr_assert_eq(flamegraph_svg(f, t, NULL, &o), 0);
     fclose(f);
     calltree_free(t);

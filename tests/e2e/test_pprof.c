@@ -613,6 +613,248 @@ Test(pprof_e2e, libprofiler_profile_through_go_tool_pprof_proto, .timeout = 300)
     free(dir);
 }
 
+/* --- profiles of other things than time ----------------------------------------------------- */
+
+static int run_ptprof(const char *const *args, struct spawn_result *res);
+
+/* Go's own heap and mutex profiles (runtime/pprof), built and run offline:
+ * DIR/heap.pb.gz and DIR/mutex.pb.gz. */
+static void go_heap_mutex(const char *dir, const struct go_env *g, char **heap, char **mutex)
+{
+    char *go = test_need_tool("go"), *src_dir = corpus_dir("tests/workloads/go"), *src, *bin;
+    cr_assert_geq(asprintf(&src, "%s/heapmutex.go", src_dir), 0);
+    cr_assert_geq(asprintf(&bin, "%s/heapmutex", dir), 0);
+    cr_assert_geq(asprintf(heap, "%s/heap.pb.gz", dir), 0);
+    cr_assert_geq(asprintf(mutex, "%s/mutex.pb.gz", dir), 0);
+    struct spawn_result res;
+    run_ok((const char *[]){go, "build", "-o", bin, src, NULL}, g->env, &res);
+    spawn_result_free(&res);
+    run_ok((const char *[]){bin, *heap, *mutex, NULL}, NULL, &res);
+    spawn_result_free(&res);
+    free(go);
+    free(src_dir);
+    free(src);
+    free(bin);
+}
+
+/* go tool pprof -top -sample_index=INDEX -unit=UNIT FILE, nothing dropped:
+ * each function's flat (v[0]) and cum (v[1]) in UNIT; *TOTAL the whole. */
+static void pprof_top_index(const struct go_env *g, const char *file, const char *index,
+                            const char *unit, struct fn_values *out, double *total)
+{
+    char *go = test_need_tool("go"), *si, *un;
+    cr_assert_geq(asprintf(&si, "-sample_index=%s", index), 0);
+    cr_assert_geq(asprintf(&un, "-unit=%s", unit), 0);
+    struct spawn_result res;
+    run_ok((const char *[]){go, "tool", "pprof", "-top", "-nodecount=100000", "-nodefraction=0",
+                            "-edgefraction=0", si, un, file, NULL},
+           g->env, &res);
+    memset(out, 0, sizeof(*out));
+    char *of = strstr(res.out, "% of ");
+    cr_assert_not_null(of, "%.2000s", res.out);
+    *total = strtod(of + 5, NULL);
+    char *t = strstr(res.out, "flat  flat%");
+    cr_assert_not_null(t, "%.2000s", res.out);
+    for (char *line = strchr(t, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        char flat[64], cum[64];
+        double pct, sum, cpct;
+        int at = 0;
+        if (sscanf(line + 1, "%63s %lf%% %lf%% %63s %lf%% %n", flat, &pct, &sum, cum, &cpct, &at) !=
+                5 ||
+            at == 0)
+            continue;
+        size_t len = strcspn(line + 1 + at, "\n");
+        static const char inl[] = " (inline)";
+        if (len >= sizeof(inl) - 1 &&
+            strncmp(line + 1 + at + len - (sizeof(inl) - 1), inl, sizeof(inl) - 1) == 0)
+            len -= sizeof(inl) - 1;
+        char name[256];
+        snprintf(name, sizeof(name), "%.*s", (int)len, line + 1 + at);
+        double v[2] = {strtod(flat, NULL), strtod(cum, NULL)};
+        if (v[0] != 0 || v[1] != 0)
+            fn_add(out, name, v);
+    }
+    spawn_result_free(&res);
+    free(si);
+    free(un);
+    free(go);
+}
+
+/* ptprof report --metric METRIC -k procedure: each function's self (v[0])
+ * and total (v[1]) times SCALE; *TOTAL (unless NULL) the value metric's
+ * whole (JSON). */
+static void report_metric(const char *file, const char *metric, double scale, struct fn_values *out,
+                          double *total)
+{
+    char *ptprof = build_ptprof();
+    struct spawn_result res;
+    run_ok((const char *[]){ptprof, "report", "--format", "csv", "-k", "procedure", "--metric",
+                            metric, "--threshold", "0", "--no-cache", file, NULL},
+           NULL, &res);
+    memset(out, 0, sizeof(*out));
+    const char *line = res.out;
+    int c_self = -1, c_total = -1;
+    char field[512];
+    for (int i = 0; *line && *line != '\n'; i++) {
+        csv_field(&line, field, sizeof(field));
+        c_self = strcmp(field, "self") == 0 ? i : c_self;
+        c_total = strcmp(field, "total") == 0 ? i : c_total;
+    }
+    cr_assert(c_self > 0 && c_total > 0, "columns: %.300s", res.out);
+    while (*line == '\n' && line[1]) {
+        line++;
+        char key[512];
+        csv_field(&line, key, sizeof(key));
+        double v[2] = {0, 0};
+        for (int i = 1; *line && *line != '\n'; i++) {
+            csv_field(&line, field, sizeof(field));
+            if (i == c_self)
+                v[0] = strtod(field, NULL) * scale;
+            if (i == c_total)
+                v[1] = strtod(field, NULL) * scale;
+        }
+        if (v[0] != 0 || v[1] != 0)
+            fn_add(out, key, v);
+    }
+    spawn_result_free(&res);
+    if (!total) {
+        free(ptprof);
+        return;
+    }
+    run_ok((const char *[]){ptprof, "report", "--format", "json", "--metric", metric, "--no-cache",
+                            file, NULL},
+           NULL, &res);
+    char want[160];
+    snprintf(want, sizeof(want), "\"metric\":\"%s\"", metric);
+    cr_expect_not_null(strstr(res.out, want), "%.300s", res.out);
+    snprintf(want, sizeof(want), "\"%s\":", metric);
+    const char *values = strstr(res.out, "\"values\":{");
+    cr_assert_not_null(values, "%.1000s", res.out);
+    const char *v = strstr(values, want);
+    cr_assert_not_null(v, "no total of %s: %.1000s", metric, values);
+    *total = strtod(v + strlen(want), NULL) * scale;
+    spawn_result_free(&res);
+    free(ptprof);
+}
+
+/* Every function with a value on either side has the same flat and cum
+ * (self and total), within TOLERANCE (a unit's rounding). */
+static void expect_same_top(const struct fn_values *ours, double our_total,
+                            const struct fn_values *theirs, double their_total, double tolerance,
+                            const char *what)
+{
+    cr_expect_float_eq(our_total, their_total, tolerance, "%s: total %.0f, pprof %.0f", what,
+                       our_total, their_total);
+    for (size_t i = 0; i < theirs->n; i++) {
+        const char *name = theirs->items[i].name;
+        const double *r = fn_get(ours, name), *p = theirs->items[i].v;
+        cr_expect_float_eq(r[0], p[0], tolerance, "%s: %s: self %.0f, pprof flat %.0f", what, name,
+                           r[0], p[0]);
+        cr_expect_float_eq(r[1], p[1], tolerance, "%s: %s: total %.0f, pprof cum %.0f", what, name,
+                           r[1], p[1]);
+    }
+    for (size_t i = 0; i < ours->n; i++)
+        cr_expect(fn_get(theirs, ours->items[i].name)[1] != 0, "%s: %s is not in pprof's top", what,
+                  ours->items[i].name);
+}
+
+static const struct {
+    const char *index, *unit;
+    double scale; /* from report's unit to pprof's */
+} go_indexes[] = {
+    {"alloc_objects", "count", 1}, {"alloc_space", "B", 1},     {"inuse_objects", "count", 1},
+    {"inuse_space", "B", 1},       {"contentions", "count", 1}, {"delay", "ns", 1e9},
+};
+
+/* The heap and mutex profiles of Go's runtime/pprof: every sample type is
+ * a metric of its own name, each reported as go tool pprof -top
+ * -sample_index=... reports it (flat = self, cum = total), the default
+ * being the profile's own; converted by ptprof to pprof and to folded
+ * stacks, the values stay exact. */
+Test(pprof_e2e, go_heap_and_mutex_profiles_report_like_go_tool_pprof_top, .timeout = 300)
+{
+    char *dir = test_mkdtemp(), *heap, *mutex;
+    struct go_env g;
+    go_env_init(&g, dir);
+    go_heap_mutex(dir, &g, &heap, &mutex);
+    char *ptprof = build_ptprof(), *heap_back, *mutex_back, *folded;
+    cr_assert_geq(asprintf(&heap_back, "%s/heap.back.pb.gz", dir), 0);
+    cr_assert_geq(asprintf(&mutex_back, "%s/mutex.back.pb.gz", dir), 0);
+    cr_assert_geq(asprintf(&folded, "%s/alloc.folded", dir), 0);
+    struct spawn_result res;
+    run_ok((const char *[]){ptprof, "convert", heap, "-o", heap_back, "--no-cache", NULL}, NULL,
+           &res);
+    spawn_result_free(&res);
+    run_ok((const char *[]){ptprof, "convert", mutex, "-o", mutex_back, "--no-cache", NULL}, NULL,
+           &res);
+    spawn_result_free(&res);
+
+    for (size_t i = 0; i < sizeof(go_indexes) / sizeof(go_indexes[0]); i++) {
+        const char *index = go_indexes[i].index;
+        bool is_heap = i < 4;
+        const char *file = is_heap ? heap : mutex, *back = is_heap ? heap_back : mutex_back;
+        struct fn_values theirs, ours, again;
+        double their_total, our_total, again_total;
+        pprof_top_index(&g, file, index, go_indexes[i].unit, &theirs, &their_total);
+        cr_expect_gt(their_total, 0, "%s: nothing in %s", index, file);
+        report_metric(file, index, go_indexes[i].scale, &ours, &our_total);
+        /* Nanoseconds come back from seconds printed with 9 decimals. */
+        double tolerance = go_indexes[i].scale > 1 ? 2 : 0;
+        expect_same_top(&ours, our_total, &theirs, their_total, tolerance, index);
+        /* Round trip: what ptprof writes, pprof reads as it read the original. */
+        pprof_top_index(&g, back, index, go_indexes[i].unit, &again, &again_total);
+        expect_same_top(&again, again_total, &theirs, their_total, 0, "round trip");
+        fn_free(&theirs);
+        fn_free(&ours);
+        fn_free(&again);
+    }
+
+    /* Without --metric, the profile's default: inuse_space, and delay (the
+     * last sample type: Go's mutex profile names none), as pprof shows. */
+    run_ok((const char *[]){ptprof, "report", "--format", "json", "--no-cache", heap, NULL}, NULL,
+           &res);
+    cr_expect_not_null(strstr(res.out, "\"metric\":\"inuse_space\""), "%.300s", res.out);
+    spawn_result_free(&res);
+    run_ok((const char *[]){ptprof, "report", "--format", "json", "--no-cache", mutex, NULL}, NULL,
+           &res);
+    cr_expect_not_null(strstr(res.out, "\"metric\":\"delay\""), "%.300s", res.out);
+    spawn_result_free(&res);
+    /* A metric the profile lacks is a clear error listing those it has. */
+    cr_expect_eq(
+        run_ptprof((const char *[]){"report", "--metric", "heat", "--no-cache", heap, NULL}, &res),
+        2);
+    cr_expect_not_null(strstr(res.err, "no metric 'heat'"), "%s", res.err);
+    cr_expect_not_null(strstr(res.err, "alloc_space"), "%s", res.err);
+    spawn_result_free(&res);
+
+    /* Folded stacks of alloc_space: each stack's bytes, exactly: read back,
+     * their samples are pprof's alloc_space, function by function. */
+    run_ok((const char *[]){ptprof, "convert", heap, "-o", folded, "--metric", "alloc_space",
+                            "--no-cache", NULL},
+           NULL, &res);
+    spawn_result_free(&res);
+    struct fn_values theirs, ours;
+    double their_total;
+    pprof_top_index(&g, heap, "alloc_space", "B", &theirs, &their_total);
+    report_metric(folded, "samples", 1, &ours, NULL);
+    for (size_t i = 0; i < theirs.n; i++)
+        cr_expect_float_eq(fn_get(&ours, theirs.items[i].name)[0], theirs.items[i].v[0], 0,
+                           "folded: %s: %.0f samples, pprof flat %.0f B", theirs.items[i].name,
+                           fn_get(&ours, theirs.items[i].name)[0], theirs.items[i].v[0]);
+    fn_free(&theirs);
+    fn_free(&ours);
+
+    free(folded);
+    free(heap_back);
+    free(mutex_back);
+    free(ptprof);
+    free(heap);
+    free(mutex);
+    go_env_free(&g);
+    test_rmtree(dir);
+    free(dir);
+}
+
 /* --- every command, and damage ----------------------------------------------------------- */
 
 static int run_ptprof(const char *const *args, struct spawn_result *res)

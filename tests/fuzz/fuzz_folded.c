@@ -7,9 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Enough samples for any real path; keeps one input's memory small. */
-#define FUZZ_MAX_SAMPLES (1u << 14)
-
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -37,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     (void)folded_detect(data, size);
     struct profile p;
-    if (folded_load_buffer_max("fuzz", data, size, FUZZ_MAX_SAMPLES, &p) != 0) {
+    if (folded_load_buffer("fuzz", data, size, &p) != 0) {
         if (p.nsamples || p.nstacks || p.format || p.nlocations)
             abort(); /* a failed load leaves nothing behind */
         return 0;
@@ -48,7 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < p.nsamples; i++) {
         const struct prof_sample *s = &p.samples[i];
         const struct prof_thread_sample *t = &s->threads[0];
-        if (s->nthreads != 1 || t->stack == 0 || t->stack >= p.nstacks || t->cpu_ns < cpu)
+        if (s->nthreads != 1 || t->stack == 0 || t->stack >= p.nstacks || t->cpu_ns < cpu ||
+            prof_weight(s, 0) == 0)
             abort();
         cpu = t->cpu_ns;
         const struct prof_stack *st = &p.stacks[t->stack];

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -550,6 +551,11 @@ void test_limit_address_space(void)
     rlim_t lim = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (256u << 20);
     struct rlimit rl = {lim, lim};
     cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
+}
+
+size_t test_heap_in_use(void)
+{
+    return mallinfo2().uordblks;
 }
 
 char *test_path(const char *dir, const char *name)

@@ -99,6 +99,8 @@ char *test_capture_stderr(int (*fn)(void *), void *arg, int *rc);
  * allocation sized from a bogus count fails instead of succeeding; not
  * under AddressSanitizer, which reserves terabytes. */
 void test_limit_address_space(void);
+/* Bytes of heap in use now (malloc's count), to tell what a reader kept. */
+size_t test_heap_in_use(void);
 /* DIR/NAME, allocated. */
 char *test_path(const char *dir, const char *name);
 /* A whole file, NUL-terminated; NULL if it cannot be read. */

@@ -132,6 +132,7 @@ static void make_pair(struct report *base, struct report *other)
     memset(other, 0, sizeof(*other));
     key_spec_default(&base->keys);
     other->keys = base->keys;
+    base->metric = other->metric = *metric_builtin(METRIC_CPU);
     add_row(base, "a", 6);
     add_row(base, "b", 3);
     add_row(base, "c", 1);
@@ -154,7 +155,7 @@ Test(compare, reports_key_by_key)
     struct report base, other;
     make_pair(&base, &other);
     const struct report *others[] = {&other};
-    struct compare_options o = {.metric = METRIC_CPU,
+    struct compare_options o = {.metric = *metric_builtin(METRIC_CPU),
                                 .error = ERR_WEIGHTED,
                                 .aggregate = AGG_WMEAN,
                                 .limit_pct = -1,

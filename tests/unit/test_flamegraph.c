@@ -60,7 +60,7 @@ static void tree_finish(struct fake_tree *ft)
 {
     struct walk_totals wt = {0};
     calltree_add_run(ft->t, &wt);
-    calltree_finish(ft->t, METRIC_CPU);
+    calltree_finish(ft->t, metric_builtin(METRIC_CPU));
 }
 
 static void tree_free(struct fake_tree *ft, bool keys)
@@ -152,7 +152,7 @@ Test(flamegraph, widths_are_shares_of_the_total)
         tree_add(&ft, "main;a;c", 0.01);
     tree_add(&ft, "main;d", 0.01);
     tree_finish(&ft);
-    struct flamegraph_options o = {.metric = METRIC_CPU};
+    struct flamegraph_options o = {.metric = *metric_builtin(METRIC_CPU)};
     char *svg = render(ft.t, NULL, &o, NULL);
     struct drawn d[16];
     size_t n = parse_frames(svg, d, 16);
@@ -200,7 +200,7 @@ Test(flamegraph, layout_matches_the_tree_exactly)
     tree_add(&ft, "x", 0.125);
     tree_finish(&ft);
     struct flame f;
-    cr_assert_eq(flame_build(&f, ft.t, METRIC_CPU, 0, NULL), 0);
+    cr_assert_eq(flame_build(&f, ft.t, metric_builtin(METRIC_CPU), 0, NULL), 0);
     cr_assert_eq(f.nframes, 6);
     cr_expect_eq(f.total, 1.0);
     cr_expect_eq(f.max_depth, 3);
@@ -223,9 +223,10 @@ Test(flamegraph, layout_matches_the_tree_exactly)
         cr_expect_float_eq(kids, n->total[Q_CPU] - n->self[Q_CPU], 1e-12, "frame %zu", i);
     }
     flame_free(&f);
-    cr_expect_eq(flame_build(&f, ft.t, METRIC_ENERGY, 0, NULL), -1, "no energy: nothing to draw");
-    cr_expect_not(flame_metric_ok(METRIC_POWER));
-    cr_expect_not(flame_metric_ok(METRIC_EXECUTIONS));
+    cr_expect_eq(flame_build(&f, ft.t, metric_builtin(METRIC_ENERGY), 0, NULL), -1,
+                 "no energy: nothing to draw");
+    cr_expect_not(flame_metric_ok(metric_builtin(METRIC_POWER)));
+    cr_expect_not(flame_metric_ok(metric_builtin(METRIC_EXECUTIONS)));
     tree_free(&ft, true);
 }
 
@@ -240,7 +241,7 @@ Test(flamegraph, narrow_frames_are_left_out_and_totals_stay)
         tree_add(&ft, stack, 1e-6);
     }
     tree_finish(&ft);
-    struct flamegraph_options o = {.metric = METRIC_CPU};
+    struct flamegraph_options o = {.metric = *metric_builtin(METRIC_CPU)};
     size_t len;
     char *svg = render(ft.t, NULL, &o, &len);
     struct drawn d[16];
@@ -256,7 +257,7 @@ Test(flamegraph, narrow_frames_are_left_out_and_totals_stay)
     cr_expect(strstr(many->title, "3,000 samples"), "%s", many->title);
     cr_expect_lt(len, 12000, "left-out frames cost nothing: %zu bytes", len);
     struct flame f;
-    cr_assert_eq(flame_build(&f, ft.t, METRIC_CPU, 0.1 / 1180, NULL), 0);
+    cr_assert_eq(flame_build(&f, ft.t, metric_builtin(METRIC_CPU), 0.1 / 1180, NULL), 0);
     cr_expect_eq(f.pruned, 3000, "the leaves, not what is under them");
     cr_expect_float_eq(f.pruned_value, 3000e-6, 1e-12);
     flame_free(&f);
@@ -297,14 +298,14 @@ Test(flamegraph, diff_colours_follow_the_change_of_share)
     tree_finish(&base);
     tree_finish(&now);
     struct flame f;
-    cr_assert_eq(flame_build(&f, now.t, METRIC_CPU, 0, base.t), 0);
+    cr_assert_eq(flame_build(&f, now.t, metric_builtin(METRIC_CPU), 0, base.t), 0);
     cr_expect_float_eq(f.gone_share, 0.1, 1e-12, "gone held 10%% of the baseline");
     /* Removed time in the new profile's units: 10 % of its 2 s. */
     cr_expect_float_eq(f.removed, 0.2, 1e-9);
     cr_expect_float_eq(f.span, 2.2, 1e-9);
     flame_free(&f);
 
-    struct flamegraph_options o = {.metric = METRIC_CPU};
+    struct flamegraph_options o = {.metric = *metric_builtin(METRIC_CPU)};
     char *svg = render(now.t, base.t, &o, NULL);
     struct drawn d[16];
     size_t n = parse_frames(svg, d, 16);
@@ -371,8 +372,8 @@ Test(flamegraph, inlined_frames_are_marked)
     char *error = NULL;
     cr_assert_eq(walk_profile(&p, &res, &wo, kt, nt, &v, &wt, &error), 0);
     calltree_add_run(t, &wt);
-    calltree_finish(t, METRIC_CPU);
-    struct flamegraph_options o = {.metric = METRIC_SAMPLES};
+    calltree_finish(t, metric_builtin(METRIC_CPU));
+    struct flamegraph_options o = {.metric = *metric_builtin(METRIC_SAMPLES)};
     char *svg = render(t, NULL, &o, NULL);
     struct drawn d[16];
     size_t n = parse_frames(svg, d, 16);
@@ -431,7 +432,7 @@ Test(flamegraph, hostile_names_give_a_well_formed_document)
 
     for (int icicle = 0; icicle < 2; icicle++) {
         struct flamegraph_options o = {
-            .metric = METRIC_CPU,
+            .metric = *metric_builtin(METRIC_CPU),
             .icicle = icicle,
             .title = "title </script> ]]> & \x01",
             .subtitle = hostile[2],
@@ -470,7 +471,7 @@ Test(flamegraph, stats_follow_the_metric)
     tree_add(&ft, "main;w", 2.5);
     tree_add(&ft, "main;w", 2.5);
     tree_finish(&ft);
-    struct flamegraph_options o = {.metric = METRIC_WALL};
+    struct flamegraph_options o = {.metric = *metric_builtin(METRIC_WALL)};
     char *svg = render(ft.t, NULL, &o, NULL);
     struct drawn d[8];
     size_t n = parse_frames(svg, d, 8);
@@ -527,8 +528,8 @@ Test(flamegraph, binary_palette_gives_each_binary_its_hue)
     }
     struct walk_totals wt = {0};
     calltree_add_run(t, &wt);
-    calltree_finish(t, METRIC_CPU);
-    struct flamegraph_options o = {.metric = METRIC_CPU, .colour_by_binary = true};
+    calltree_finish(t, metric_builtin(METRIC_CPU));
+    struct flamegraph_options o = {.metric = *metric_builtin(METRIC_CPU), .colour_by_binary = true};
     char *svg = render(t, NULL, &o, NULL);
     struct drawn d[16];
     size_t n = parse_frames(svg, d, 16);

@@ -24,11 +24,25 @@
 #define LIBPROFILER "/usr/lib/x86_64-linux-gnu/libprofiler.so"
 #define MS 1000000u
 
-static void load_ok(const char *text, uint64_t max, struct profile *p)
+static void load_ok(const char *text, struct profile *p)
 {
-    int rc = folded_load_buffer_max("t.folded", text, strlen(text), max, p);
+    int rc = folded_load_buffer("t.folded", text, strlen(text), p);
     cr_assert_eq(rc, 0, "does not load:\n%s", text);
     cr_assert_str_eq(p->format, "folded");
+}
+
+/* The same with its messages (warnings) captured. */
+static char *load_noting(const char *text, struct profile *p)
+{
+    char *msg = NULL;
+    size_t size = 0;
+    FILE *mem = open_memstream(&msg, &size);
+    FILE *saved = stderr;
+    stderr = mem;
+    load_ok(text, p);
+    stderr = saved;
+    fclose(mem);
+    return msg;
 }
 
 /* The function names of STACK, leaf first, joined by ';'. */
@@ -48,21 +62,28 @@ static void stack_names(const struct profile *p, uint32_t stack, char *buf, size
 Test(folded, counts_become_samples_of_one_stack_each)
 {
     struct profile p;
-    load_ok("main;a;b 3\nmain;a 2\n\n  main;a;b 4  \n", FOLDED_MAX_SAMPLES, &p);
-    cr_assert_eq(p.nsamples, 9);
+    load_ok("main;a;b 3\nmain;a 2\n\n  main;a;b 4  \n", &p);
     cr_assert_eq(p.nstacks, 3, "the empty stack and two distinct ones");
     cr_expect_eq(p.nprocesses, 1);
     cr_expect_str_eq(p.processes[0].exe, "");
     cr_expect_float_eq(p.frequency, 1000, 1e-9);
+    /* The two lines of main;a;b add up and come first: one sample of it
+     * (the thread's first appearance), then one standing for the other 6,
+     * then main;a standing for 2.  Every count is 1 ms of CPU, and the
+     * thread is always on it. */
+    const struct {
+        const char *names;
+        uint64_t weight, counts_so_far;
+    } want[] = {{"b;a;main", 1, 1}, {"b;a;main", 6, 7}, {"a;main", 2, 9}};
+    cr_assert_eq(p.nsamples, 3);
     char names[256];
     for (size_t i = 0; i < p.nsamples; i++) {
         const struct prof_thread_sample *t = &p.samples[i].threads[0];
         stack_names(&p, t->stack, names, sizeof(names));
-        /* The two lines of main;a;b add up and come first. */
-        cr_expect_str_eq(names, i < 7 ? "b;a;main" : "a;main", "sample %zu", i);
+        cr_expect_str_eq(names, want[i].names, "sample %zu", i);
         cr_expect_eq(t->pc, p.stacks[t->stack].pcs[0]);
-        /* Every count is 1 ms of CPU, and the thread is always on it. */
-        cr_expect_eq(t->cpu_ns, (i + 1) * MS, "sample %zu", i);
+        cr_expect_eq(prof_weight(&p.samples[i], 0), want[i].weight, "sample %zu", i);
+        cr_expect_eq(t->cpu_ns, want[i].counts_so_far * MS, "sample %zu", i);
         cr_expect_eq(p.samples[i].time_ns, t->cpu_ns);
     }
     cr_expect_eq(p.totals.samples, 9);
@@ -72,27 +93,35 @@ Test(folded, counts_become_samples_of_one_stack_each)
 Test(folded, decimal_counts_keep_their_cpu_time)
 {
     struct profile p;
-    load_ok("x;y 0.5\nz 2.25\n", FOLDED_MAX_SAMPLES, &p);
+    load_ok("x;y 0.5\nz 2.25\n", &p);
     /* x;y: at least one sample; z: round(2.25) = 2; CPU time exact. */
-    cr_assert_eq(p.nsamples, 3);
+    cr_assert_eq(p.nsamples, 2);
+    cr_expect_eq(prof_weight(&p.samples[0], 0), 1);
+    cr_expect_eq(prof_weight(&p.samples[1], 0), 2);
     cr_expect_eq(p.samples[0].threads[0].cpu_ns, MS / 2);
-    cr_expect_eq(p.samples[1].threads[0].cpu_ns, MS / 2 + 1125000);
-    cr_expect_eq(p.samples[2].threads[0].cpu_ns, 2750000);
+    cr_expect_eq(p.samples[1].threads[0].cpu_ns, 2750000);
+    cr_expect_eq(p.totals.samples, 3);
     profile_free(&p);
 }
 
-Test(folded, too_many_counts_are_scaled_and_keep_their_cpu_time)
+/* Memory and time follow the file, not its counts: counts of 10^11 (three
+ * years of CPU at 1 kHz each) are a sample each, with exact totals. */
+Test(folded, huge_counts_cost_nothing_and_add_up_exactly)
 {
+    test_limit_address_space();
+    const char *text = "main;a 100000000000\nmain;b 100000000001\nmain;a 300000000000\n";
+    size_t before = test_heap_in_use();
     struct profile p;
-    load_ok("a 1000\nb 3000\n", 100, &p);
-    cr_assert_eq(p.nsamples, 100);
-    uint32_t first = p.samples[0].threads[0].stack;
-    size_t in_a = 0;
+    load_ok(text, &p);
+    cr_expect_lt(test_heap_in_use() - before, 1u << 20, "kept %zu bytes",
+                 test_heap_in_use() - before);
+    cr_expect_leq(p.nsamples, 3);
+    uint64_t samples = 0;
     for (size_t i = 0; i < p.nsamples; i++)
-        in_a += p.samples[i].threads[0].stack == first;
-    cr_expect_eq(in_a, 25);
-    cr_expect_eq(p.samples[24].threads[0].cpu_ns, 1000 * (uint64_t)MS);
-    cr_expect_eq(p.samples[99].threads[0].cpu_ns, 4000 * (uint64_t)MS);
+        samples += prof_weight(&p.samples[i], 0);
+    cr_expect_eq(samples, 500000000001ull);
+    cr_expect_eq(p.totals.samples, 500000000001ull);
+    cr_expect_eq(p.samples[p.nsamples - 1].threads[0].cpu_ns, 500000000001ull * MS);
     profile_free(&p);
 }
 
@@ -101,7 +130,7 @@ Test(folded, google_pprof_addresses_are_not_part_of_names)
     struct profile p;
     load_ok("_start<0000000000001370>;main<00000000000010e0>;hot<0000000000001460> 4\n"
             "main;hot 1\nf<0000000000001zzz> 1\n",
-            FOLDED_MAX_SAMPLES, &p);
+            &p);
     char names[256];
     stack_names(&p, p.samples[0].threads[0].stack, names, sizeof(names));
     cr_expect_str_eq(names, "hot;main;_start");
@@ -110,35 +139,62 @@ Test(folded, google_pprof_addresses_are_not_part_of_names)
         if (strcmp(p.locations[i].frames[0].function, "hot") == 0 && p.locations[i].offset)
             found = p.locations[i].offset == 0x1460;
     cr_expect(found, "hot keeps its address as its offset");
-    stack_names(&p, p.samples[4].threads[0].stack, names, sizeof(names));
+    /* Samples: the first stack's first, its other 3, then one per stack. */
+    cr_assert_eq(p.nsamples, 4);
+    stack_names(&p, p.samples[2].threads[0].stack, names, sizeof(names));
     cr_expect_str_eq(names, "hot;main");
     /* Not 16 hex digits: part of the name. */
-    stack_names(&p, p.samples[5].threads[0].stack, names, sizeof(names));
+    stack_names(&p, p.samples[3].threads[0].stack, names, sizeof(names));
     cr_expect_str_eq(names, "f<0000000000001zzz>");
     profile_free(&p);
 }
 
-Test(folded, deep_stacks_keep_their_innermost_frames)
+/* A stack deeper than the limit keeps its innermost frames, the reader
+ * says so (naming the first such line), and `info` can count them. */
+Test(folded, deep_stacks_keep_their_innermost_frames_and_say_so)
 {
-    size_t cap = 5000 * 8 + 16, n = 0;
+    size_t cap = 200000 * 8 + 64, n = 0;
     char *text = malloc(cap);
-    for (int i = 0; i < 5000; i++)
+    n += (size_t)snprintf(text + n, cap - n, "main;shallow 1\n");
+    for (int i = 0; i < 200000; i++)
         n += (size_t)snprintf(text + n, cap - n, "%sf%d", i ? ";" : "", i);
     snprintf(text + n, cap - n, " 2\n");
     struct profile p;
-    load_ok(text, FOLDED_MAX_SAMPLES, &p);
-    const struct prof_stack *s = &p.stacks[p.samples[0].threads[0].stack];
+    char *msg = load_noting(text, &p);
+    cr_expect_not_null(strstr(msg, "t.folded:2: 1 stack deeper than 4096 frames kept only its "
+                                   "innermost 4096"),
+                       "%s", msg);
+    const struct prof_sample *deep = &p.samples[p.nsamples - 1];
+    const struct prof_stack *s = &p.stacks[deep->threads[0].stack];
     cr_assert_eq(s->depth, FOLDED_MAX_DEPTH);
-    cr_expect_str_eq(location_name(&p, 0, s->pcs[0], false), "f4999");
-    cr_expect_str_eq(location_name(&p, 0, s->pcs[s->depth - 1], true), "f904");
+    cr_expect_str_eq(location_name(&p, 0, s->pcs[0], false), "f199999");
+    cr_expect_str_eq(location_name(&p, 0, s->pcs[s->depth - 1], true), "f195904");
+    cr_expect_eq(deep->threads[0].flags, PROF_THREAD_STACK_TRUNCATED);
+    cr_expect_eq(p.samples[0].threads[0].flags, 0, "the shallow stack is whole");
+    cr_expect_eq(profile_truncated_stacks(&p), 1);
     profile_free(&p);
+    free(msg);
+
+    /* info counts it. */
+    char *dir = test_mkdtemp(), *path = test_path(dir, "deep.folded"), *ptprof = build_ptprof();
+    write_file(path, text, strlen(text));
+    struct spawn_result res;
+    run_ok((const char *[]){ptprof, "info", path, NULL}, NULL, &res);
+    cr_expect_not_null(strstr(res.out, "1 thread sample cut short (outer frames lost)"), "%s",
+                       res.out);
+    cr_expect_not_null(strstr(res.err, "deeper than 4096 frames"), "%s", res.err);
+    spawn_result_free(&res);
+    test_rmtree(dir);
+    free(dir);
+    free(path);
+    free(ptprof);
     free(text);
 }
 
 Test(folded, empty_frames_are_unknown)
 {
     struct profile p;
-    load_ok("a;;b 1\n", FOLDED_MAX_SAMPLES, &p);
+    load_ok("a;;b 1\n", &p);
     char names[256];
     stack_names(&p, p.samples[0].threads[0].stack, names, sizeof(names));
     cr_expect_str_eq(names, "b;[unknown];a");
@@ -213,7 +269,7 @@ Test(folded, profile_load_recognises_it_by_content)
     profile_file_free(&pf);
     struct profile p;
     cr_assert_eq(profile_load(path, &p), 0);
-    cr_expect_eq(p.nsamples, 5);
+    cr_expect_eq(p.totals.samples, 5);
     profile_free(&p);
     free(path);
     test_rmtree(dir);
@@ -251,8 +307,8 @@ Test(folded, a_damaged_compressed_file_loads_up_to_its_last_line)
     stderr = saved;
     cr_assert_eq(rc, 0);
     cr_expect(part.truncated);
-    cr_expect_gt(part.nsamples, 0);
-    cr_expect_lt(part.nsamples, whole.nsamples);
+    cr_expect_gt(part.totals.samples, 0);
+    cr_expect_lt(part.totals.samples, whole.totals.samples);
     profile_free(&whole);
     profile_free(&part);
     free(z);
@@ -266,10 +322,10 @@ Test(folded, a_damaged_compressed_file_loads_up_to_its_last_line)
 
 /* --- export -------------------------------------------------------------- */
 
-static void export_quiet(const struct profile *p, const char *path, enum metric m, int *rc,
+static void export_quiet(const struct profile *p, const char *path, const char *m, int *rc,
                          char **msg)
 {
-    struct export_options eo = {.metric = m, .metric_given = true};
+    struct export_options eo = {.metric = m};
     key_spec_default(&eo.session.walk.keys);
     size_t size = 0;
     FILE *mem = open_memstream(msg, &size);
@@ -284,7 +340,7 @@ static void export_quiet(const struct profile *p, const char *path, enum metric 
 Test(folded, energy_export_adds_the_unattributed_line)
 {
     struct profile p;
-    load_ok("main;work 10\nmain;idle 10\n", FOLDED_MAX_SAMPLES, &p);
+    load_ok("main;work 10\nmain;idle 10\n", &p);
     p.channels = calloc(1, sizeof(*p.channels));
     p.channels[0] = (struct prof_channel){strdup("pkg"), strdup("W"), PMU_KIND_POWER};
     p.nchannels = 1;
@@ -296,7 +352,7 @@ Test(folded, energy_export_adds_the_unattributed_line)
     char *dir = test_mkdtemp(), *path = NULL, *msg = NULL;
     cr_assert_geq(asprintf(&path, "%s/e.folded", dir), 0);
     int rc;
-    export_quiet(&p, path, METRIC_ENERGY, &rc, &msg);
+    export_quiet(&p, path, "energy", &rc, &msg);
     cr_assert_eq(rc, 0, "%s", msg);
     free(msg);
     char *text = test_read_file(path, NULL);
@@ -316,8 +372,8 @@ Test(folded, energy_export_adds_the_unattributed_line)
 
     /* Energy from a profile without it is an error, not an empty file. */
     struct profile plain;
-    load_ok("a 1\n", FOLDED_MAX_SAMPLES, &plain);
-    export_quiet(&plain, path, METRIC_ENERGY, &rc, &msg);
+    load_ok("a 1\n", &plain);
+    export_quiet(&plain, path, "energy", &rc, &msg);
     cr_expect_eq(rc, -1);
     cr_expect_not_null(strstr(msg, "no energy"), "%s", msg);
     free(msg);
@@ -527,7 +583,7 @@ Test(folded, google_pprof_collapsed_matches_google_pprof_text, .timeout = 180)
     struct profile p;
     cr_assert_eq(profile_load(folded, &p), 0);
     cr_expect_str_eq(p.format, "folded");
-    cr_expect_eq(p.nsamples, (size_t)total);
+    cr_expect_eq(p.totals.samples, total);
     profile_free(&p);
 
     /* Every analysis command takes it as it is. */

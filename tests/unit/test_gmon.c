@@ -402,16 +402,20 @@ Test(gmon, gcc_pg_pie_matches_gprof, .timeout = 120)
     struct profile p;
     cr_assert_eq(gmon_load(gmon, bin, &p), 0);
     cr_expect_eq(p.frequency, 100);
-    /* One sample per count of the file (however little CPU a loaded
-     * machine gave the run). */
+    /* Every count of the file (however little CPU a loaded machine gave
+     * the run), in samples standing for one count or more. */
     size_t len;
     char *data = test_read_file(gmon, &len);
     cr_assert_not_null(data);
     struct gmon_file g;
     cr_assert_eq(gmon_parse(gmon, data, len, NULL, 0, &g), 0);
     cr_expect_gt(g.total_counts, 0, "the run was never sampled");
-    cr_expect_eq(p.nsamples, g.total_counts);
+    cr_expect_leq(p.nsamples, g.total_counts, "a sample stands for one count or more");
     cr_expect_eq(p.totals.samples, g.total_counts);
+    uint64_t weights = 0;
+    for (size_t i = 0; i < p.nsamples; i++)
+        weights += prof_weight(&p.samples[i], 0);
+    cr_expect_eq(weights, g.total_counts);
     gmon_file_free(&g);
     free(data);
     cr_expect_gt(p.narcs, 5);
@@ -499,7 +503,7 @@ Test(gmon, repeated_records_are_unioned_as_gprof_does, .timeout = 120)
     struct profile once, both;
     cr_assert_eq(gmon_load(r.gmon, r.bin, &once), 0);
     cr_assert_eq(gmon_load(path, r.bin, &both), 0);
-    cr_expect_eq(both.nsamples, 2 * once.nsamples);
+    cr_expect_eq(both.totals.samples, 2 * once.totals.samples);
     cr_assert_eq(both.narcs, once.narcs);
     for (size_t i = 0; i < once.narcs; i++)
         cr_expect_eq(both.arcs[i].count, 2 * once.arcs[i].count);
@@ -575,7 +579,7 @@ static int parse_captured(const char *name, const void *data, size_t len, uint64
     dup2(fileno(tmp), 2);
     struct gmon_file g;
     int rc = gmon_parse(name, data, len, NULL, max, &g);
-    struct gmon_read_options opts = {.max_samples = max};
+    struct gmon_read_options opts = {.max_counts = max};
     struct profile p;
     int lrc = gmon_load_buffer_opts(name, data, len, &opts, &p);
     cr_expect_eq(rc, lrc, "gmon_parse and gmon_load_buffer disagree");
@@ -772,7 +776,7 @@ Test(gmon, hostile_histograms_name_file_and_offset)
     /* More counts than we load. */
     synth_header(&s, 1);
     at = synth_hist(&s, 0x1000, 0x2000, 16, 100, "seconds", 1000);
-    expect_error(&s, 15999, at, "samples in all");
+    expect_error(&s, 15999, at, "counts exceed 15999 in all");
 }
 
 Test(gmon, hostile_headers_and_records_name_file_and_offset)
@@ -838,13 +842,16 @@ Test(gmon, synthetic_files_of_any_layout_spread_bins_and_merge_arcs)
         struct profile p;
         cr_assert_eq(gmon_load_buffer("s.out", s.d, s.len, &p), 0, "%s", cases[c].layout);
         cr_expect_str_eq(profile_meta(&p, "gmon.layout"), cases[c].layout);
+        /* Spread over the bin's two 2-byte units (2 counts, then 1: one
+         * sample per unit standing for its counts, the very first count a
+         * sample of its own), each count 1 ms of CPU. */
         cr_assert_eq(p.nsamples, 3, "%s", cases[c].layout);
-        /* Spread over the bin's two 2-byte units, each count 1 ms of CPU. */
-        cr_expect_eq(p.samples[0].threads[0].pc, 0x1008);
-        cr_expect_eq(p.samples[1].threads[0].pc, 0x1008);
-        cr_expect_eq(p.samples[2].threads[0].pc, 0x100a);
-        for (size_t i = 0; i < 3; i++)
+        const uint64_t pcs[] = {0x1008, 0x1008, 0x100a};
+        for (size_t i = 0; i < 3; i++) {
+            cr_expect_eq(p.samples[i].threads[0].pc, pcs[i]);
+            cr_expect_eq(prof_weight(&p.samples[i], 0), 1);
             cr_expect_eq(p.samples[i].threads[0].cpu_ns, (i + 1) * 1000000);
+        }
         cr_expect_eq(p.frequency, 1000);
         cr_expect_eq(p.totals.samples, 3);
         cr_assert_eq(p.narcs, 2, "%s", cases[c].layout);
@@ -856,6 +863,33 @@ Test(gmon, synthetic_files_of_any_layout_spread_bins_and_merge_arcs)
         cr_expect_eq(p.maps[0].start, 0x1000);
         profile_free(&p);
     }
+}
+
+/* Memory and time follow the file, not its counts: 24 records of one
+ * range, every bin full (100 million counts, 11 days of CPU at 100 Hz, in
+ * 4 KB), are a few samples per bin with the exact totals. */
+Test(gmon, huge_counts_cost_nothing_and_add_up_exactly)
+{
+    test_limit_address_space();
+    struct synth s;
+    synth_header(&s, 1);
+    for (int r = 0; r < 24; r++)
+        synth_hist(&s, 0x1000, 0x1000 + 64 * 4, 64, 100, "seconds", 65535);
+    size_t before = test_heap_in_use();
+    struct profile p;
+    cr_assert_eq(gmon_load_buffer("big.out", s.d, s.len, &p), 0);
+    cr_expect_lt(test_heap_in_use() - before, 1u << 20, "a %zu-byte file kept %zu bytes", s.len,
+                 test_heap_in_use() - before);
+    const uint64_t counts = 64ull * 65535 * 24;
+    cr_expect_leq(p.nsamples, 2 * 64 + 1, "a sample per unit of each bin (and the first count)");
+    uint64_t weights = 0;
+    for (size_t i = 0; i < p.nsamples; i++)
+        weights += prof_weight(&p.samples[i], 0);
+    cr_expect_eq(weights, counts);
+    cr_expect_eq(p.totals.samples, counts);
+    cr_expect_eq(p.samples[p.nsamples - 1].threads[0].cpu_ns, counts * 10000000,
+                 "every count 10 ms of CPU");
+    profile_free(&p);
 }
 
 Test(gmon, uneven_bins_credit_as_gprof_does)
@@ -939,8 +973,10 @@ Test(gmon, counts_beyond_16_bits_continue_in_more_records, .timeout = 120)
     /* 70000 samples of 10 ms at one address of hot(). */
     struct profile p;
     cr_assert_eq(gmon_load(r.gmon, r.bin, &p), 0);
-    for (size_t i = 0; i < p.nsamples; i++)
+    for (size_t i = 0; i < p.nsamples; i++) {
         free(p.samples[i].threads);
+        free(p.samples[i].weights);
+    }
     free(p.samples);
     p.nsamples = 70000;
     p.samples = calloc(p.nsamples, sizeof(*p.samples));

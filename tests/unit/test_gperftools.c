@@ -91,7 +91,7 @@ static void craft(struct crafted *c, unsigned slot, bool big_endian, unsigned he
 }
 
 /* Run a loader with stderr captured; returns what it printed. */
-static char *load_quiet(const void *data, size_t len, uint64_t max, struct profile *p, int *rc)
+static char *load_quiet(const void *data, size_t len, struct profile *p, int *rc)
 {
     char *text = NULL;
     size_t size = 0;
@@ -99,7 +99,7 @@ static char *load_quiet(const void *data, size_t len, uint64_t max, struct profi
     cr_assert_not_null(mem);
     FILE *saved = stderr;
     stderr = mem;
-    *rc = gperftools_load_buffer_max("t.prof", data, len, max, p);
+    *rc = gperftools_load_buffer("t.prof", data, len, p);
     stderr = saved;
     fclose(mem);
     return text;
@@ -109,29 +109,35 @@ static void expect_crafted_content(const struct profile *p, const char *exe)
 {
     cr_assert_str_eq(p->format, "gperftools");
     cr_expect_float_eq(p->frequency, 1e6 / PERIOD_US, 1e-9);
-    cr_assert_eq(p->nsamples, 9);
     cr_assert_eq(p->nstacks, 3, "stack 0 and one per distinct chain");
     cr_expect_eq(p->stacks[0].depth, 0);
-    /* The ticks of a chain together, chains as they first appear: A 3 + 4
-     * times, then B twice, on one timeline. */
-    const uint64_t *expect_chain[] = {chain_a, chain_a, chain_a, chain_a, chain_a,
-                                      chain_a, chain_a, chain_b, chain_b};
+    /* One sample per chain standing for its ticks, chains as they first
+     * appear (A: 3 + 4 ticks, B: 2), on a timeline of one period per tick;
+     * the first tick is a sample of its own (no wall time is lost but its
+     * period). */
+    const struct {
+        const uint64_t *chain;
+        uint64_t weight, ticks_so_far;
+    } want[] = {{chain_a, 1, 1}, {chain_a, 6, 7}, {chain_b, 2, 9}};
+    cr_assert_eq(p->nsamples, 3);
     uint32_t stack_a = p->samples[0].threads[0].stack;
     for (size_t i = 0; i < p->nsamples; i++) {
         const struct prof_sample *s = &p->samples[i];
         cr_assert_eq(s->nthreads, 1);
         const struct prof_thread_sample *th = &s->threads[0];
         const struct prof_stack *st = &p->stacks[th->stack];
-        size_t depth = expect_chain[i] == chain_a ? 3 : 1;
+        size_t depth = want[i].chain == chain_a ? 3 : 1;
         cr_assert_eq(st->depth, depth, "sample %zu", i);
         for (size_t d = 0; d < depth; d++)
-            cr_expect_eq(st->pcs[d], expect_chain[i][d], "sample %zu frame %zu", i, d);
-        cr_expect_eq(th->pc, expect_chain[i][0]);
-        if (expect_chain[i] == chain_a)
+            cr_expect_eq(st->pcs[d], want[i].chain[d], "sample %zu frame %zu", i, d);
+        cr_expect_eq(th->pc, want[i].chain[0]);
+        if (want[i].chain == chain_a)
             cr_expect_eq(th->stack, stack_a, "identical chains share one stack");
-        cr_expect_eq(th->cpu_ns, (i + 1) * PERIOD_US * 1000ull, "sample %zu", i);
-        cr_expect_eq(s->time_ns, (i + 1) * PERIOD_US * 1000ull, "sample %zu", i);
+        cr_expect_eq(prof_weight(s, 0), want[i].weight, "sample %zu", i);
+        cr_expect_eq(th->cpu_ns, want[i].ticks_so_far * PERIOD_US * 1000ull, "sample %zu", i);
+        cr_expect_eq(s->time_ns, want[i].ticks_so_far * PERIOD_US * 1000ull, "sample %zu", i);
         cr_expect_eq(th->tid, p->samples[0].threads[0].tid);
+        cr_expect_eq(th->flags, 0);
     }
     cr_expect(p->has_totals);
     cr_expect_eq(p->totals.samples, 9);
@@ -207,6 +213,30 @@ Test(gperftools, profile_load_recognises_it_by_content)
     free(dir);
 }
 
+/* A profile cut inside its mapped-objects text is not complete. */
+Test(gperftools, info_says_a_cut_text_is_truncated)
+{
+    struct crafted c;
+    craft(&c, 8, false, 3);
+    char *dir = test_mkdtemp(), *path = test_path(dir, "cut.prof"), *ptprof = build_ptprof();
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    size_t len = c.len - 10; /* inside the last maps line */
+    cr_assert_eq(fwrite(c.data, 1, len, f), len);
+    fclose(f);
+    struct spawn_result res;
+    run_ok((const char *[]){ptprof, "info", path, NULL}, NULL, &res);
+    cr_expect_not_null(strstr(res.out, "status:     TRUNCATED at offset "), "%s", res.out);
+    cr_expect_null(strstr(res.out, "complete"), "%s", res.out);
+    cr_expect_not_null(strstr(res.err, "the mapped-objects text ends inside a line"), "%s",
+                       res.err);
+    spawn_result_free(&res);
+    test_rmtree(dir);
+    free(dir);
+    free(path);
+    free(ptprof);
+}
+
 Test(gperftools, other_headers_are_not_gperftools)
 {
     struct crafted c;
@@ -222,7 +252,8 @@ Test(gperftools, other_headers_are_not_gperftools)
 
 /* Every prefix that ends before the trailer is damage: a clean error that
  * names the file and an offset, and nothing kept.  Prefixes that cut the
- * text only lose mappings. */
+ * text lose mappings and, when they end inside a line, say the profile is
+ * truncated at that line. */
 Test(gperftools, truncated_at_every_offset)
 {
     const unsigned slots[] = {4, 8};
@@ -232,7 +263,7 @@ Test(gperftools, truncated_at_every_offset)
         for (size_t len = 0; len < c.len; len++) {
             struct profile p;
             int rc;
-            char *msg = load_quiet(c.data, len, GPERFTOOLS_MAX_SAMPLES, &p, &rc);
+            char *msg = load_quiet(c.data, len, &p, &rc);
             if (len < c.trailer_end) {
                 cr_expect_eq(rc, -1, "slot %u, %zu bytes", slots[v], len);
                 cr_expect_null(p.format);
@@ -240,8 +271,20 @@ Test(gperftools, truncated_at_every_offset)
                 cr_expect_not_null(strstr(msg, "t.prof: offset "), "%zu bytes: %s", len, msg);
             } else {
                 cr_expect_eq(rc, 0, "slot %u, %zu bytes: %s", slots[v], len, msg);
-                cr_expect_eq(p.nsamples, 9);
+                cr_expect_eq(p.nsamples, 3);
+                cr_expect_eq(p.totals.samples, 9);
                 cr_expect_leq(p.nmaps, 3);
+                /* Where the last line that lost its newline starts. */
+                size_t line = c.trailer_end;
+                for (size_t k = c.trailer_end; k < len; k++)
+                    if (c.data[k] == '\n')
+                        line = k + 1;
+                bool cut = line < len;
+                cr_expect_eq(p.truncated, cut, "slot %u, %zu bytes", slots[v], len);
+                if (cut) {
+                    cr_expect_eq(p.truncated_at, line, "slot %u, %zu bytes", slots[v], len);
+                    cr_expect_not_null(strstr(msg, "truncated"), "%s", msg);
+                }
             }
             profile_free(&p);
             free(msg);
@@ -249,11 +292,11 @@ Test(gperftools, truncated_at_every_offset)
     }
 }
 
-static void expect_error(const struct crafted *c, uint64_t max, const char *offset_text)
+static void expect_error(const struct crafted *c, const char *offset_text)
 {
     struct profile p;
     int rc;
-    char *msg = load_quiet(c->data, c->len, max, &p, &rc);
+    char *msg = load_quiet(c->data, c->len, &p, &rc);
     cr_expect_eq(rc, -1, "accepted; expected an error at %s", offset_text);
     cr_expect_not_null(strstr(msg, offset_text), "\"%s\" not in: %s", offset_text, msg);
     cr_expect_eq(p.nsamples, 0);
@@ -277,38 +320,108 @@ Test(gperftools, damaged_records_are_clean_errors)
     put(&c, 1); /* an absurd depth: no allocation, no read beyond the end */
     put(&c, UINT64_MAX / 2);
     put(&c, pc);
-    expect_error(&c, GPERFTOOLS_MAX_SAMPLES, "t.prof: offset 40:");
+    expect_error(&c, "t.prof: offset 40:");
 
     c = base;
     put_record(&c, UINT64_MAX, &pc, 1); /* an absurd count */
     put_record(&c, 0, (const uint64_t[]){0}, 1);
-    expect_error(&c, GPERFTOOLS_MAX_SAMPLES, "t.prof: offset 40:");
+    expect_error(&c, "t.prof: offset 40:");
 
     c = base;
-    put_record(&c, 3, &pc, 1); /* 3 + 3 ticks against a limit of 5 */
-    put_record(&c, 3, &pc, 1);
+    /* Two counts that make more CPU time than 64 bits of nanoseconds. */
+    uint64_t half = UINT64_MAX / (PERIOD_US * 1000ull) / 2 + 1;
+    put_record(&c, half, &pc, 1);
+    put_record(&c, half, &pc, 1);
     put_record(&c, 0, (const uint64_t[]){0}, 1);
-    expect_error(&c, 5, "t.prof: offset 64:");
+    expect_error(&c, "t.prof: offset 64:");
 
     c = base;
     put_record(&c, 0, &pc, 1); /* count 0 that is not the trailer */
     put_record(&c, 0, (const uint64_t[]){0}, 1);
-    expect_error(&c, GPERFTOOLS_MAX_SAMPLES, "t.prof: offset 40:");
+    expect_error(&c, "t.prof: offset 40:");
 
     c = base;
     put(&c, 2); /* no PCs */
     put(&c, 0);
     put_record(&c, 0, (const uint64_t[]){0}, 1);
-    expect_error(&c, GPERFTOOLS_MAX_SAMPLES, "t.prof: offset 40:");
+    expect_error(&c, "t.prof: offset 40:");
 
     c = base;
     put_record(&c, 2, &pc, 1); /* no trailer: the file ends after a record */
-    expect_error(&c, GPERFTOOLS_MAX_SAMPLES, "t.prof: offset 64:");
+    expect_error(&c, "t.prof: offset 64:");
 
     c = base;
     memset(c.data + 24, 0, 8); /* period 0 */
     put_record(&c, 0, (const uint64_t[]){0}, 1);
-    expect_error(&c, GPERFTOOLS_MAX_SAMPLES, "t.prof: offset 24:");
+    expect_error(&c, "t.prof: offset 24:");
+}
+
+/* Memory and time follow the file, not its counts: a few records counted
+ * 2^40 times (billions of hours of CPU) are a few samples, with the exact
+ * totals. */
+Test(gperftools, huge_counts_cost_nothing_and_add_up_exactly)
+{
+    test_limit_address_space();
+    const uint64_t pc = 0x401000, big = (uint64_t)1 << 40;
+    struct crafted c;
+    memset(&c, 0, sizeof(c));
+    c.slot = 8;
+    const uint64_t header[] = {0, 3, 0, 1000, 0}; /* 1 ms: 2^40 ms fit in 64 bits of ns */
+    for (int i = 0; i < 5; i++)
+        put(&c, header[i]);
+    for (uint64_t k = 0; k < 4; k++)
+        put_record(&c, big + k, (const uint64_t[]){pc + 16 * (k % 2)}, 1);
+    put_record(&c, 0, (const uint64_t[]){0}, 1);
+    size_t before = test_heap_in_use();
+    struct profile p;
+    int rc;
+    char *msg = load_quiet(c.data, c.len, &p, &rc);
+    cr_assert_eq(rc, 0, "%s", msg);
+    cr_expect_lt(test_heap_in_use() - before, 1u << 20, "a %zu-byte file kept %zu bytes", c.len,
+                 test_heap_in_use() - before);
+    cr_expect_leq(p.nsamples, 3, "two chains (and the first tick)");
+    uint64_t ticks = 0;
+    for (size_t i = 0; i < p.nsamples; i++)
+        ticks += prof_weight(&p.samples[i], 0);
+    cr_expect_eq(ticks, 4 * big + 6);
+    cr_expect_eq(p.totals.samples, 4 * big + 6);
+    const struct prof_sample *last = &p.samples[p.nsamples - 1];
+    cr_expect_eq(last->threads[0].cpu_ns, (4 * big + 6) * 1000000, "every tick is 1 ms of CPU");
+    profile_free(&p);
+    free(msg);
+}
+
+/* A chain deeper than the limit keeps its innermost frames, says so, and
+ * its samples carry the flag `info` counts. */
+Test(gperftools, deep_chains_are_cut_and_flagged)
+{
+    size_t depth = GPERFTOOLS_MAX_DEPTH + 10, n = 5 + 2 + depth + 3;
+    uint64_t *w = calloc(n, sizeof(*w));
+    cr_assert_not_null(w);
+    size_t k = 0;
+    const uint64_t header[] = {0, 3, 0, 1000, 0};
+    for (int i = 0; i < 5; i++)
+        w[k++] = header[i];
+    w[k++] = 2;
+    w[k++] = depth;
+    for (size_t d = 0; d < depth; d++)
+        w[k++] = 0x400000 + 16 * d;
+    w[k++] = 0; /* the trailer */
+    w[k++] = 1;
+    w[k++] = 0;
+    struct profile p;
+    int rc;
+    char *msg = load_quiet(w, n * 8, &p, &rc); /* little-endian host */
+    cr_assert_eq(rc, 0, "%s", msg);
+    cr_expect_not_null(strstr(msg, "1 call chain deeper than 4096 frames"), "%s", msg);
+    cr_assert_eq(p.nstacks, 2);
+    cr_expect_eq(p.stacks[1].depth, GPERFTOOLS_MAX_DEPTH);
+    cr_expect_eq(p.stacks[1].pcs[0], 0x400000, "the leaf is kept");
+    cr_expect_eq(profile_truncated_stacks(&p), p.nsamples);
+    cr_expect_eq(p.totals.samples, 2);
+    profile_free(&p);
+    free(msg);
+    free(w);
 }
 
 /* --- writing ------------------------------------------------------------- */
@@ -396,7 +509,8 @@ static uint64_t ticks_of(const struct profile *p, const uint64_t *chain, uint32_
     uint64_t n = 0;
     for (size_t i = 0; i < p->nsamples; i++) {
         const struct prof_stack *st = &p->stacks[p->samples[i].threads[0].stack];
-        n += st->depth == depth && memcmp(st->pcs, chain, depth * sizeof(*chain)) == 0;
+        if (st->depth == depth && memcmp(st->pcs, chain, depth * sizeof(*chain)) == 0)
+            n += prof_weight(&p->samples[i], 0);
     }
     return n;
 }
@@ -461,7 +575,7 @@ Test(gperftools, writer_counts_cpu_time_in_periods_per_call_chain)
     cr_expect_eq(n_cold, 2, "cold: 10 ms of thread 100, 10 ms (one period) of thread 101");
     cr_expect_eq(n_bare, 2, "a sample without a stack is its PC alone");
     cr_expect_eq(n_tail, 1, "the PC goes in front of a stack that lacks it");
-    cr_expect_eq(back.nsamples, n_hot + n_cold + n_bare + n_tail, "no other chain");
+    cr_expect_eq(back.totals.samples, n_hot + n_cold + n_bare + n_tail, "no other chain");
     cr_expect_not_null(strstr(warnings, "out.prof: "), "%s", warnings);
     cr_expect_not_null(strstr(warnings, "left out"), "%s", warnings);
 
@@ -493,7 +607,7 @@ Test(gperftools, rounding_keeps_the_total)
     }
     struct profile back;
     write_and_read(&p, &back, NULL);
-    cr_expect_eq(back.nsamples, 4);
+    cr_expect_eq(back.totals.samples, 4);
     for (size_t i = 1; i < back.nstacks; i++)
         cr_expect_eq(ticks_of(&back, back.stacks[i].pcs, back.stacks[i].depth), 1);
     profile_free(&back);
@@ -597,7 +711,7 @@ static void model_counts(const struct profile *p, const char *binary, bool cpu,
         const struct prof_sample *s = &p->samples[i];
         for (uint32_t k = 0; k < s->nthreads; k++) {
             const struct prof_thread_sample *th = &s->threads[k];
-            double v = 1;
+            double v = (double)prof_weight(s, k);
             if (cpu) {
                 size_t j = 0;
                 while (j < nseen && seen[j].tid != th->tid)
@@ -642,7 +756,7 @@ static size_t ticks_in(const char *file)
 {
     struct profile p;
     cr_assert_eq(profile_load(file, &p), 0, "%s does not load", file);
-    size_t n = p.nsamples;
+    size_t n = (size_t)p.totals.samples; /* ticks (a sample stands for a chain's) */
     profile_free(&p);
     return n;
 }
@@ -710,8 +824,8 @@ static void check_libprofiler_file(const char *workload, const char *threads)
     uint64_t total, plain_total;
     model_counts(&p, bin, false, &ours);
     pprof_text(bin, file, true, &theirs, &total);
-    cr_expect_eq(p.nsamples, total, "%s: samples: ours %zu, google-pprof %llu", workload,
-                 p.nsamples, (unsigned long long)total);
+    cr_expect_eq(p.totals.samples, total, "%s: samples: ours %llu, google-pprof %llu", workload,
+                 (unsigned long long)p.totals.samples, (unsigned long long)total);
     /* Every function of the workload, as either side names it. */
     char real[PATH_MAX];
     cr_assert_not_null(realpath(bin, real));
@@ -735,7 +849,7 @@ static void check_libprofiler_file(const char *workload, const char *threads)
      * in the workload. */
     struct fn_counts plain, report;
     pprof_text(bin, file, false, &plain, &plain_total);
-    cr_expect_eq(plain_total, p.nsamples);
+    cr_expect_eq(plain_total, p.totals.samples);
     report_rows(file, "samples", "samples", workload, &report);
     cr_expect_eq(report.total, (double)plain_total, "%s: report %.0f samples, google-pprof %llu",
                  workload, report.total, (unsigned long long)plain_total);
@@ -754,7 +868,7 @@ static void check_libprofiler_file(const char *workload, const char *threads)
     /* Writing it back keeps every tick of every chain. */
     struct profile back;
     write_and_read(&p, &back, NULL);
-    cr_expect_eq(back.nsamples, p.nsamples);
+    cr_expect_eq(back.totals.samples, p.totals.samples);
     for (size_t i = 1; i < p.nstacks; i++)
         cr_expect_eq(ticks_of(&back, p.stacks[i].pcs, p.stacks[i].depth),
                      ticks_of(&p, p.stacks[i].pcs, p.stacks[i].depth), "stack %zu", i);
@@ -855,7 +969,7 @@ Test(gperftools, converted_recording_reads_in_google_pprof, .timeout = 180)
     model_counts(&rec, bin, true, &ours);
     pprof_text(bin, prof, true, &theirs, &total);
     cr_assert_geq(total, MIN_TICKS, "too few ticks: %llu", (unsigned long long)total);
-    cr_expect_eq(total, conv.nsamples);
+    cr_expect_eq(total, conv.totals.samples);
     /* The top function is the same, and every function with a share of
      * 2 % or more has it within 1 percentage point. */
     const struct fn_count *top_ours = NULL, *top_theirs = NULL;

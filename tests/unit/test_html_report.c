@@ -27,7 +27,7 @@ static void make_report(struct report *r, char **long_name)
 {
     memset(r, 0, sizeof(*r));
     cr_assert_eq(key_spec_parse("binary,procedure", &r->keys, (char[80]){0}, 80), 0);
-    r->metric = METRIC_CPU;
+    r->metric = *metric_builtin(METRIC_CPU);
     size_t n = sizeof(hostile) / sizeof(hostile[0]) + 1;
     r->rows = calloc(n, sizeof(*r->rows));
     *long_name = malloc(5001);
@@ -117,8 +117,11 @@ Test(html_report, figures_are_embedded_whole_and_comparison_shown)
         {.id = r.rows[0].id, .baseline = 2, .values = (double[]){3}, .errors = (double[]){1}},
         {.id = r.rows[1].id, .baseline = 1, .values = (double[]){0.5}, .errors = (double[]){-0.5}},
     };
-    struct compare_result cmp = {
-        .keys = r.keys, .opts = {.metric = METRIC_CPU}, .nprofiles = 1, .rows = rows, .nrows = 2};
+    struct compare_result cmp = {.keys = r.keys,
+                                 .opts = {.metric = *metric_builtin(METRIC_CPU)},
+                                 .nprofiles = 1,
+                                 .rows = rows,
+                                 .nrows = 2};
     const char *files[] = {"a.data", "b.data"};
     const char *names[] = {"a <base>", "b"};
     struct html_report h = {.title = "t",

@@ -474,7 +474,7 @@ Test(native_roundtrip, layout_is_as_documented)
     cr_assert(native_is_native(b, len));
     cr_assert_eq(memcmp(b, "\x89PTPROF\n", 8), 0);
     cr_assert_eq(le16(b + 8), 1);
-    cr_assert_eq(le16(b + 10), 0);
+    cr_assert_eq(le16(b + 10), 1);
     cr_assert_eq(le32(b + 12), 0);
 
     struct layout l;
@@ -770,6 +770,8 @@ Test(native_damage, unknown_records_are_skipped_unless_critical)
     bb_u64(&b, 5000);
     bb_u32(&b, 0);
     bb_u32(&b, 0);
+    bb_u32(&b, 0);        /* 1.1: no weights */
+    bb_u32(&b, 0);        /* 1.1: no values */
     bb_u64(&b, 0xabcdef); /* the future */
     bb_end(&b);
     size_t crit = bb_begin(&b, 77, 1);
@@ -1294,7 +1296,7 @@ Test(native_dump, one_line_per_record_in_file_order)
         cr_assert_not_null(hit, "no line for the record at %zu", l.offset[i]);
         at = hit + 1;
     }
-    cr_assert_eq(count_lines_starting(text, "@0 HEADER ptprof native 1.0"), 1);
+    cr_assert_eq(count_lines_starting(text, "@0 HEADER ptprof native 1.1"), 1);
     cr_assert_eq(count_lines_starting(text, "    pid="), 4, "sample threads are indented");
     cr_assert_not_null(strstr(text, "META \"command\" = \"./demo 'a b'\""));
     cr_assert_not_null(strstr(text, " STACK id=1 parent=0 count=3 pcs=0x401234,0x401100,0x400f00"));
@@ -1319,4 +1321,254 @@ Test(native_dump, one_line_per_record_in_file_order)
     cr_assert_eq(rc, -1);
     free(text);
     free(b);
+}
+
+/* --- per-sample weights and values (format 1.1) ----------------------------- */
+
+/* Two value types; a sample whose threads carry weights and values, one
+ * that carries neither. */
+static unsigned char *valued_bytes(size_t *len)
+{
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "values.prof");
+    struct native_writer *w = native_writer_open(path);
+    cr_assert_not_null(w);
+    int rc = native_write_meta(w, "default_metric", "alloc_space");
+    rc |= native_write_value_type(w, 0, "alloc_space", "bytes", PROF_VALUE_SUM);
+    rc |= native_write_value_type(w, 1, "instructions", "count", PROF_VALUE_COUNTER);
+    rc |= native_write_process(w, 7, 0, T0);
+    uint32_t a = native_stack_id(w, stack_a, 3);
+    struct prof_thread_sample t[2] = {{7, 7, 0x401234, 100, a, -1, 0},
+                                      {7, 8, 0x401100, 200, a, -1, PROF_THREAD_STACK_TRUNCATED}};
+    const uint64_t weights[2] = {3, (uint64_t)1 << 40};
+    const uint64_t values[4] = {UINT64_MAX, 5, 0, (uint64_t)1 << 60};
+    rc |= native_write_sample_values(w, T0 + 10, NULL, 0, t, 2, weights, values);
+    rc |= native_write_sample_values(w, T0 + 20, NULL, 0, t, 1, NULL, NULL);
+    const uint64_t ones[1] = {1};
+    rc |= native_write_sample_values(w, T0 + 30, NULL, 0, t, 1, ones, NULL);
+    cr_assert_eq(rc, 0);
+    struct prof_totals tot = {30, 0, 3, 3};
+    cr_assert_eq(native_writer_finish(w, &tot), 0);
+    unsigned char *b = read_file(path, len);
+    test_rmtree(dir);
+    free(path);
+    free(dir);
+    return b;
+}
+
+Test(native_values, weights_values_and_value_types_read_back_exactly)
+{
+    size_t len;
+    unsigned char *b = valued_bytes(&len);
+    struct profile p;
+    char *msg;
+    cr_assert_eq(load_quiet(b, len, &p, &msg), 0, "%s", msg);
+    free(msg);
+    cr_assert_not(p.truncated);
+    cr_assert_eq(p.nvalue_types, 2);
+    cr_assert_str_eq(p.value_types[0].name, "alloc_space");
+    cr_assert_str_eq(p.value_types[0].unit, "bytes");
+    cr_assert_eq(p.value_types[0].agg, PROF_VALUE_SUM);
+    cr_assert_str_eq(p.value_types[1].name, "instructions");
+    cr_assert_eq(p.value_types[1].agg, PROF_VALUE_COUNTER);
+    cr_assert_str_eq(p.default_metric, "alloc_space");
+    cr_assert_eq(p.nsamples, 3);
+    const struct prof_sample *s = &p.samples[0];
+    cr_assert_eq(prof_weight(s, 0), 3);
+    cr_assert_eq(prof_weight(s, 1), (uint64_t)1 << 40);
+    cr_assert_eq(prof_thread_values(&p, s, 0)[0], UINT64_MAX);
+    cr_assert_eq(prof_thread_values(&p, s, 0)[1], 5);
+    cr_assert_eq(prof_thread_values(&p, s, 1)[0], 0);
+    cr_assert_eq(prof_thread_values(&p, s, 1)[1], (uint64_t)1 << 60);
+    cr_assert_eq(s->threads[1].flags, PROF_THREAD_STACK_TRUNCATED);
+    cr_assert_eq(profile_truncated_stacks(&p), 1);
+    /* Without weights or values a sample costs nothing more. */
+    cr_assert_null(p.samples[1].weights);
+    cr_assert_null(p.samples[1].thread_values);
+    cr_assert_eq(prof_weight(&p.samples[1], 0), 1);
+    cr_assert_null(p.samples[2].weights, "weights of 1 are not written");
+    profile_free(&p);
+    free(b);
+}
+
+/* What a reader of version 1.0 sees: the VALUE_TYPE records are of a type
+ * it does not know and not critical (skipped), and a SAMPLE is the 1.0
+ * record with the extension after its threads (ignored as fields of a
+ * newer minor version): the 1.0 fields are where they always were. */
+Test(native_values, a_1_0_reader_skips_what_1_1_adds)
+{
+    size_t len;
+    unsigned char *b = valued_bytes(&len);
+    struct layout l;
+    walk(b, len, &l);
+    cr_assert_eq(le16(b + 10), 1, "minor version 1");
+    size_t value_types = 0, samples = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        const unsigned char *r = b + l.offset[i];
+        if (l.type[i] == 14) {
+            value_types++;
+            cr_assert_eq(le16(r + 2) & 1, 0, "VALUE_TYPE is not critical");
+        }
+        if (l.type[i] != 12)
+            continue;
+        uint32_t nthreads = le32(r + 8 + 8 + 4);
+        size_t base = 8 + 4 + 4 + (size_t)nthreads * 36;
+        uint32_t payload = le32(r + 4);
+        if (samples == 0) {
+            cr_assert_eq(nthreads, 2);
+            cr_assert_eq(le64(r + 8 + 16 + 8), 0x401234, "the first thread's pc");
+            /* u32 2, two weights, u32 2, four values */
+            cr_assert_eq(payload, base + 4 + 16 + 4 + 32);
+            cr_assert_eq(le32(r + 8 + base), 2);
+            cr_assert_eq(le64(r + 8 + base + 4), 3);
+        } else {
+            cr_assert_eq(payload, base, "a plain sample is the 1.0 record");
+        }
+        samples++;
+    }
+    cr_assert_eq(value_types, 2);
+    cr_assert_eq(samples, 3);
+    free(b);
+}
+
+Test(native_values, damage_in_weights_and_values_truncates)
+{
+    struct bb base = {0};
+    bb_file_header(&base, 1);
+    bb_process(&base, 7);
+    bb_begin(&base, 14, 0);
+    bb_u32(&base, 0);
+    bb_u32(&base, 9); /* an unknown aggregation reads as a sum */
+    bb_str(&base, "v");
+    bb_str(&base, "count");
+    bb_end(&base);
+    size_t good = base.len;
+
+    /* Each case: the bytes after one thread's 1.0 fields. */
+    enum { W0, WCOUNT, VCOUNT, SHORT, GOOD, NCASES };
+    for (int c = 0; c < NCASES; c++) {
+        struct bb b = {0};
+        bb_put(&b, base.d, good);
+        size_t at = bb_begin(&b, 12, 0);
+        bb_u64(&b, 5000);
+        bb_u32(&b, 0);
+        bb_u32(&b, 1);
+        bb_u32(&b, 7);
+        bb_u32(&b, 7);
+        bb_u64(&b, 0x401000);
+        bb_u64(&b, 123);
+        bb_u32(&b, 0);
+        bb_u32(&b, (uint32_t)-1);
+        bb_u32(&b, 0);
+        bb_u32(&b, c == WCOUNT ? 2 : 1);
+        bb_u64(&b, c == W0 ? 0 : 4);
+        if (c == WCOUNT)
+            bb_u64(&b, 4);
+        bb_u32(&b, c == VCOUNT ? 2 : 1);
+        bb_u64(&b, 77);
+        if (c == VCOUNT)
+            bb_u64(&b, 78);
+        if (c == SHORT)
+            b.len -= 3;
+        bb_end(&b);
+        struct profile p;
+        char *msg;
+        cr_assert_eq(load_quiet(b.d, b.len, &p, &msg), 0, "case %d: %s", c, msg);
+        cr_assert_eq(p.nvalue_types, 1);
+        cr_assert_eq(p.value_types[0].agg, PROF_VALUE_SUM);
+        if (c == GOOD) {
+            cr_assert_not(p.truncated, "%s", msg);
+            cr_assert_eq(p.nsamples, 1);
+            cr_assert_eq(prof_weight(&p.samples[0], 0), 4);
+            cr_assert_eq(prof_thread_values(&p, &p.samples[0], 0)[0], 77);
+        } else {
+            cr_assert(p.truncated, "case %d reads as whole", c);
+            cr_assert_eq(p.truncated_at, at, "case %d", c);
+            cr_assert_eq(p.nsamples, 0);
+        }
+        profile_free(&p);
+        free(msg);
+        free(b.d);
+    }
+
+    /* A value type after the first sample, one out of order, one unnamed. */
+    for (int c = 0; c < 3; c++) {
+        struct bb b = {0};
+        bb_put(&b, base.d, good);
+        if (c == 0)
+            bb_sample(&b, 0);
+        size_t at = bb_begin(&b, 14, 0);
+        bb_u32(&b, c == 1 ? 5 : 1);
+        bb_u32(&b, 0);
+        bb_str(&b, c == 2 ? "" : "w");
+        bb_str(&b, "");
+        bb_end(&b);
+        struct profile p;
+        cr_assert_eq(load_quiet(b.d, b.len, &p, NULL), 0);
+        cr_assert(p.truncated, "case %d", c);
+        cr_assert_eq(p.truncated_at, at, "case %d", c);
+        cr_assert_eq(p.nvalue_types, 1);
+        profile_free(&p);
+        free(b.d);
+    }
+    free(base.d);
+}
+
+Test(native_values, dump_shows_value_types_weights_and_values)
+{
+    size_t len;
+    unsigned char *b = valued_bytes(&len);
+    int rc;
+    char *text = dump_to_string(b, len, &rc);
+    cr_assert_eq(rc, 0);
+    cr_assert_not_null(
+        strstr(text, " VALUE_TYPE id=0 aggregation=0 (sum) name=\"alloc_space\" unit=\"bytes\"\n"),
+        "%s", text);
+    cr_assert_not_null(
+        strstr(text, " VALUE_TYPE id=1 aggregation=1 (counter) name=\"instructions\""));
+    cr_assert_not_null(strstr(text, "flags=0x0 weight=3 values=[18446744073709551615,5]\n"), "%s",
+                       text);
+    cr_assert_not_null(
+        strstr(text, "flags=0x4 weight=1099511627776 values=[0,1152921504606846976]\n"));
+    free(text);
+    free(b);
+}
+
+/* Memory and time follow the file, not its weights: thread samples
+ * standing for 2^50 samples each are read as they are, with exact totals. */
+Test(native_values, huge_weights_cost_nothing_and_add_up_exactly)
+{
+    test_limit_address_space();
+    char *dir = test_mkdtemp();
+    char *path = test_path(dir, "weights.prof");
+    struct native_writer *w = native_writer_open(path);
+    cr_assert_not_null(w);
+    int rc = native_write_process(w, 7, 0, T0);
+    struct prof_thread_sample t = {7, 7, 0x401000, 0, 0, -1, 0};
+    const uint64_t big = (uint64_t)1 << 50;
+    for (uint64_t i = 0; i < 100; i++) {
+        const uint64_t weight = big + i;
+        t.cpu_ns = (i + 1) * 1000000;
+        rc |= native_write_sample_values(w, T0 + (i + 1) * 1000000, NULL, 0, &t, 1, &weight, NULL);
+    }
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(native_writer_finish(w, NULL), 0);
+    size_t len;
+    unsigned char *b = read_file(path, &len);
+    size_t before = test_heap_in_use();
+    struct profile p;
+    char *msg;
+    cr_assert_eq(load_quiet(b, len, &p, &msg), 0, "%s", msg);
+    cr_expect_lt(test_heap_in_use() - before, 1u << 20, "a %zu-byte file kept %zu bytes", len,
+                 test_heap_in_use() - before);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < p.nsamples; i++)
+        sum += prof_weight(&p.samples[i], 0);
+    cr_expect_eq(sum, 100 * big + 4950);
+    profile_free(&p);
+    free(msg);
+    free(b);
+    test_rmtree(dir);
+    free(path);
+    free(dir);
 }

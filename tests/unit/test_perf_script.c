@@ -13,6 +13,7 @@
 #include "../lib/corpus.h"
 #include "format/load.h"
 #include "interop/perf_script.h"
+#include "analyze/metric.h"
 #include "interop/folded_write.h"
 #include "real_tools.h"
 
@@ -300,6 +301,45 @@ Test(perf_script, other_events_take_their_time_from_sample_intervals)
     profile_free(&p);
 }
 
+/* Every event is a value type carrying its periods, by its name without
+ * perf's modifiers: instructions and cycles make ipc a metric. */
+Test(perf_script, events_are_values_and_make_derived_metrics)
+{
+    static const char text[] = "app 1 1.000: 3000 instructions:u: \n\t 1 a (/bin/app)\n\n"
+                               "app 1 1.001: 2000 cycles:u: \n\t 1 a (/bin/app)\n\n"
+                               "app 1 1.002: 5000 instructions:u: \n\t 2 b (/bin/app)\n\n"
+                               "app 1 1.003: 1000 cycles:u: \n\t 2 b (/bin/app)\n\n"
+                               "app 1 1.004: 4000 cycles:u: \n\t 1 a (/bin/app)\n\n";
+    struct profile p;
+    load_ok(TEXT(text), &p);
+    cr_assert_eq(p.nvalue_types, 2);
+    cr_expect_str_eq(p.value_types[0].name, "instructions");
+    cr_expect_str_eq(p.value_types[0].unit, "count");
+    cr_expect_str_eq(p.value_types[1].name, "cycles");
+    const uint64_t want[5][2] = {{3000, 0}, {0, 2000}, {5000, 0}, {0, 1000}, {0, 4000}};
+    cr_assert_eq(p.nsamples, 5);
+    for (size_t i = 0; i < 5; i++) {
+        const uint64_t *v = prof_thread_values(&p, &p.samples[i], 0);
+        cr_assert_not_null(v, "sample %zu", i);
+        cr_expect_eq(v[0], want[i][0], "sample %zu", i);
+        cr_expect_eq(v[1], want[i][1], "sample %zu", i);
+    }
+    struct value_columns cols = {p.value_types, p.nvalue_types};
+    struct metric m;
+    cr_assert_eq(metric_resolve("ipc", &cols, &m), 0);
+    cr_expect_eq(m.kind, METRIC_RATIO);
+    double q[Q_COUNT] = {0}, v[2] = {8000, 7000};
+    cr_expect_float_eq(metric_of(&m, q, v, 0), 8.0 / 7.0, 1e-12);
+    profile_free(&p);
+
+    /* One clock event alone: its periods are the CPU time, no values. */
+    static const char clock[] = "app 1 1.000: 250000 cpu-clock: \n\t 1 a (/bin/app)\n\n";
+    load_ok(TEXT(clock), &p);
+    cr_expect_eq(p.nvalue_types, 0);
+    cr_expect_null(p.samples[0].thread_values);
+    profile_free(&p);
+}
+
 Test(perf_script, comments_and_side_band_events_are_skipped)
 {
     static const char text[] =
@@ -392,14 +432,14 @@ Test(perf_script, folded_export_names_each_process)
     load_ok(TEXT(text), &p);
     char *dir = test_mkdtemp(), *path = NULL;
     cr_assert_geq(asprintf(&path, "%s/out.folded", dir), 0);
-    struct export_options eo = {.metric = METRIC_SAMPLES};
+    struct export_options eo = {.metric = NULL};
     key_spec_default(&eo.session.walk.keys);
     cr_assert_eq(folded_export("t.txt", &p, path, &eo), 0);
     char *out = test_read_file(path, NULL);
     cr_assert_not_null(out);
     cr_expect_str_eq(out, "app-100;main;leaf:odd 2\ntool-200;run 1\n");
     free(out);
-    eo.metric = METRIC_CPU;
+    eo.metric = "cpu";
     cr_assert_eq(folded_export("t.txt", &p, path, &eo), 0);
     out = test_read_file(path, NULL);
     cr_assert_not_null(out);
@@ -419,16 +459,14 @@ struct recording {
 
 /* perf record -g of the callers workload (2 s), and its perf script text.
  * Skips the test when perf cannot record here, with perf's reason. */
-static void record_callers(struct recording *r, const char *const *script_args)
+static void record_callers_of(struct recording *r, const char *const *script_args,
+                              const char *const events[2])
 {
     r->perf = test_need_tool("perf");
     r->dir = test_mkdtemp();
     r->bin = build_workload("callers");
     cr_assert_geq(asprintf(&r->data, "%s/callers.perf.data", r->dir), 0);
     cr_assert_geq(asprintf(&r->text, "%s/callers.txt", r->dir), 0);
-    /* Kernel samples need perf_event_paranoid <= 1 or root; user space
-     * alone works up to 2. */
-    static const char *const events[] = {"cpu-clock", "cpu-clock:u"};
     char why[512] = "";
     bool recorded = false;
     for (size_t i = 0; i < 2 && !recorded; i++) {
@@ -453,6 +491,14 @@ static void record_callers(struct recording *r, const char *const *script_args)
     run_ok(argv, NULL, &res);
     write_file(r->text, res.out, res.out_len);
     spawn_result_free(&res);
+}
+
+static void record_callers(struct recording *r, const char *const *script_args)
+{
+    /* Kernel samples need perf_event_paranoid <= 1 or root; user space
+     * alone works up to 2. */
+    static const char *const events[] = {"cpu-clock", "cpu-clock:u"};
+    record_callers_of(r, script_args, events);
 }
 
 static void recording_free(struct recording *r)
@@ -561,6 +607,75 @@ Test(perf_script, perf_recording_matches_perf_report, .timeout = 240)
     free(folded);
     free(ptprof);
     fn_free(&perf);
+    recording_free(&r);
+}
+
+/* perf report's period per symbol (the leaf) for EVENT of a recording of
+ * several events; OUT->total the event's count. */
+static void perf_report_periods(const struct recording *r, const char *event, struct fn_counts *out)
+{
+    const char *argv[] = {r->perf,   "report",
+                          "-i",      r->data,
+                          "--stdio", "--no-children",
+                          "--sort",  "sym",
+                          "-F",      "overhead,period,sym",
+                          "-g",      "none",
+                          NULL};
+    struct spawn_result res;
+    run_ok(argv, NULL, &res);
+    memset(out, 0, sizeof(*out));
+    char want[128];
+    snprintf(want, sizeof(want), "of event '%s'", event);
+    char *section = strstr(res.out, want);
+    cr_assert_not_null(section, "no %s in:\n%.2000s", want, res.out);
+    char *end = strstr(section + 1, "# Samples:");
+    if (end)
+        *end = '\0';
+    for (char *save = NULL, *line = strtok_r(section, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        double pct;
+        unsigned long long n;
+        int at = 0;
+        if (line[0] == '#' || sscanf(line, " %lf%% %llu [%*c] %n", &pct, &n, &at) != 2 || !at)
+            continue;
+        char *name = line + at;
+        size_t len = strlen(name);
+        while (len && name[len - 1] == ' ')
+            name[--len] = '\0';
+        out->total += (double)n;
+        fn_add(out, name, (double)n);
+    }
+    spawn_result_free(&res);
+}
+
+/* A recording of a clock and a software counter: each event is a metric
+ * of its own name, weighed by its periods as perf report weighs it. */
+Test(perf_script, every_event_is_a_metric_weighed_as_perf_report_does, .timeout = 240)
+{
+    static const char *const events[] = {"task-clock,page-faults", "task-clock:u,page-faults:u"};
+    struct recording r;
+    record_callers_of(&r, NULL, events);
+    const char *const names[] = {"page-faults", "task-clock"};
+    for (size_t e = 0; e < 2; e++) {
+        struct fn_counts perf, ours;
+        perf_report_periods(&r, names[e], &perf);
+        cr_assert_gt(perf.total, 0, "no %s", names[e]);
+        /* task-clock is in nanoseconds: report shows seconds. */
+        double scale = e == 1 ? 1e9 : 1;
+        report_column(r.text, names[e], "self", NULL, &ours);
+        cr_expect_float_eq(ours.total * scale, perf.total, 0.5 + perf.total * 1e-12,
+                           "%s: ptprof %.0f, perf report %.0f", names[e], ours.total * scale,
+                           perf.total);
+        for (size_t i = 0; i < perf.n; i++) {
+            double a = fn_get(&ours, perf.items[i].name) * scale, b = perf.items[i].value;
+            if (strncmp(perf.items[i].name, "0x", 2) == 0)
+                continue; /* a bare address: ptprof names it by its binary */
+            cr_expect_float_eq(a, b, 0.5 + b * 1e-12, "%s: %s: ptprof %.0f, perf report %.0f",
+                               names[e], perf.items[i].name, a, b);
+        }
+        fn_free(&perf);
+        fn_free(&ours);
+    }
     recording_free(&r);
 }
 

@@ -218,7 +218,7 @@ static const struct crafted_sample basic[] = {
 };
 #define NBASIC (sizeof(basic) / sizeof(basic[0]))
 
-static char *load_quiet(const void *data, size_t len, uint64_t max, struct profile *p, int *rc)
+static char *load_quiet(const void *data, size_t len, struct profile *p, int *rc)
 {
     char *text = NULL;
     size_t size = 0;
@@ -226,7 +226,7 @@ static char *load_quiet(const void *data, size_t len, uint64_t max, struct profi
     cr_assert_not_null(mem);
     FILE *saved = stderr;
     stderr = mem;
-    *rc = pprof_load_buffer_max("t.pb", data, len, max, p);
+    *rc = pprof_load_buffer("t.pb", data, len, p);
     stderr = saved;
     fclose(mem);
     return text;
@@ -353,7 +353,7 @@ Test(pprof, metrics_give_back_the_files_values)
     cr_assert(pprof_detect(buf, len));
     struct profile p;
     int rc;
-    char *msg = load_quiet(buf, len, PPROF_MAX_SAMPLES, &p, &rc);
+    char *msg = load_quiet(buf, len, &p, &rc);
     cr_assert_eq(rc, 0, "%s", msg);
     cr_expect_str_eq(p.format, "pprof");
     cr_expect_float_eq(p.frequency, 100, 1e-9);
@@ -420,7 +420,7 @@ Test(pprof, without_a_count_each_sample_is_one_and_the_period_is_cpu)
     uint8_t *buf = pack(&b.p, &len);
     struct profile p;
     int rc;
-    char *msg = load_quiet(buf, len, PPROF_MAX_SAMPLES, &p, &rc);
+    char *msg = load_quiet(buf, len, &p, &rc);
     cr_assert_eq(rc, 0, "%s", msg);
     struct measured got;
     measure(&p, &got);
@@ -440,11 +440,105 @@ Test(pprof, without_a_count_each_sample_is_one_and_the_period_is_cpu)
         b.samples[i].n_value = 1;
     }
     buf = pack(&b.p, &len);
-    msg = load_quiet(buf, len, PPROF_MAX_SAMPLES, &p, &rc);
+    msg = load_quiet(buf, len, &p, &rc);
     cr_assert_eq(rc, 0, "%s", msg);
     measure(&p, &got);
     cr_expect_float_eq(got.total[Q_SAMPLES], 5, 1e-9);
     cr_expect_float_eq(got.total[Q_CPU], 0.105, 1e-9);
+    profile_free(&p);
+    free(msg);
+    free(buf);
+}
+
+/* Every sample type is read: those ptprof does not measure itself become
+ * value types by their name (TYPE/UNIT when the name is a built-in
+ * metric's), metrics' values give back the file's, exactly, and the
+ * default sample type is the profile's default metric. */
+Test(pprof, every_sample_type_is_a_value_with_its_exact_totals)
+{
+    struct builder b;
+    build(&b, basic, 5, false);
+    b.types[2].type = s_(&b, "alloc_space");
+    b.types[2].unit = s_(&b, "bytes");
+    perftools__profiles__value_type__init(&b.types[3]);
+    b.types[3].type = s_(&b, "wall");
+    b.types[3].unit = s_(&b, "count");
+    b.type_ptrs[3] = &b.types[3];
+    b.p.n_sample_type = 4;
+    b.p.default_sample_type = s_(&b, "alloc_space");
+    int64_t want[2] = {0, 0};
+    for (size_t i = 0; i < 5; i++) {
+        b.values[i][2] = ((int64_t)1 << 40) + (int64_t)i * 1000003; /* not divisible by counts */
+        b.values[i][3] = (int64_t)i + 1;
+        b.samples[i].n_value = 4;
+        want[0] += b.values[i][2];
+        want[1] += b.values[i][3];
+    }
+    finish_strings(&b);
+    size_t len;
+    uint8_t *buf = pack(&b.p, &len);
+    struct profile p;
+    int rc;
+    char *msg = load_quiet(buf, len, &p, &rc);
+    cr_assert_eq(rc, 0, "%s", msg);
+    cr_assert_eq(p.nvalue_types, 2);
+    cr_expect_str_eq(p.value_types[0].name, "alloc_space");
+    cr_expect_str_eq(p.value_types[0].unit, "bytes");
+    cr_expect_eq(p.value_types[0].agg, PROF_VALUE_SUM);
+    cr_expect_str_eq(p.value_types[1].name, "wall/count", "wall is taken: a built-in metric");
+    cr_expect_str_eq(p.default_metric, "alloc_space");
+    char *error = NULL;
+    struct metrics *m = metrics_new(&p, NULL, &error);
+    cr_assert_not_null(m, "%s", error);
+    struct thread_metrics tm[4];
+    double got[2] = {0, 0}, samples = 0;
+    for (size_t i = 0; i < p.nsamples; i++) {
+        double un, idle;
+        cr_assert_leq(p.samples[i].nthreads, 4);
+        metrics_sample(m, i, tm, &un, &idle);
+        const double *v = metrics_values(m);
+        for (uint32_t j = 0; j < p.samples[i].nthreads; j++) {
+            samples += tm[j].q[Q_SAMPLES];
+            got[0] += v[2 * j];
+            got[1] += v[2 * j + 1];
+        }
+    }
+    cr_expect_eq(samples, 11);
+    cr_expect_eq(got[0], (double)want[0], "alloc_space %.0f, want %lld", got[0],
+                 (long long)want[0]);
+    cr_expect_eq(got[1], (double)want[1]);
+    metrics_free(m);
+    profile_free(&p);
+    free(msg);
+    free(buf);
+}
+
+/* Memory and time follow the file, not its counts: samples counted 2^40
+ * times are one thread sample each, with the exact totals. */
+Test(pprof, huge_counts_cost_nothing_and_add_up_exactly)
+{
+    test_limit_address_space();
+    struct builder b;
+    build(&b, basic, NBASIC, true);
+    uint64_t want = 0;
+    for (size_t i = 0; i < 5; i++) {
+        b.values[i][0] = ((int64_t)1 << 40) + (int64_t)i;
+        want += (uint64_t)b.values[i][0];
+    }
+    size_t len;
+    uint8_t *buf = pack(&b.p, &len);
+    size_t before = test_heap_in_use();
+    struct profile p;
+    int rc;
+    char *msg = load_quiet(buf, len, &p, &rc);
+    cr_assert_eq(rc, 0, "%s", msg);
+    cr_expect_lt(test_heap_in_use() - before, 1u << 20, "a %zu-byte file kept %zu bytes", len,
+                 test_heap_in_use() - before);
+    cr_expect_eq(p.totals.samples, want);
+    struct measured got;
+    measure(&p, &got);
+    cr_expect_eq(got.total[Q_SAMPLES], (double)want);
+    cr_expect_float_eq(got.total[Q_CPU], 0.105, 1e-9, "the CPU time is the file's");
     profile_free(&p);
     free(msg);
     free(buf);
@@ -462,7 +556,7 @@ Test(pprof, unsymbolized_locations_keep_their_addresses_and_maps)
     uint8_t *buf = pack(&b.p, &len);
     struct profile p;
     int rc;
-    char *msg = load_quiet(buf, len, PPROF_MAX_SAMPLES, &p, &rc);
+    char *msg = load_quiet(buf, len, &p, &rc);
     cr_assert_eq(rc, 0, "%s", msg);
     cr_expect_eq(p.nlocations, 0);
     cr_assert_geq(p.nstacks, 2);
@@ -539,7 +633,7 @@ Test(pprof, truncated_at_every_offset)
         memcpy(cut, buf, n);
         struct profile p;
         int rc;
-        char *msg = load_quiet(cut, n, PPROF_MAX_SAMPLES, &p, &rc);
+        char *msg = load_quiet(cut, n, &p, &rc);
         if (rc != 0) {
             errors++;
             cr_expect_not_null(strstr(msg, "t.pb: offset "), "%zu bytes: %s", n, msg);
@@ -554,13 +648,13 @@ Test(pprof, truncated_at_every_offset)
     free(buf);
 }
 
-static void expect_error(const PbProfile *pb, uint64_t max, const char *text)
+static void expect_error(const PbProfile *pb, const char *text)
 {
     size_t len;
     uint8_t *buf = pack(pb, &len);
     struct profile p;
     int rc;
-    char *msg = load_quiet(buf, len, max, &p, &rc);
+    char *msg = load_quiet(buf, len, &p, &rc);
     cr_expect_eq(rc, -1, "accepted; expected \"%s\"", text);
     cr_expect_not_null(strstr(msg, "t.pb: offset "), "no offset in: %s", msg);
     cr_expect_not_null(strstr(msg, text), "\"%s\" not in: %s", text, msg);
@@ -576,70 +670,64 @@ Test(pprof, bad_ids_and_values_are_clean_errors)
     struct builder b;
     build(&b, basic, NBASIC, true);
     b.loc_ids[1][1] = 99;
-    expect_error(&b.p, PPROF_MAX_SAMPLES, "location 99");
+    expect_error(&b.p, "location 99");
 
     build(&b, basic, NBASIC, true);
     b.lines[1].function_id = 42;
-    expect_error(&b.p, PPROF_MAX_SAMPLES, "function 42");
+    expect_error(&b.p, "function 42");
 
     build(&b, basic, NBASIC, true);
     b.locs[2].mapping_id = 7;
-    expect_error(&b.p, PPROF_MAX_SAMPLES, "mapping 7");
+    expect_error(&b.p, "mapping 7");
 
     build(&b, basic, NBASIC, true);
     b.locs[2].id = 1;
-    expect_error(&b.p, PPROF_MAX_SAMPLES, "used twice");
+    expect_error(&b.p, "used twice");
 
     build(&b, basic, NBASIC, true);
     b.funcs[0].id = 0;
-    expect_error(&b.p, PPROF_MAX_SAMPLES, "id 0");
+    expect_error(&b.p, "id 0");
 
     build(&b, basic, NBASIC, true);
     b.funcs[3].name = 1000;
-    expect_error(&b.p, PPROF_MAX_SAMPLES, "not in the string table");
+    expect_error(&b.p, "not in the string table");
 
     build(&b, basic, NBASIC, true);
     b.labels[0].key = -3;
-    expect_error(&b.p, PPROF_MAX_SAMPLES, "not in the string table");
+    expect_error(&b.p, "not in the string table");
 
     build(&b, basic, NBASIC, true);
     b.samples[2].n_value = 2;
-    expect_error(&b.p, PPROF_MAX_SAMPLES, "2 values");
+    expect_error(&b.p, "2 values");
 
     build(&b, basic, NBASIC, true);
     b.values[3][1] = -5;
-    expect_error(&b.p, PPROF_MAX_SAMPLES, "negative");
+    expect_error(&b.p, "negative");
 
     build(&b, basic, NBASIC, true);
     b.values[0][0] = INT64_MAX; /* an absurd count: refused before anything is allocated */
-    expect_error(&b.p, PPROF_MAX_SAMPLES, "samples in all");
-
-    build(&b, basic, NBASIC, true);
-    expect_error(&b.p, 10, "samples in all"); /* 11 in all */
+    expect_error(&b.p, "samples in all");
 
     build(&b, basic, NBASIC, true);
     b.values[0][1] = INT64_MAX;
-    expect_error(&b.p, PPROF_MAX_SAMPLES, "out of range");
+    expect_error(&b.p, "out of range");
 
     build(&b, basic, NBASIC, true);
     b.labels[0].num = (int64_t)1 << 40; /* a pid over 32 bits */
-    expect_error(&b.p, PPROF_MAX_SAMPLES, "label pid");
+    expect_error(&b.p, "label pid");
 
     build(&b, basic, NBASIC, true);
-    b.p.n_sample_type = 1;
-    b.types[0].type = s_(&b, "alloc_space");
-    b.types[0].unit = s_(&b, "bytes");
-    finish_strings(&b);
+    b.p.n_sample_type = 0; /* samples that measure nothing */
     for (size_t i = 0; i < NBASIC; i++)
-        b.samples[i].n_value = 1;
-    expect_error(&b.p, PPROF_MAX_SAMPLES, "alloc_space/bytes");
+        b.samples[i].n_value = 0;
+    expect_error(&b.p, "no sample types");
 }
 
 static void expect_wire_error(const void *data, size_t len, const char *text)
 {
     struct profile p;
     int rc;
-    char *msg = load_quiet(data, len, PPROF_MAX_SAMPLES, &p, &rc);
+    char *msg = load_quiet(data, len, &p, &rc);
     cr_expect_eq(rc, -1, "accepted; expected \"%s\"", text);
     cr_expect_not_null(strstr(msg, text), "\"%s\" not in: %s", text, msg);
     cr_expect(!pprof_detect(data, len));
@@ -808,7 +896,7 @@ Test(pprof_export, what_is_written_decodes_with_protobuf_c)
     struct profile p;
     make_profile(&p);
     struct frame_resolver r = {fake_resolve, NULL};
-    struct export_options o = {.metric = METRIC_SAMPLES};
+    struct export_options o = {.metric = NULL};
     uint8_t *buf;
     size_t len;
     char *error;
@@ -911,8 +999,7 @@ Test(pprof_export, what_is_written_decodes_with_protobuf_c)
     perftools__profiles__profile__free_unpacked(pb, NULL);
 
     /* --metric chooses the default sample type; energy needs energy. */
-    o.metric_given = true;
-    o.metric = METRIC_WALL;
+    o.metric = "wall";
     free(buf);
     cr_assert_eq(pprof_encode(&p, &r, &o, &buf, &len, &error), 0, "%s", error);
     pb = perftools__profiles__profile__unpack(NULL, len, buf);
@@ -920,7 +1007,7 @@ Test(pprof_export, what_is_written_decodes_with_protobuf_c)
     cr_expect_str_eq(pb_str(pb, pb->default_sample_type), "wall");
     perftools__profiles__profile__free_unpacked(pb, NULL);
     free(buf);
-    o.metric = METRIC_ENERGY;
+    o.metric = "energy";
     free(p.channels[0].name);
     free(p.channels[0].unit);
     p.nchannels = 0;
@@ -935,14 +1022,14 @@ Test(pprof_export, read_back_it_gives_the_same_values)
     struct profile p;
     make_profile(&p);
     struct frame_resolver r = {fake_resolve, NULL};
-    struct export_options o = {.metric = METRIC_SAMPLES};
+    struct export_options o = {.metric = NULL};
     uint8_t *buf;
     size_t len;
     char *error;
     cr_assert_eq(pprof_encode(&p, &r, &o, &buf, &len, &error), 0, "%s", error);
     struct profile back;
     int rc;
-    char *msg = load_quiet(buf, len, PPROF_MAX_SAMPLES, &back, &rc);
+    char *msg = load_quiet(buf, len, &back, &rc);
     cr_assert_eq(rc, 0, "%s", msg);
 
     /* Per leaf function: ours (the fake resolver's names) and back. */
@@ -986,7 +1073,7 @@ Test(pprof_export, protoc_and_go_tool_pprof_read_it, .timeout = 120)
     struct profile p;
     make_profile(&p);
     struct frame_resolver r = {fake_resolve, NULL};
-    struct export_options o = {.metric = METRIC_SAMPLES};
+    struct export_options o = {.metric = NULL};
     uint8_t *buf;
     size_t len;
     char *error;
@@ -1050,7 +1137,7 @@ static void replay_one(const struct corpus_file *f, void *ctx)
 {
     (void)ctx;
     struct profile p;
-    int rc = pprof_load_buffer_max(f->name, f->data, f->len, 1u << 16, &p);
+    int rc = pprof_load_buffer(f->name, f->data, f->len, &p);
     if (f->must_load)
         cr_expect_eq(rc, 0, "%s does not load", f->path);
     if (rc == 0) {

@@ -521,7 +521,7 @@ Test(ptprof_cli, info_describes_both_formats_and_flags_truncation)
     char *out, *err;
     const char *a1[] = {"info", complete, pperf, NULL};
     cr_assert_eq(run_ptprof(bin, a1, &out, &err), 0, "%s", err);
-    expect_line(out, "  format:     native 1.0, zstd-compressed\n");
+    expect_line(out, "  format:     native 1.1, zstd-compressed\n");
     expect_line(out, "  program:    ./demo --fast\n");
     expect_line(out, "  duration:   0.200 s\n");
     expect_line(out, "  samples:    100 recorded, 100 ideal (100.0%)\n");
@@ -588,7 +588,7 @@ Test(ptprof_cli, dump_prints_every_record)
     char *out, *err;
     const char *a1[] = {"dump", native, NULL};
     cr_assert_eq(run_ptprof(bin, a1, &out, &err), 0, "%s", err);
-    expect_line(out, "@0 HEADER ptprof native 1.0 flags=0x0\n");
+    expect_line(out, "@0 HEADER ptprof native 1.1 flags=0x0\n");
     expect_line(out, "@16 META \"command\" = \"./demo --fast\"\n");
     expect_line(out, " CHANNEL id=0 kind=3 (power) name=\"package-0\" unit=\"W\"\n");
     expect_line(out, " EXEC pid=4242 time=0.000001001 path=\"/usr/bin/demo\"\n");

@@ -39,11 +39,13 @@ Test(report_energy, power_times_interval_split_by_cpu_with_the_rest_unattributed
     cr_expect_eq(u->self[Q_SAMPLES], 0);
     cr_expect(fake_close(r.totals.unattributed_j, 5));
     /* Power: energy over the time that used it. */
-    cr_expect(fake_close(report_value(fake_row(&r, "prog:main"), METRIC_POWER, false), 10));
-    cr_expect(fake_close(report_value(fake_row(&r, "prog:foo"), METRIC_POWER, false), 20));
-    cr_expect(fake_close(report_value(u, METRIC_POWER, false), 10), "idle power");
+    cr_expect(fake_close(
+        report_value(fake_row(&r, "prog:main"), metric_builtin(METRIC_POWER), false), 10));
+    cr_expect(fake_close(
+        report_value(fake_row(&r, "prog:foo"), metric_builtin(METRIC_POWER), false), 20));
+    cr_expect(fake_close(report_value(u, metric_builtin(METRIC_POWER), false), 10), "idle power");
     cr_expect(fake_close(report_mean_power(&r.totals), 15));
-    cr_expect(fake_close(report_pct(&r, u, METRIC_ENERGY, false), 100.0 / 6));
+    cr_expect(fake_close(report_pct(&r, u, metric_builtin(METRIC_ENERGY), false), 100.0 / 6));
     report_free(&r);
 }
 

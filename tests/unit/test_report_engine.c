@@ -155,7 +155,7 @@ Test(report_engine, a_recursive_function_counts_once_per_stack)
     cr_expect_eq(rec->total[Q_SAMPLES], 2);
     cr_expect(fake_close(rec->total[Q_CPU], 500 * NS));
     cr_expect(fake_close(rec->self[Q_CPU], 500 * NS));
-    cr_expect(fake_close(report_pct(&r, rec, METRIC_CPU, true), 100));
+    cr_expect(fake_close(report_pct(&r, rec, metric_builtin(METRIC_CPU), true), 100));
     report_free(&r);
 }
 
@@ -323,7 +323,7 @@ Test(report_engine, paths_follow_map_changes)
     char *error = NULL;
     cr_assert_eq(walk_profile(&p, &res, &wo, kt, nt, &v, &t, &error), 0);
     struct report r;
-    aggregate_report(a, &t, METRIC_CPU, &r);
+    aggregate_report(a, &t, metric_builtin(METRIC_CPU), &r);
     fake_expect_consistent(&r);
     cr_expect(fake_close(fake_row(&r, "old:old_fn")->self[Q_CPU], 10 * NS));
     cr_expect(fake_close(fake_row(&r, "new:new_fn")->self[Q_CPU], 20 * NS));

@@ -98,7 +98,7 @@ static inline struct prof_thread_sample fake_ths(uint32_t tid, uint32_t stack, u
     }
 
 /* Run the flat aggregation over P with KEYS ("binary,procedure"...). */
-static inline int fake_analyze_opts(const struct profile *p, const char *keys, enum metric m,
+static inline int fake_analyze_opts(const struct profile *p, const char *keys, enum metric_kind m,
                                     const struct metrics_options *mo, struct report *out,
                                     char **error)
 {
@@ -112,7 +112,7 @@ static inline int fake_analyze_opts(const struct profile *p, const char *keys, e
     struct walk_totals t;
     int rc = walk_profile(p, &r, &wo, kt, nt, &v, &t, error);
     if (rc == 0)
-        aggregate_report(a, &t, m, out);
+        aggregate_report(a, &t, metric_builtin(m), out);
     aggregate_free(a);
     strtab_free(nt);
     strtab_free(kt);

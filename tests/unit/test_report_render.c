@@ -100,7 +100,7 @@ static void sample_report(struct report *r, bool energy)
     struct walk_totals t;
     char *error = NULL;
     cr_assert_eq(walk_profile(&p, &res, &wo, kt, nt, &v, &t, &error), 0);
-    aggregate_report(a, &t, METRIC_CPU, r);
+    aggregate_report(a, &t, metric_builtin(METRIC_CPU), r);
     aggregate_free(a);
     strtab_free(nt);
     strtab_free(kt);
@@ -261,7 +261,7 @@ Test(report_render, json_report_tree_and_comparison_parse)
     struct report plain;
     sample_report(&plain, false);
     const struct report *others[] = {&plain};
-    struct compare_options o = {.metric = METRIC_ENERGY,
+    struct compare_options o = {.metric = *metric_builtin(METRIC_ENERGY),
                                 .error = ERR_RELATIVE,
                                 .aggregate = AGG_RMSE,
                                 .limit_pct = -1,
@@ -420,11 +420,11 @@ Test(report_render, call_tree_as_text_and_csv)
     char *error = NULL;
     cr_assert_eq(walk_profile(&p, &res, &wo, kt, nt, &v, &wt, &error), 0);
     calltree_add_run(t, &wt);
-    calltree_finish(t, METRIC_CPU);
+    calltree_finish(t, metric_builtin(METRIC_CPU));
 
     struct capture c;
     capture_open(&c);
-    cr_assert_eq(render_tree(c.f, t, METRIC_CPU, 0, RENDER_CSV, 0), 0);
+    cr_assert_eq(render_tree(c.f, t, metric_builtin(METRIC_CPU), 0, RENDER_CSV, 0), 0);
     char *out = capture_close(&c);
     cr_expect_str_eq(out, "path,depth,self,self_pct,total,total_pct\n"
                           "prog:main,0,0,0,4e-07,100\n"
@@ -433,7 +433,7 @@ Test(report_render, call_tree_as_text_and_csv)
     free(out);
 
     capture_open(&c);
-    cr_assert_eq(render_tree(c.f, t, METRIC_CPU, 80, RENDER_TABLE, 80), 0);
+    cr_assert_eq(render_tree(c.f, t, metric_builtin(METRIC_CPU), 80, RENDER_TABLE, 80), 0);
     out = capture_close(&c);
     cr_expect_not_null(strstr(out, "prog:main\n"));
     cr_expect_null(strstr(out, "prog:bar"), "under the threshold:\n%s", out);
@@ -449,8 +449,10 @@ Test(report_render, comparison_csv)
     struct report r;
     sample_report(&r, false);
     const struct report *others[] = {&r, &r};
-    struct compare_options o = {
-        .metric = METRIC_CPU, .error = ERR_ABSOLUTE, .limit_pct = -1, .threshold_pct = -1};
+    struct compare_options o = {.metric = *metric_builtin(METRIC_CPU),
+                                .error = ERR_ABSOLUTE,
+                                .limit_pct = -1,
+                                .threshold_pct = -1};
     struct compare_result res;
     compare_reports(&r, others, 2, &o, &res);
     const char *names[] = {"base", "x,1", "y"};

@@ -53,7 +53,7 @@ static void focus(const struct profile *p, const char *function, enum report_foc
     struct walk_totals t;
     char *error = NULL;
     cr_assert_eq(walk_profile(p, &r, &wo, kt, nt, &v, &t, &error), 0);
-    callgraph_report(g, &t, METRIC_CPU, out);
+    callgraph_report(g, &t, metric_builtin(METRIC_CPU), out);
     callgraph_free(g);
     strtab_free(nt);
     strtab_free(kt);
@@ -65,11 +65,13 @@ Test(report_views, callers_of_a_function_share_its_total)
     struct report r;
     focus(&p, "bar", FOCUS_CALLERS, &r);
     cr_expect(r.focus_found);
-    cr_expect(fake_close(report_base(&r, METRIC_CPU), 110 * NS));
+    cr_expect(fake_close(report_base(&r, metric_builtin(METRIC_CPU)), 110 * NS));
     cr_expect(
-        fake_close(report_pct(&r, fake_row(&r, "prog:foo"), METRIC_CPU, false), 100.0 * 7 / 11));
+        fake_close(report_pct(&r, fake_row(&r, "prog:foo"), metric_builtin(METRIC_CPU), false),
+                   100.0 * 7 / 11));
     cr_expect(
-        fake_close(report_pct(&r, fake_row(&r, "prog:main"), METRIC_CPU, false), 100.0 * 3 / 11));
+        fake_close(report_pct(&r, fake_row(&r, "prog:main"), metric_builtin(METRIC_CPU), false),
+                   100.0 * 3 / 11));
     cr_expect(fake_close(fake_row(&r, "[no caller]:[no caller]")->self[Q_CPU], 10 * NS));
     cr_expect_eq(r.nrows, 3);
     report_free(&r);
@@ -80,13 +82,13 @@ Test(report_views, callees_of_a_function_and_its_self_make_100_percent)
     struct profile p = make_profile(1);
     struct report r;
     focus(&p, "main", FOCUS_CALLEES, &r);
-    cr_expect(fake_close(report_base(&r, METRIC_CPU), 120 * NS));
+    cr_expect(fake_close(report_base(&r, metric_builtin(METRIC_CPU)), 120 * NS));
     cr_expect(fake_close(fake_row(&r, "prog:foo")->self[Q_CPU], 70 * NS));
     cr_expect(fake_close(fake_row(&r, "prog:bar")->self[Q_CPU], 30 * NS));
     cr_expect(fake_close(fake_row(&r, "[self]:[self]")->self[Q_CPU], 20 * NS));
     double sum = 0;
     for (size_t i = 0; i < r.nrows; i++)
-        sum += report_pct(&r, &r.rows[i], METRIC_CPU, false);
+        sum += report_pct(&r, &r.rows[i], metric_builtin(METRIC_CPU), false);
     cr_expect(fake_close(sum, 100));
     report_free(&r);
 
@@ -107,8 +109,10 @@ Test(report_views, recursion_and_cxx_names)
     struct report r;
     focus(&p, "rec", FOCUS_CALLERS, &r);
     /* rec calls itself and is called by ns::f: each once per stack. */
-    cr_expect(fake_close(report_pct(&r, fake_row(&r, "prog:rec"), METRIC_CPU, false), 100));
-    cr_expect(fake_close(report_pct(&r, fake_row(&r, "prog:ns::f(int)"), METRIC_CPU, false), 100));
+    cr_expect(fake_close(
+        report_pct(&r, fake_row(&r, "prog:rec"), metric_builtin(METRIC_CPU), false), 100));
+    cr_expect(fake_close(
+        report_pct(&r, fake_row(&r, "prog:ns::f(int)"), metric_builtin(METRIC_CPU), false), 100));
     report_free(&r);
     /* A C++ function by its name without parameters, or mangled. */
     focus(&p, "ns::f", FOCUS_CALLERS, &r);
@@ -129,13 +133,13 @@ Test(report_views, a_pattern_matches_every_function_it_names)
     /* "b*" is bar: the same answer as the name itself. */
     focus(&p, "b*", FOCUS_CALLERS, &r);
     cr_expect(r.focus_found);
-    cr_expect(fake_close(report_base(&r, METRIC_CPU), 110 * NS));
+    cr_expect(fake_close(report_base(&r, metric_builtin(METRIC_CPU)), 110 * NS));
     cr_expect(fake_close(fake_row(&r, "prog:foo")->self[Q_CPU], 70 * NS));
     report_free(&r);
     /* "[bf]o*" and "?ar" name foo and bar together: their callers are main
      * (for both) and foo (for bar); each path counts once. */
     focus(&p, "[fb]*", FOCUS_CALLERS, &r);
-    cr_expect(fake_close(report_base(&r, METRIC_CPU), 110 * NS));
+    cr_expect(fake_close(report_base(&r, metric_builtin(METRIC_CPU)), 110 * NS));
     cr_expect(fake_close(fake_row(&r, "prog:main")->self[Q_CPU], 100 * NS));
     cr_expect(fake_close(fake_row(&r, "prog:foo")->self[Q_CPU], 70 * NS));
     report_free(&r);
@@ -202,7 +206,7 @@ Test(report_views, call_tree_of_two_runs_is_their_mean)
         cr_assert_eq(walk_profile(&p, &r, &wo, kt, nt, &v, &wt, &error), 0);
         calltree_add_run(t, &wt);
     }
-    calltree_finish(t, METRIC_CPU);
+    calltree_finish(t, metric_builtin(METRIC_CPU));
     cr_expect_eq(t->totals.runs, 2);
     /* Mean of 1x and 3x: 2x. */
     cr_expect(fake_close(t->nodes[0].total[Q_CPU], 260 * NS));
@@ -244,8 +248,8 @@ Test(report_views, mean_of_two_runs_per_key)
     cr_expect(fake_close(fake_row(&m, "rec")->self[Q_CPU], 30 * NS / 2), "absent in run 1");
     cr_expect(fake_close(fake_row(&m, "main")->total[Q_CPU], (120 + 330) * NS / 2));
     cr_expect(fake_close(m.totals.samples, NSAMPLES));
-    cr_expect(
-        fake_close(report_pct(&m, fake_row(&m, "bar"), METRIC_CPU, false), 100.0 * 440 / 520));
+    cr_expect(fake_close(report_pct(&m, fake_row(&m, "bar"), metric_builtin(METRIC_CPU), false),
+                         100.0 * 440 / 520));
     report_free(&m);
     report_free(&a);
     report_free(&b);
@@ -265,7 +269,7 @@ static void make_rows(struct report *r)
 {
     memset(r, 0, sizeof(*r));
     key_spec_default(&r->keys);
-    r->metric = METRIC_CPU;
+    r->metric = *metric_builtin(METRIC_CPU);
     r->base[Q_CPU] = 100;
     add_row(r, "e", 5, 5);
     add_row(r, "b", 30, 30);
