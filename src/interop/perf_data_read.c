@@ -682,7 +682,6 @@ static void on_sample(void *ctx, const struct perf_record *rec)
     struct profile *p = r->p;
     p->samples = xgrow(p->samples, &r->samples_cap, p->nsamples + 1, sizeof(*p->samples));
     struct prof_sample *out = &p->samples[p->nsamples++];
-    /* Every field, the weights and values too: the array is not zeroed. */
     *out = (struct prof_sample){.time_ns = wall_of(r, rec->time), .nthreads = 1};
     out->threads = xmalloc(sizeof(*out->threads));
     out->threads[0] = (struct prof_thread_sample){
