@@ -52,11 +52,42 @@ struct symbolizer *session_symbolizer(const char *path, const struct profile *pr
     return sym;
 }
 
+/* Above this share of cut stacks (in percent), analyses warn. */
+#define CUT_STACKS_WARN_PERCENT 1.0
+
+/* Stacks that lost their outer frames (cut at the end of the recorder's
+ * copy, a depth limit) charge their callers to nobody: say so, once per
+ * file (some commands walk a file several times). */
+static void warn_cut_stacks(const char *path, const struct profile *prof)
+{
+    static char *warned[16];
+    static size_t nwarned;
+    uint64_t cut = profile_truncated_stacks(prof), all = 0;
+    for (size_t i = 0; cut && i < prof->nsamples; i++)
+        all += prof->samples[i].nthreads;
+    double pct = all ? 100.0 * (double)cut / (double)all : 0.0;
+    if (pct <= CUT_STACKS_WARN_PERCENT)
+        return;
+    for (size_t i = 0; i < nwarned; i++)
+        if (strcmp(warned[i], path) == 0)
+            return;
+    if (nwarned < sizeof(warned) / sizeof(warned[0]))
+        warned[nwarned++] = xstrdup(path);
+    /* A recording by ptprof names its copy size; other files say nothing
+     * of how their stacks were cut. */
+    bool recorded = profile_meta(prof, "stack_size") != NULL;
+    pt_warn("%s: %.1f%% of the thread samples (%llu of %llu) have stacks cut short: their outer "
+            "callers are missing%s",
+            strcmp(path, "-") == 0 ? "<stdin>" : path, pct, (unsigned long long)cut,
+            (unsigned long long)all, recorded ? " (record with a larger --stack-size)" : "");
+}
+
 int session_walk_profile(const char *path, const struct profile *prof,
                          const struct session_options *opts, struct strtab *keys,
                          struct strtab *names, const struct walk_visitor *v,
                          struct walk_totals *totals)
 {
+    warn_cut_stacks(path, prof);
     struct symbolizer *sym = session_symbolizer(path, prof, opts);
     struct frame_resolver r = {resolve, sym};
     char *error = NULL;

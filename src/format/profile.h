@@ -91,7 +91,8 @@ enum prof_thread_flags {
     PROF_THREAD_IN_SYSCALL = 1,      /* stopped inside a system call: see syscall */
     PROF_THREAD_STOPPED = 2,         /* in a job-control stop */
     PROF_THREAD_STACK_TRUNCATED = 4, /* its stack lost outer frames (a depth limit, an
-                                        unwinder that stopped short) */
+                                        unwinder that stopped short, the end of the
+                                        recorder's stack copy) */
 };
 
 struct prof_thread_sample {

@@ -352,25 +352,52 @@ static int callchain_pcs(const struct perf_sample *s, uint64_t *pcs, int max)
     return depth;
 }
 
-static int unwound_pcs(struct engine *e, struct process *p, const struct perf_sample *s)
+/* The sample's registers and stack copy as a snapshot (pointing into the
+ * record: the unwinders only read it), and the process's unwinder; false
+ * when the sample has neither. */
+static bool sample_snapshot(struct process *p, const struct perf_sample *s, uint64_t requested,
+                            struct stack_snapshot *snap)
 {
-    struct stack_snapshot snap;
-    memset(&snap, 0, sizeof(snap));
-    if (s->regs_abi == 0 || !s->regs || !perf_regs_to_user(s->regs, s->nregs, &snap.regs)) {
-        e->pcs[0] = s->ip;
-        return 1;
-    }
+    memset(snap, 0, sizeof(*snap));
+    if (s->regs_abi == 0 || !s->regs || !perf_regs_to_user(s->regs, s->nregs, &snap->regs))
+        return false;
     if (!p->unwinder)
         p->unwinder = dwarf_unwinder_new(p->pid);
-    if (!p->unwinder) {
+    if (!p->unwinder)
+        return false;
+    snap->sp = (uint64_t)REGS_SP(snap->regs);
+    snap->data = (uint8_t *)(uintptr_t)s->stack;
+    snap->size = snap->capacity = (size_t)s->stack_size;
+    /* The kernel copies less than asked only where the stack ends. */
+    snap->complete = s->stack_size < requested;
+    return true;
+}
+
+/* -g fp: the kernel's chain, mended through frameless innermost frames by
+ * their CFI from the sample's registers and stack copy. */
+static int mended_callchain(struct engine *e, struct process *p, const struct perf_sample *s)
+{
+    uint64_t chain[STACK_MAX_DEPTH];
+    int depth = callchain_pcs(s, chain, STACK_MAX_DEPTH);
+    struct stack_snapshot snap;
+    if (!sample_snapshot(p, s, e->ev.attr.sample_stack_user, &snap)) {
+        memcpy(e->pcs, chain, (size_t)depth * sizeof(*chain));
+        return depth;
+    }
+    return stack_repair_fp(p->unwinder, &snap, chain, depth, e->pcs, STACK_MAX_DEPTH, NULL);
+}
+
+/* -g dwarf: the sample's copy unwound by CFI; *CUT when it ran off the end
+ * of a copy that did not reach the top of the stack. */
+static int unwound_pcs(struct engine *e, struct process *p, const struct perf_sample *s, bool *cut)
+{
+    struct stack_snapshot snap;
+    *cut = false;
+    if (!sample_snapshot(p, s, e->ev.attr.sample_stack_user, &snap)) {
         e->pcs[0] = s->ip;
         return 1;
     }
-    snap.sp = (uint64_t)REGS_SP(snap.regs);
-    /* The unwinder only reads the copy: it may point into the record. */
-    snap.data = (uint8_t *)(uintptr_t)s->stack;
-    snap.size = snap.capacity = (size_t)s->stack_size;
-    int depth = dwarf_unwind(p->unwinder, (pid_t)s->tid, &snap, e->pcs, STACK_MAX_DEPTH);
+    int depth = dwarf_unwind(p->unwinder, (pid_t)s->tid, &snap, e->pcs, STACK_MAX_DEPTH, cut);
     if (depth <= 0) {
         e->pcs[0] = s->ip;
         depth = 1;
@@ -414,10 +441,11 @@ static void on_sample(void *ctx, const struct perf_record *r)
     th->sampled = true;
     th->blocked = false;
     int depth;
+    bool cut = false;
     if (e->opts->stack_mode == STACK_FP) {
-        depth = callchain_pcs(s, e->pcs, STACK_MAX_DEPTH);
+        depth = mended_callchain(e, p, s);
     } else if (e->opts->stack_mode == STACK_DWARF) {
-        depth = unwound_pcs(e, p, s);
+        depth = unwound_pcs(e, p, s, &cut);
     } else {
         e->pcs[0] = s->ip;
         depth = 1;
@@ -431,7 +459,7 @@ static void on_sample(void *ctx, const struct perf_record *r)
         .stack =
             e->opts->stack_mode == STACK_NONE ? 0 : output_stack(e->out, e->pcs, (uint32_t)depth),
         .syscall = -1,
-        .flags = 0,
+        .flags = cut && e->opts->stack_mode != STACK_NONE ? PROF_THREAD_STACK_TRUNCATED : 0,
     };
     take_counters(e, th, s, en);
 }
@@ -558,8 +586,8 @@ static void look_off_cpu(struct engine *e)
             th->blocked = false;
             continue;
         }
-        bool same =
-            th->blocked && th->syscall == look.syscall && th->sp == look.sp && th->pc == look.pc;
+        bool same = th->blocked && th->syscall_raw == look.syscall && th->sp == look.sp &&
+                    th->pc == look.pc;
         if (!same) {
             struct process *p = &e->procs.procs[th->proc];
             int depth = 1;
@@ -574,7 +602,10 @@ static void look_off_cpu(struct engine *e)
                                     ? 0
                                     : output_stack(e->out, e->pcs, (uint32_t)depth);
             th->blocked = true;
-            th->syscall = look.syscall;
+            th->syscall_raw = look.syscall;
+            /* A call a stop signal restarted reads as restart_syscall. */
+            th->syscall =
+                syscall_origin_name(&th->origin, look.syscall, look.pc, look.sp, th->pid, th->tid);
             th->sp = look.sp;
             th->pc = look.pc;
         }

@@ -23,6 +23,10 @@
 /* A sample record is at most 64 KiB (its size is a u16): the stack copy
  * must leave room for the rest. */
 #define PERF_STACK_COPY_MAX 65000u
+/* -g fp: the bytes of stack each sample brings along so the innermost
+ * frameless frames can be unwound by CFI (a vDSO or libc leaf needs tens of
+ * bytes; a signal frame a few hundred more). */
+#define PERF_FP_REPAIR_STACK 2048u
 
 static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
                                unsigned long flags)
@@ -72,6 +76,11 @@ static void sampling_attr(struct perf_event_attr *a, const struct record_options
         int max = read_int_file("/proc/sys/kernel/perf_event_max_stack", 127);
         a->sample_max_stack =
             (uint16_t)(max < STACK_MAX_DEPTH ? (max > 0 ? max : 1) : STACK_MAX_DEPTH);
+        /* The registers and the top of the stack, to mend the chain through
+         * frameless innermost frames (stack_repair_fp(), docs/stacks.md). */
+        a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+        a->sample_regs_user = PERF_REGS_USER_MASK;
+        a->sample_stack_user = PERF_FP_REPAIR_STACK;
     } else if (opts->stack_mode == STACK_DWARF) {
         a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
         a->sample_regs_user = PERF_REGS_USER_MASK;

@@ -125,6 +125,6 @@ int offcpu_stack(pid_t pid, pid_t tid, int *fd, const struct offcpu_look *look,
     if (snap->size == 0 || again.state != look->state || again.sp != look->sp ||
         again.pc != look->pc || again.syscall != look->syscall)
         return 1;
-    int depth = dwarf_unwind(u, tid, snap, pcs, max);
+    int depth = dwarf_unwind(u, tid, snap, pcs, max, NULL);
     return depth > 0 ? depth : 1;
 }

@@ -64,7 +64,8 @@ struct perf_thread *perf_threads_add(struct perf_threads *t, pid_t pid, pid_t ti
     th->pid = pid;
     th->proc = proc;
     th->syscall_fd = -1;
-    th->syscall = -1;
+    th->syscall = th->syscall_raw = -1;
+    syscall_origin_init(&th->origin);
     t->all = xgrow(t->all, &t->cap, t->count + 1, sizeof(*t->all));
     t->all[t->count++] = th;
     if (t->count * 2 > t->index_size) {

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "record/syscall_origin.h"
+
 #include "record/perf_counters.h"
 
 struct perf_thread {
@@ -26,7 +28,9 @@ struct perf_thread {
     /* Off CPU: what the last look at /proc/PID/task/TID/syscall found. */
     int syscall_fd;
     bool blocked;
-    int syscall; /* -1: blocked outside a system call (stopped, a page fault) */
+    int syscall_raw; /* the file's number: -1 blocked outside a call (stopped, a fault) */
+    int syscall;     /* ...named: restart_syscall as the call it restarts */
+    struct syscall_origin origin;
     uint64_t sp, pc;
     uint32_t blocked_stack;
 };

@@ -211,20 +211,25 @@ void process_exec(struct process *p)
     }
 }
 
-bool process_knows_pc(const struct process *p, uint64_t pc)
+const struct map_entry *process_map_at(const struct process *p, uint64_t addr)
 {
     size_t lo = 0, hi = p->maps.count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         const struct map_entry *e = &p->maps.entries[mid];
-        if (pc < e->start)
+        if (addr < e->start)
             hi = mid;
-        else if (pc >= e->end)
+        else if (addr >= e->end)
             lo = mid + 1;
         else
-            return true;
+            return e;
     }
-    return false;
+    return NULL;
+}
+
+bool process_knows_pc(const struct process *p, uint64_t pc)
+{
+    return process_map_at(p, pc) != NULL;
 }
 
 int proc_status_ids(pid_t tid, pid_t *tgid, pid_t *ppid)

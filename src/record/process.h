@@ -54,6 +54,8 @@ void process_table_free(struct process_table *t);
 bool process_refresh_maps(struct process *p, struct output *out, uint64_t time_ns);
 void process_exec(struct process *p);
 bool process_knows_pc(const struct process *p, uint64_t pc);
+/* The mapping (as last read) holding ADDR, or NULL. */
+const struct map_entry *process_map_at(const struct process *p, uint64_t addr);
 
 /* Report the mapping E of P as a MAP record at TIME_NS: an executable
  * file mapping with its ELF build-id (read once per file). */

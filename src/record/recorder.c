@@ -18,6 +18,7 @@
 #include "record/profiler_signals.h"
 #include "record/record_meta.h"
 #include "record/regs.h"
+#include "record/sample_queue.h"
 #include "record/stack.h"
 #include "record/tracer.h"
 #include "util/log.h"
@@ -28,6 +29,7 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,12 +43,42 @@
 /* How long the target may take to show it received a signal the profiler
  * got too (terminal, killpg) before the profiler forwards it itself. */
 #define SIGNAL_ECHO_NS (100 * 1000 * 1000ULL)
+/* After Ctrl-C or SIGTERM, the profile waits this long for the program to
+ * die of it (its exit is then recorded) before it is written anyway. */
+#define EXIT_GRACE_NS (1000 * 1000 * 1000ULL)
 /* A job-control stop the target never performs is forgotten after this. */
 #define JOB_STOP_PATIENCE_NS (1000 * 1000 * 1000ULL)
 /* Maps are re-read at least this often (and at once for an unknown PC). */
 #define MAPS_REFRESH_NS (500 * 1000 * 1000ULL)
 /* A thread that does not stop within this time is left out of a sample. */
 #define STOP_PATIENCE_NS (100 * 1000 * 1000ULL)
+/* A sample waits at least this long (or a quarter period) for its threads
+ * to stop before going on without those still waiting for a CPU. */
+#define STOP_WINDOW_MIN_NS (100 * 1000ULL)
+/* After a sample, the program runs at least this share of a period before
+ * the next one (docs/recording.md: how it was chosen). */
+#define MIN_GAP_PERCENT 25
+
+/* Where a sample's time goes, summed over the run (the -d summary). */
+struct sample_costs {
+    uint64_t check_ns;  /* reading schedstat to find the idle threads */
+    uint64_t window_ns; /* first interrupt to the last resume */
+    uint64_t copy_ns;   /* copying registers, schedstat and stacks */
+    uint64_t unwind_ns; /* after the resume: unwinding */
+    uint64_t after_ns;  /* after the resume: everything (unwinding, writing, maps) */
+    uint64_t taken;     /* samples taken (written ones are r->samples) */
+    uint64_t stopped;   /* threads copied in time, summed over samples */
+    uint64_t late;      /* threads copied after their sample was built */
+    uint64_t reused;    /* threads whose last copy was reused */
+    uint64_t dropped;   /* deadlines skipped because a sample ran late */
+    uint64_t truncated; /* stacks cut at the end of their copy */
+};
+
+/* A stack to copy, and the process whose memory holds it. */
+struct pending_copy {
+    pid_t pid;
+    struct stack_copy copy;
+};
 
 struct recorder {
     const struct record_options *opts;
@@ -62,20 +94,21 @@ struct recorder {
     bool sampling;       /* the timer runs and samples are taken */
     bool stop_requested; /* Ctrl-C, SIGTERM or --duration */
     uint64_t deadline;   /* --duration, monotonic; 0 = none */
+    uint64_t finish_by;  /* sampling stopped: write the profile by then (monotonic) */
 
     /* job control */
     bool job_stop_pending;
     uint64_t job_stop_since;
 
-    /* per-sample scratch, indexed like the thread table */
-    struct stack_snapshot *snaps;
-    bool *captured;
-    bool *before_signal; /* captured before its signal handler ran */
-    size_t snaps_cap;
-    uint64_t *frames; /* STACK_MAX_DEPTH per thread (fp mode) */
-    uint32_t *frame_depth;
-    struct prof_thread_sample *batch;
-    size_t batch_cap;
+    /* samples waiting for threads that stop late */
+    struct sample_queue queue;
+    bool in_stop_window; /* tracer_stop_all() is running */
+
+    /* per-sample scratch */
+    struct pending_copy *copies; /* stack copies of a batch of stopped threads */
+    size_t copies_cap;
+    struct stack_copy *batch_copies;
+    size_t batch_copies_cap;
     bool *maps_refreshed; /* per process, this sample */
     size_t maps_refreshed_cap;
     uint64_t next_maps_refresh;
@@ -85,47 +118,26 @@ struct recorder {
     uint64_t tick;   /* index of the tick armed on the grid */
     uint64_t rng;
 
+    uint64_t min_gap; /* ns a sample leaves the program before the next */
+
+    /* benchmark knobs (read_benchmark_knobs) */
+    bool fixed_copy; /* PTPROF_STACK_GROW=0: the configured copy size, always */
+    int pin_cpu;     /* PTPROF_CPU=N: the tracer runs on CPU N only; -1 = anywhere */
+
     /* statistics */
     uint64_t start_mono, end_mono;
     uint64_t samples, latency_ns;
+    struct sample_costs costs;
 };
 
 /* --- per-sample buffers --------------------------------------------------- */
 
-static void ensure_scratch(struct recorder *r, size_t n)
-{
-    if (n <= r->snaps_cap)
-        return;
-    size_t cap = r->snaps_cap ? r->snaps_cap : 16;
-    while (cap < n)
-        cap *= 2;
-    r->snaps = xrealloc(r->snaps, cap * sizeof(*r->snaps));
-    for (size_t i = r->snaps_cap; i < cap; i++) {
-        memset(&r->snaps[i], 0, sizeof(r->snaps[i]));
-        if (r->opts->stack_mode != STACK_NONE)
-            stack_snapshot_init(&r->snaps[i], r->opts->stack_size);
-    }
-    r->captured = xrealloc(r->captured, cap * sizeof(*r->captured));
-    r->before_signal = xrealloc(r->before_signal, cap * sizeof(*r->before_signal));
-    if (r->opts->stack_mode == STACK_FP) {
-        r->frames = xrealloc(r->frames, cap * STACK_MAX_DEPTH * sizeof(*r->frames));
-        r->frame_depth = xrealloc(r->frame_depth, cap * sizeof(*r->frame_depth));
-    }
-    r->snaps_cap = cap;
-}
-
 static void free_scratch(struct recorder *r)
 {
-    for (size_t i = 0; i < r->snaps_cap; i++)
-        if (r->snaps[i].data)
-            stack_snapshot_free(&r->snaps[i]);
-    free(r->snaps);
-    free(r->captured);
-    free(r->before_signal);
-    free(r->frames);
-    free(r->frame_depth);
-    free(r->batch);
+    free(r->copies);
+    free(r->batch_copies);
     free(r->maps_refreshed);
+    sample_queue_free(&r->queue);
 }
 
 /* --- sampling ------------------------------------------------------------- */
@@ -172,11 +184,12 @@ static bool caught_before_handler(struct thread *th, const struct user_regs_stru
 }
 
 /* Drop the handler's frames: keep the stack from the interrupted PC on.
- * A DWARF unwind passes the signal frame, which records that PC exactly.
- * A frame-pointer walk does not see the signal frame at all: at the
- * handler's first instruction the frame pointer is still the interrupted
- * function's, so the walk's callers are already that function's callers
- * and only the leaf is to be replaced.  Returns the new depth. */
+ * A DWARF unwind, and a frame-pointer walk mended by CFI, pass the signal
+ * frame, which records that PC exactly.  A plain frame-pointer walk does
+ * not see the signal frame at all: at the handler's first instruction the
+ * frame pointer is still the interrupted function's, so the walk's callers
+ * are already that function's callers and only the leaf is to be
+ * replaced.  Returns the new depth. */
 static int from_interrupted_pc(uint64_t *frames, int depth, uint64_t pc)
 {
     for (int k = 1; k < depth; k++) {
@@ -189,42 +202,99 @@ static int from_interrupted_pc(uint64_t *frames, int depth, uint64_t pc)
     return depth;
 }
 
-/* Inside the stop window: copy what the thread will overwrite once it runs. */
-static void capture_stopped(struct recorder *r)
+/* --- inside the stop window ------------------------------------------------ */
+
+/* How far up the thread's stack may be copied: the end of the mapping
+ * holding SP (looked up again only when SP leaves the one found last). */
+static uint64_t stack_top(struct recorder *r, struct thread *th, uint64_t sp)
 {
-    struct thread_table *tt = &r->tracer.threads;
-    ensure_scratch(r, tt->count);
-    size_t copy = r->opts->stack_mode == STACK_NONE ? 0 : r->opts->stack_size;
-    for (size_t i = 0; i < tt->count; i++) {
-        struct thread *th = &tt->threads[i];
-        r->captured[i] = false;
-        if ((th->late || th->in_vfork) && !th->stopped) {
-            /* It could not stop (vfork parent, uninterruptible sleep): the
-             * kernel still tells where it waits. */
-            uint64_t old_pc = th->pc;
-            if (thread_read_blocked(th) && th->pc != old_pc)
-                th->stack = 0;
-            continue;
-        }
-        if (!th->stopped || th->group_stop)
-            continue;
-        if (stack_capture(th->tid, copy, &r->snaps[i]) != 0)
-            continue;
-        r->captured[i] = true;
-        r->before_signal[i] = caught_before_handler(th, &r->snaps[i].regs);
-        th->captured_once = true;
-        th->pc = REGS_PC(r->snaps[i].regs);
-        th->sp = REGS_SP(r->snaps[i].regs);
-        th->syscall = regs_blocked_syscall(&r->snaps[i].regs);
-        if (r->opts->stack_mode == STACK_FP) {
-            /* Walking frame pointers is cheap, and deep stacks may need the
-             * live memory: do it while the thread stands still. */
-            int d = unwind_fp(th->pid, &r->snaps[i], true, &r->frames[i * STACK_MAX_DEPTH],
-                              STACK_MAX_DEPTH);
-            r->frame_depth[i] = d > 0 ? (uint32_t)d : 0;
-        }
+    if (sp >= th->stack_lo && sp < th->stack_hi)
+        return th->stack_hi;
+    const struct map_entry *m = process_map_at(&r->tracer.procs.procs[th->proc], sp);
+    th->stack_lo = m ? m->start : 0;
+    th->stack_hi = m ? m->end : 0;
+    return th->stack_hi;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+    const struct pending_copy *x = a, *y = b;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The stacks of a batch: one process_vm_readv per process. */
+static void copy_stacks(struct recorder *r, size_t n)
+{
+    if (n > 1)
+        qsort(r->copies, n, sizeof(*r->copies), by_pid);
+    r->batch_copies = xgrow(r->batch_copies, &r->batch_copies_cap, n, sizeof(*r->batch_copies));
+    for (size_t i = 0; i < n;) {
+        size_t k = 0;
+        pid_t pid = r->copies[i].pid;
+        for (; i + k < n && r->copies[i + k].pid == pid; k++)
+            r->batch_copies[k] = r->copies[i + k].copy;
+        stack_copy_batch(pid, r->batch_copies, k);
+        i += k;
     }
 }
+
+/*
+ * Inside the stop window, for threads that just stopped: copy what the
+ * thread will overwrite once it runs (registers, the top of its stack) and
+ * its schedstat, exact while it stands still and the mark against which the
+ * next sample tells whether it ran.  Nothing else: naming, unwinding and
+ * writing wait for the resume.
+ */
+static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size_t n)
+{
+    struct recorder *r = ctx;
+    uint64_t start = monotonic_ns();
+    bool stacks = r->opts->stack_mode != STACK_NONE;
+    size_t ncopies = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct thread *th = thread_find(&t->threads, tids[i]);
+        if (!th || !th->stopped || th->group_stop || th->captured)
+            continue;
+        if (th->copy_limit == 0)
+            th->copy_limit = r->opts->stack_size ? r->opts->stack_size : STACK_COPY_DEFAULT;
+        if (!th->snap) {
+            th->snap = xcalloc(1, sizeof(*th->snap));
+            if (stacks)
+                stack_snapshot_init(th->snap, th->copy_limit);
+        }
+        if (stack_capture_regs(th->tid, th->snap) != 0)
+            continue; /* gone */
+        th->captured = true;
+        th->deferred = !r->in_stop_window;
+        th->before_signal = caught_before_handler(th, &th->snap->regs);
+        struct thread_sched sched;
+        /* After PTRACE_GETREGSET, which waited until the thread was off its
+         * CPU: its counters are final for this stop. */
+        th->idle_known = thread_read_sched(th, &sched);
+        if (th->idle_known) {
+            th->idle_since = sched;
+            th->cpu_ns = sched.cpu_ns;
+        } else if (!thread_read_cpu(th, &th->cpu_ns)) {
+            th->cpu_ns = 0;
+        }
+        if (!stacks)
+            continue;
+        bool to_top = false;
+        uint64_t sp = th->snap->sp;
+        size_t want = r->fixed_copy
+                          ? th->copy_limit
+                          : stack_copy_plan(sp, stack_top(r, th, sp), th->copy_limit, &to_top);
+        stack_snapshot_reserve(th->snap, want);
+        r->copies = xgrow(r->copies, &r->copies_cap, ncopies + 1, sizeof(*r->copies));
+        r->copies[ncopies++] = (struct pending_copy){
+            .pid = th->pid, .copy = {.snap = th->snap, .want = want, .to_top = to_top}};
+    }
+    if (ncopies > 0)
+        copy_stacks(r, ncopies);
+    r->costs.copy_ns += monotonic_ns() - start;
+}
+
+/* --- after the resume ------------------------------------------------------ */
 
 static void ensure_maps_know(struct recorder *r, struct process *p, const uint64_t *pcs, size_t n,
                              uint64_t wall, bool *refreshed)
@@ -243,115 +313,358 @@ static void ensure_maps_know(struct recorder *r, struct process *p, const uint64
     }
 }
 
-/* After the resume: everything that takes time. */
-static void build_sample(struct recorder *r, uint64_t wall)
+/* The stack of a captured thread into PCS; returns its depth. */
+static int unwind_captured(struct recorder *r, struct thread *th, struct process *p, uint64_t *pcs)
 {
-    struct thread_table *tt = &r->tracer.threads;
-    struct process_table *pt = &r->tracer.procs;
-    uint64_t pcs[STACK_MAX_DEPTH];
-    r->batch = xgrow(r->batch, &r->batch_cap, tt->count, sizeof(*r->batch));
-    /* Kept between samples: a sample is not worth a calloc. */
-    bool *refreshed = r->maps_refreshed =
-        xgrow(r->maps_refreshed, &r->maps_refreshed_cap, pt->count ? pt->count : 1, sizeof(bool));
-    memset(refreshed, 0, pt->count * sizeof(bool));
-    uint32_t n = 0;
-    /* CPU times first, right after the resume: unwinding takes time, and
-     * CPU time read after it would include running done since the PC. */
-    for (size_t i = 0; i < tt->count; i++)
-        thread_read_cpu(&tt->threads[i], &tt->threads[i].cpu_ns);
-    for (size_t i = 0; i < tt->count; i++) {
-        struct thread *th = &tt->threads[i];
-        if (th->announced || th->exiting || !th->captured_once)
-            continue; /* nothing true to say about it yet */
-        struct process *p = &pt->procs[th->proc];
-        if (r->captured[i]) {
-            ensure_maps_know(r, p, &th->pc, 1, wall, &refreshed[th->proc]);
-            int depth = 0;
-            const uint64_t *frames = pcs;
-            if (r->opts->stack_mode == STACK_FP) {
-                depth = (int)r->frame_depth[i];
-                frames = &r->frames[i * STACK_MAX_DEPTH];
-            } else if (r->opts->stack_mode == STACK_DWARF) {
-                if (!p->unwinder)
-                    p->unwinder = dwarf_unwinder_new(p->pid);
-                if (p->unwinder)
-                    depth = dwarf_unwind(p->unwinder, th->tid, &r->snaps[i], pcs, STACK_MAX_DEPTH);
-            }
-            if (r->before_signal[i]) {
-                uint64_t *writable =
-                    r->opts->stack_mode == STACK_FP ? &r->frames[i * STACK_MAX_DEPTH] : pcs;
-                uint64_t interrupted = th->sig_pc;
-                if (depth > 0) {
-                    depth = from_interrupted_pc(writable, depth, interrupted);
-                    frames = writable;
-                }
-                th->pc = interrupted;
-                th->syscall = -1;
-            }
-            if (depth > 1)
-                ensure_maps_know(r, p, frames + 1, (size_t)depth - 1, wall, &refreshed[th->proc]);
-            th->stack = depth > 0 ? output_stack(r->out, frames, (uint32_t)depth) : 0;
-        }
-        uint32_t flags = 0;
-        if (th->group_stop)
-            flags |= PROF_THREAD_STOPPED;
-        if (th->syscall >= 0)
-            flags |= PROF_THREAD_IN_SYSCALL;
-        r->batch[n++] = (struct prof_thread_sample){
-            .pid = (uint32_t)th->pid,
-            .tid = (uint32_t)th->tid,
-            .pc = th->pc,
-            .cpu_ns = th->cpu_ns,
-            .stack = th->stack,
-            .syscall = th->syscall,
-            .flags = flags,
-        };
+    enum stack_mode mode = r->opts->stack_mode;
+    if (mode == STACK_NONE) {
+        pcs[0] = th->pc;
+        return 1;
     }
-    if (n == 0)
-        return; /* every thread is on its way out */
-    if (output_sample(r->out, wall, r->pmu_values, r->batch, n) != 0) {
-        pt_err("cannot write the profile; sampling stops");
-        r->sampling = false;
+    uint64_t start = monotonic_ns();
+    if (!p->unwinder)
+        p->unwinder = dwarf_unwinder_new(p->pid);
+    bool cut = false;
+    int depth;
+    if (mode == STACK_FP) {
+        uint64_t chain[STACK_MAX_DEPTH];
+        depth = unwind_fp(th->snap, chain, STACK_MAX_DEPTH, &cut);
+        /* Frameless leaves (the vDSO, libc) hide their caller from the
+         * frame pointers: mend the innermost frames by their CFI. */
+        depth = stack_repair_fp(p->unwinder, th->snap, chain, depth, pcs, STACK_MAX_DEPTH, &cut);
+    } else {
+        depth = p->unwinder
+                    ? dwarf_unwind(p->unwinder, th->tid, th->snap, pcs, STACK_MAX_DEPTH, &cut)
+                    : 0;
+        if (depth == 0)
+            pcs[depth++] = th->pc;
     }
-    r->samples++;
+    th->truncated = cut;
+    if (cut) {
+        /* Copy more of this thread's stack from now on. */
+        r->costs.truncated++;
+        if (!r->fixed_copy)
+            th->copy_limit = stack_copy_grow(th->copy_limit, r->opts->stack_size);
+    }
+    r->costs.unwind_ns += monotonic_ns() - start;
+    return depth;
+}
+
+/* What a captured thread's registers say: PC, SP, the call it sits in. */
+static void read_capture(struct thread *th)
+{
+    const struct user_regs_struct *regs = &th->snap->regs;
+    th->captured_once = true;
+    th->pc = REGS_PC(*regs);
+    th->sp = REGS_SP(*regs);
+    th->syscall_raw = regs_blocked_syscall(regs);
+    th->check_reblocked = th->syscall_raw >= 0 && th->idle_known;
 }
 
 /*
- * A thread blocked in a system call since its last capture has not run:
- * its registers and stack are what they were.  Waking it only to find that
- * out would cost it CPU time and us a stop (idle thread pools would pay
- * the most), so its last capture is reused.
+ * A thread interrupted in a blocking call goes back into it when resumed:
+ * it runs for that, so its schedstat moves, though its registers and stack
+ * are those of the capture.  Once /proc/PID/task/TID/syscall shows it
+ * blocked again in the same call (or in restart_syscall) at the same PC and
+ * SP, having been put on a CPU exactly once since the capture, its new
+ * counters become the mark: a sleeping thread is then stopped once, not at
+ * every sample.  The counters are read first: if it moves after that, the
+ * next sample sees it.
  */
-static void mark_still_blocked(struct recorder *r)
+static void note_reblocked(struct thread *th)
+{
+    th->check_reblocked = false;
+    struct thread_sched now;
+    int nr;
+    uint64_t sp, pc;
+    if (!thread_read_sched(th, &now) || now.runs != th->idle_since.runs + 1)
+        return;
+    if (!thread_read_syscall(th, &nr, &sp, &pc) || sp != th->sp || pc != th->pc)
+        return;
+    if (nr != th->syscall_raw && !syscall_is_restart(nr))
+        return;
+    th->idle_since = now;
+    /* Blocked again: where it sleeps now names a call the copy could not. */
+    if (syscall_is_restart(th->syscall))
+        th->syscall = syscall_origin_name(&th->origin, nr, pc, sp, th->pid, th->tid);
+}
+
+/* Attached to a running process: its threads may sit in calls the kernel
+ * already restarted.  Learn their names now, while they are blocked in
+ * them (syscall_origin.h). */
+static void learn_blocked_calls(struct recorder *r)
 {
     struct thread_table *tt = &r->tracer.threads;
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
-        th->reused = !th->stopped && !th->group_stop && !th->late && !th->in_vfork &&
-                     thread_still_blocked(th);
+        int nr;
+        uint64_t sp, pc;
+        if (thread_read_syscall(th, &nr, &sp, &pc))
+            syscall_origin_name(&th->origin, nr, pc, sp, th->pid, th->tid);
     }
+}
+
+/* A thread's entry in a sample, from what is known of it now. */
+static struct prof_thread_sample entry_of(const struct thread *th)
+{
+    uint32_t flags = 0;
+    if (th->group_stop)
+        flags |= PROF_THREAD_STOPPED;
+    if (th->syscall >= 0)
+        flags |= PROF_THREAD_IN_SYSCALL;
+    if (th->truncated && th->stack)
+        flags |= PROF_THREAD_STACK_TRUNCATED;
+    return (struct prof_thread_sample){
+        .pid = (uint32_t)th->pid,
+        .tid = (uint32_t)th->tid,
+        .pc = th->pc,
+        .cpu_ns = th->cpu_ns,
+        .stack = th->stack,
+        .syscall = th->syscall,
+        .flags = flags,
+    };
+}
+
+/* A copied thread: its call, its stack (unwound now), into th. */
+static void finish_capture(struct recorder *r, struct thread *th, uint64_t wall)
+{
+    struct process *p = &r->tracer.procs.procs[th->proc];
+    bool *refreshed = &r->maps_refreshed[th->proc];
+    uint64_t pcs[STACK_MAX_DEPTH];
+    read_capture(th);
+    th->syscall =
+        syscall_origin_name(&th->origin, th->syscall_raw, th->pc, th->sp, th->pid, th->tid);
+    ensure_maps_know(r, p, &th->pc, 1, wall, refreshed);
+    int depth = unwind_captured(r, th, p, pcs);
+    if (th->before_signal) {
+        if (depth > 0)
+            depth = from_interrupted_pc(pcs, depth, th->sig_pc);
+        th->pc = th->sig_pc;
+        th->syscall = -1;
+    }
+    if (depth > 1)
+        ensure_maps_know(r, p, pcs + 1, (size_t)depth - 1, wall, refreshed);
+    th->stack = depth > 0 && r->opts->stack_mode != STACK_NONE
+                    ? output_stack(r->out, pcs, (uint32_t)depth)
+                    : 0;
+}
+
+/* Per-process "maps re-read for this sample" flags, cleared. */
+static void reset_maps_refreshed(struct recorder *r)
+{
+    size_t n = r->tracer.procs.count;
+    /* Kept between samples: a sample is not worth a calloc. */
+    r->maps_refreshed = xgrow(r->maps_refreshed, &r->maps_refreshed_cap, n ? n : 1, sizeof(bool));
+    memset(r->maps_refreshed, 0, n * sizeof(bool));
+}
+
+/* Writes the samples no thread is owed for any more. */
+static void write_ready(struct recorder *r, bool force)
+{
+    long n = sample_queue_flush(&r->queue, r->out, force);
+    if (n < 0) {
+        pt_err("cannot write the profile; sampling stops");
+        r->sampling = false;
+        return;
+    }
+    r->samples += (uint64_t)n;
+}
+
+/*
+ * Threads that stopped after their sample was built (they waited for a
+ * CPU): their copies fill the places kept for them in every open sample.
+ * Places of threads that are gone are dropped.
+ */
+static void finish_late_stops(struct recorder *r)
+{
+    struct thread_table *tt = &r->tracer.threads;
+    bool any = false;
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        if (!th->captured || !th->deferred)
+            continue;
+        if (!any)
+            reset_maps_refreshed(r);
+        any = true;
+        th->deferred = false;
+        finish_capture(r, th, realtime_ns());
+        struct prof_thread_sample e = entry_of(th);
+        sample_queue_fill(&r->queue, &e);
+        r->costs.late++;
+        if (th->check_reblocked)
+            note_reblocked(th);
+    }
+    for (size_t i = 0; i < r->queue.count; i++) {
+        const struct open_sample *s = &r->queue.samples[(r->queue.head + i) % SAMPLE_QUEUE_MAX];
+        for (uint32_t k = 0; k < s->nthreads && s->waiting; k++) {
+            struct thread *th = thread_find(tt, (pid_t)s->threads[k].tid);
+            if (!th || th->exiting)
+                sample_queue_forget(&r->queue, s->threads[k].tid);
+        }
+    }
+    write_ready(r, false);
+}
+
+/* tracer_drain(), then what late stops bring. */
+static void drain(struct recorder *r)
+{
+    tracer_drain(&r->tracer);
+    finish_late_stops(r);
+}
+
+/*
+ * A thread owed by an earlier sample for longer than STOP_PATIENCE_NS
+ * cannot stop (uninterruptible sleep): it becomes `late`, its interrupt
+ * stays pending (its eventual stop is just answered), and the samples
+ * waiting for it take what the kernel tells of it without stopping it.
+ */
+static void give_up_on_slow_stops(struct recorder *r)
+{
+    struct thread_table *tt = &r->tracer.threads;
+    uint64_t now = monotonic_ns();
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        if (!th->awaited || now - th->held_since < STOP_PATIENCE_NS)
+            continue;
+        th->awaited = false;
+        th->late = true;
+        if (thread_read_blocked(th)) {
+            th->syscall =
+                syscall_origin_name(&th->origin, th->syscall_raw, th->pc, th->sp, th->pid, th->tid);
+            th->stack = 0;
+        }
+        thread_read_cpu(th, &th->cpu_ns);
+        struct prof_thread_sample e = entry_of(th);
+        sample_queue_fill(&r->queue, &e);
+    }
+}
+
+/* After the resume: everything that takes time, for the sample at WALL. */
+static void build_sample(struct recorder *r, struct open_sample *s, uint64_t wall)
+{
+    struct thread_table *tt = &r->tracer.threads;
+    reset_maps_refreshed(r);
+    /* CPU times of the threads neither copied nor known idle first, right
+     * after the resume: unwinding takes time, and CPU time read after it
+     * would include running done since. */
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        if (!th->captured && !th->reused && !th->awaited)
+            thread_read_cpu(th, &th->cpu_ns);
+    }
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        if (!th->captured && (th->late || th->in_vfork) && !th->stopped) {
+            /* It could not stop (vfork parent, uninterruptible sleep): the
+             * kernel still tells where it waits. */
+            uint64_t old_pc = th->pc;
+            if (thread_read_blocked(th)) {
+                th->syscall = syscall_origin_name(&th->origin, th->syscall_raw, th->pc, th->sp,
+                                                  th->pid, th->tid);
+                if (th->pc != old_pc)
+                    th->stack = 0;
+            }
+        }
+        if (th->announced || th->exiting || (!th->captured_once && !th->captured))
+            continue; /* nothing true to say about it yet */
+        if (th->awaited && !th->captured) {
+            /* On its way to a CPU: its copy comes later (finish_late_stops). */
+            sample_wait(s, (uint32_t)th->pid, (uint32_t)th->tid);
+            continue;
+        }
+        if (th->captured) {
+            th->deferred = false;
+            finish_capture(r, th, wall);
+        }
+        struct prof_thread_sample e = entry_of(th);
+        sample_add(s, &e);
+        /* Earlier samples may be waiting for this thread too. */
+        if (th->captured && r->queue.count > 1)
+            sample_queue_fill(&r->queue, &e);
+    }
+    /* Last, to give the threads interrupted in a call time to go back in. */
+    for (size_t i = 0; i < tt->count; i++)
+        if (tt->threads[i].captured && tt->threads[i].check_reblocked)
+            note_reblocked(&tt->threads[i]);
+    write_ready(r, false);
+}
+
+/*
+ * A thread whose schedstat (CPU time and the number of times it was put on
+ * a CPU) has not moved since its last capture has not run since: sleeping
+ * or waiting for a CPU, its registers and stack are what was copied, so
+ * the copy is reused instead of stopping it again.  Both numbers, because
+ * the kernel updates a running thread's CPU time only at its scheduler
+ * ticks; the run count moves the moment it gets a CPU.
+ */
+static void find_idle(struct recorder *r)
+{
+    struct thread_table *tt = &r->tracer.threads;
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        th->captured = false;
+        th->before_signal = false;
+        th->check_reblocked = false;
+        th->reused = false;
+        if (th->stopped || th->group_stop || th->late || th->in_vfork || th->announced ||
+            th->exiting || th->awaited || !th->idle_known || !th->captured_once)
+            continue;
+        struct thread_sched now;
+        if (thread_read_sched(th, &now) && now.cpu_ns == th->idle_since.cpu_ns &&
+            now.runs == th->idle_since.runs) {
+            th->reused = true;
+            th->cpu_ns = now.cpu_ns;
+            r->costs.reused++;
+        }
+    }
+}
+
+/* How long a sample waits for its threads to stop before it goes on
+ * without the slow ones (docs/recording.md). */
+static uint64_t stop_window(const struct recorder *r)
+{
+    uint64_t w = r->period / 4;
+    return w < STOP_WINDOW_MIN_NS ? STOP_WINDOW_MIN_NS
+           : w > STOP_PATIENCE_NS ? STOP_PATIENCE_NS
+                                  : w;
 }
 
 static void take_sample(struct recorder *r)
 {
+    if (sample_queue_full(&r->queue)) {
+        r->costs.dropped++; /* stops stopped coming: no room for one more */
+        return;
+    }
     uint64_t wall = realtime_ns();
     read_pmu(r); /* the machine's, not the threads': outside the stop */
-    mark_still_blocked(r);
+    uint64_t t_check = monotonic_ns();
+    give_up_on_slow_stops(r);
+    find_idle(r);
     uint64_t t0 = monotonic_ns();
-    tracer_stop_all(&r->tracer, STOP_PATIENCE_NS);
-    capture_stopped(r);
-    tracer_resume_all(&r->tracer);
-    r->latency_ns += monotonic_ns() - t0;
+    r->in_stop_window = true;
+    tracer_stop_all(&r->tracer, stop_window(r));
+    r->in_stop_window = false;
+    uint64_t t2 = monotonic_ns();
+    /* The time a stopped thread stood still, on average. */
+    if (r->tracer.held_threads)
+        r->latency_ns += r->tracer.held_ns / r->tracer.held_threads;
+    r->costs.check_ns += t0 - t_check;
+    r->costs.window_ns += t2 - t0;
+    r->costs.taken++;
+    struct thread_table *tt = &r->tracer.threads;
+    for (size_t i = 0; i < tt->count; i++)
+        r->costs.stopped += tt->threads[i].captured;
     if (r->tracer.first_exited)
         return;
-    build_sample(r, wall);
-    /* The stops this sample reaped left SIGCHLD pending: consume it, then
-     * answer whatever arrived meanwhile (a later stop raises a new one), so
-     * the loop does not wake up once more for nothing. */
+    build_sample(r, sample_queue_open(&r->queue, wall, r->pmu_values), wall);
+    /* The stops this sample reaped left SIGCHLD pending (one, however many
+     * stops): consume it, then answer whatever arrived meanwhile (a later
+     * stop raises a new one), so the loop does not wake up once more for
+     * nothing. */
     struct timespec zero = {0, 0};
-    while (sigtimedwait(&r->tracer.sigchld_only, NULL, &zero) > 0)
-        ;
-    tracer_drain(&r->tracer);
+    sigtimedwait(&r->tracer.sigchld_only, NULL, &zero);
+    drain(r);
+    r->costs.after_ns += monotonic_ns() - t2;
 }
 
 /* --- the profiler's own signals ------------------------------------------- */
@@ -372,7 +685,7 @@ static void forward_if_needed(struct recorder *r, int sig, uint64_t received)
      * time before deciding it never got the signal. */
     uint64_t give_up = received + SIGNAL_ECHO_NS;
     for (;;) {
-        tracer_drain(&r->tracer);
+        drain(r);
         if (target_got(r, sig, received - SIGNAL_ECHO_NS))
             return;
         uint64_t now = monotonic_ns();
@@ -431,7 +744,7 @@ static void follow_job_stop(struct recorder *r)
     struct pollfd p = {.fd = r->signal_fd, .events = POLLIN};
     for (int tries = 0; tries < 10 && target_job_stopped(r); tries++) {
         poll(&p, 1, 10);
-        tracer_drain(&r->tracer);
+        drain(r);
     }
     if (target_job_stopped(r) && !target_got(r, SIGCONT, before))
         kill(r->tracer.first_pid, SIGCONT);
@@ -451,6 +764,9 @@ static void on_profiler_signal(struct recorder *r, const struct signalfd_siginfo
             forward_if_needed(r, sig, now);
         if (r->sampling)
             pt_debug("signal %d: sampling stops", sig);
+        /* The program most likely dies of it: give it the time to, so its
+         * exit is in the profile.  A second signal means now. */
+        r->finish_by = r->stop_requested ? now : now + EXIT_GRACE_NS;
         r->stop_requested = true;
         stop_sampling(r);
         break;
@@ -485,6 +801,36 @@ static void read_signals(struct recorder *r)
 /* --- setup, the loop, the end --------------------------------------------- */
 
 /*
+ * Knobs for the benchmarks (bench/README.md), to measure the choices
+ * docs/recording.md explains: PTPROF_SPIN_NS (poll for stops this long
+ * before sleeping), PTPROF_MIN_GAP_PCT (read by arm_timer()),
+ * PTPROF_STACK_GROW=0 (copy the configured size, never more), PTPROF_CPU=N
+ * (keep the tracer on CPU N).
+ */
+static void read_benchmark_knobs(struct recorder *r)
+{
+    const char *spin = getenv("PTPROF_SPIN_NS");
+    if (spin && *spin)
+        r->tracer.spin_ns = strtoull(spin, NULL, 10);
+    const char *grow = getenv("PTPROF_STACK_GROW");
+    r->fixed_copy = grow && strcmp(grow, "0") == 0;
+    const char *cpu = getenv("PTPROF_CPU");
+    r->pin_cpu = cpu && *cpu ? atoi(cpu) : -1;
+}
+
+/* After the target started (it keeps the CPUs it was given). */
+static void pin_tracer(struct recorder *r)
+{
+    if (r->pin_cpu < 0)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(r->pin_cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0)
+        pt_warn("PTPROF_CPU=%d: %s", r->pin_cpu, strerror(errno));
+}
+
+/*
  * Sample times: an absolute grid start + k * period (no drift: the k-th
  * sample is due at the same time however late the others were), each
  * moved by a random offset of up to a quarter period either way.  A
@@ -502,14 +848,48 @@ static uint64_t next_random(struct recorder *r)
     return r->rng * 2685821657736338717ULL;
 }
 
-static int schedule_tick(struct recorder *r, uint64_t k)
+static uint64_t due_time(struct recorder *r, uint64_t k)
 {
     uint64_t quarter = r->period / 4;
     uint64_t jitter = quarter ? next_random(r) % (2 * quarter + 1) : 0;
-    uint64_t due = r->start_mono + k * r->period + jitter - quarter;
+    return r->start_mono + k * r->period + jitter - quarter;
+}
+
+static int schedule_tick(struct recorder *r, uint64_t k, uint64_t due)
+{
     struct itimerspec spec = {.it_value = ns_timespec(due)};
     r->tick = k;
     return timerfd_settime(r->timer_fd, TFD_TIMER_ABSTIME, &spec, NULL);
+}
+
+/*
+ * After a sample that ended at NOW: the next deadline on the grid, no
+ * earlier than min_gap after NOW.  A deadline that would come sooner is
+ * moved to NOW + min_gap while that stays within its own jitter window (a
+ * quarter period after its grid point), else dropped: deadlines that
+ * passed while the sample was taken are not made up for — a sample right
+ * after a late one would find the threads where it left them, a bias and a
+ * cost, not data — and late samples never cascade into back-to-back ones.
+ * Re-arming the timer also clears its expiration count, so it is never
+ * read.
+ */
+static void schedule_next(struct recorder *r, uint64_t now)
+{
+    uint64_t k = (now - r->start_mono) / r->period + 1;
+    if (k <= r->tick)
+        k = r->tick + 1;
+    uint64_t due = due_time(r, k), earliest = now + r->min_gap;
+    while (due < earliest) {
+        /* Still within this deadline's own window: late, not dropped. */
+        if (earliest <= r->start_mono + k * r->period + r->period / 4) {
+            due = earliest;
+            break;
+        }
+        k++;
+        due = due_time(r, k);
+    }
+    r->costs.dropped += k - r->tick - 1;
+    schedule_tick(r, k, due);
 }
 
 static int arm_timer(struct recorder *r)
@@ -522,8 +902,12 @@ static int arm_timer(struct recorder *r)
     r->period = (uint64_t)llround(1e9 / r->opts->frequency);
     if (r->period == 0)
         r->period = 1;
+    /* A tuning knob for benchmarks: the gap in percent of the period. */
+    const char *gap = getenv("PTPROF_MIN_GAP_PCT");
+    unsigned long pct = gap && *gap ? strtoul(gap, NULL, 10) : MIN_GAP_PERCENT;
+    r->min_gap = r->period * (pct > 100 ? 100 : pct) / 100;
     r->rng = realtime_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
-    if (schedule_tick(r, 1) != 0) {
+    if (schedule_tick(r, 1, due_time(r, 1)) != 0) {
         pt_err("timerfd_settime: %s", strerror(errno));
         return -1;
     }
@@ -533,21 +917,15 @@ static int arm_timer(struct recorder *r)
 
 static void on_timer(struct recorder *r)
 {
-    uint64_t expirations = 0;
-    if (read(r->timer_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
+    if (!r->sampling) {
+        uint64_t expirations;
+        if (read(r->timer_fd, &expirations, sizeof(expirations)) < 0)
+            return;
         return;
-    if (!r->sampling)
-        return;
+    }
     take_sample(r);
-    /* The next tick on the grid that is still ahead.  Ticks that passed
-     * while this sample was taken are dropped, not made up for: a sample
-     * right after a late one would find the threads where it left them
-     * (they had no time to run), a bias, not data. */
     uint64_t now = monotonic_ns();
-    uint64_t k = (now - r->start_mono) / r->period + 1;
-    if (k <= r->tick)
-        k = r->tick + 1;
-    schedule_tick(r, k);
+    schedule_next(r, now);
     if (now >= r->next_maps_refresh && !r->tracer.first_exited) {
         struct process_table *pt = &r->tracer.procs;
         for (size_t i = 0; i < pt->count; i++) {
@@ -584,6 +962,26 @@ static void print_summary(const struct recorder *r)
     fprintf(stderr, "[debug] threads:     %llu seen\n", (unsigned long long)r->tracer.threads.seen);
     fprintf(stderr, "[debug] signals:     %llu passed to the target\n",
             (unsigned long long)r->tracer.signals_passed);
+    /* Where a sample's time goes (docs/recording.md reads these). */
+    const struct sample_costs *c = &r->costs;
+    double per = c->taken ? 1e3 * (double)c->taken : 1.0, taken = c->taken ? (double)c->taken : 1;
+    fprintf(stderr,
+            "[debug] window:      %.2f us from the first interrupt to the last resume (copying "
+            "%.2f us) per sample\n",
+            (double)c->window_ns / per, (double)c->copy_ns / per);
+    fprintf(stderr,
+            "[debug] outside:     check %.2f us, unwind %.2f us, after %.2f us per sample\n",
+            (double)c->check_ns / per, (double)c->unwind_ns / per, (double)c->after_ns / per);
+    fprintf(stderr,
+            "[debug] stops:       %.2f threads stopped, %.2f reused (idle since their last "
+            "copy), %.2f stopped late (waiting for a CPU) per sample\n",
+            (double)c->stopped / taken, (double)c->reused / taken, (double)c->late / taken);
+    fprintf(stderr,
+            "[debug] deadlines:   %llu dropped (a sample ran into them, or left the "
+            "program less than %.0f us)\n",
+            (unsigned long long)c->dropped, (double)r->min_gap / 1e3);
+    fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",
+            (unsigned long long)c->truncated);
 }
 
 static int sort_by_start(const void *a, const void *b)
@@ -596,6 +994,8 @@ static int finish_profile(struct recorder *r)
 {
     if (!r->out)
         return 0;
+    /* Samples still waiting for a thread are written without it. */
+    write_ready(r, true);
     struct process *first = &r->tracer.procs.procs[TRACER_FIRST_PROCESS];
     if (!first->exited)
         process_refresh_maps(first, r->out, realtime_ns());
@@ -638,9 +1038,16 @@ static void run_loop(struct recorder *r)
     };
     while (!recording_over(r)) {
         int timeout = r->job_stop_pending ? 50 : -1;
-        if (poll(fds, 2, timeout) < 0 && errno != EINTR)
+        if (!r->sampling && r->out) {
+            uint64_t now = monotonic_ns();
+            int left = r->finish_by > now ? (int)((r->finish_by - now) / 1000000 + 1) : 0;
+            timeout = timeout < 0 || left < timeout ? left : timeout;
+        }
+        int ready = poll(fds, 2, timeout);
+        if (ready < 0 && errno != EINTR)
             break;
-        read_signals(r);
+        if (ready > 0 && (fds[0].revents & POLLIN))
+            read_signals(r);
         /* A due sample goes first: it collects pending stops itself and
          * captures a thread in a signal-delivery stop where the signal
          * interrupted it.  Resuming that thread first would put it on its
@@ -650,8 +1057,8 @@ static void run_loop(struct recorder *r)
             on_timer(r);
         /* Every other stop is answered at once: a new thread or a signal
          * must not wait for a tick. */
-        tracer_drain(&r->tracer);
-        if (!r->sampling && r->out && !r->opts->attach_pid)
+        drain(r);
+        if (!r->sampling && r->out && !r->opts->attach_pid && monotonic_ns() >= r->finish_by)
             finish_profile(r); /* interrupted: the profile is complete now */
         follow_job_stop(r);
     }
@@ -691,10 +1098,10 @@ int record_run(const struct record_options *opts)
     }
     r.out = output_open(opts->output, opts->format, r.pmu);
     tracer_init(&r.tracer, r.out, opts->inherit);
-    /* A tuning knob for benchmarks: how long to poll for stops (ns). */
-    const char *spin = getenv("PTPROF_SPIN_NS");
-    if (spin && *spin)
-        r.tracer.spin_ns = strtoull(spin, NULL, 10);
+    r.tracer.on_stopped = capture_stopped;
+    r.tracer.on_stopped_ctx = &r;
+    sample_queue_init(&r.queue, r.pmu ? r.pmu->nchannels : 0);
+    read_benchmark_knobs(&r);
     if (!r.out)
         goto out;
     r.signal_fd = profsig_open(&r.original_mask);
@@ -704,6 +1111,9 @@ int record_run(const struct record_options *opts)
     rc = start_target(&r);
     if (rc != 0)
         goto out;
+    if (opts->attach_pid)
+        learn_blocked_calls(&r);
+    pin_tracer(&r);
     /* The target has its environment; the unwinder must not fetch debug
      * info over the network in the middle of a recording. */
     unsetenv("DEBUGINFOD_URLS");

@@ -3,16 +3,19 @@
  * and sample every thread at a fixed frequency.
  *
  * Contract: record_run() starts OPTS->argv with PTRACE_SEIZE (or attaches to
- * OPTS->attach_pid), stops all threads of all traced processes with
- * PTRACE_INTERRUPT on absolute deadlines, copies each thread's registers
- * (and the top of its stack), resumes them, then reads CPU times and the
- * PMU, unwinds, and writes the sample.  The profile is complete when the
- * first process exits, when the profiler is interrupted, or after
- * OPTS->duration (see docs/recording.md).  It returns the exit code the
- * profiler should end with: the target's own status (128+N when it died by
- * signal N), 126/127 when the command cannot be run, 1 for usage errors
- * found late (output path, PMU, pid), 0 after detaching from --pid.  No
- * signal is ever injected into the target.
+ * OPTS->attach_pid) and samples on absolute deadlines: it reads the PMU,
+ * leaves alone the threads that have not run since their last copy (their
+ * schedstat did not move), stops the others with PTRACE_INTERRUPT, copies
+ * each thread's registers, schedstat and the top of its stack as it stops
+ * and resumes it at once, goes on without threads still waiting for a CPU
+ * (their copies fill the sample when they come), then unwinds and writes
+ * the samples in order.  The profile is complete when the first process
+ * exits, when the profiler is interrupted (once the program died of the
+ * signal, or after 1 s), or after OPTS->duration (see docs/recording.md).
+ * It returns the exit code the profiler should end with: the target's own
+ * status (128+N when it died by signal N), 126/127 when the command cannot
+ * be run, 1 for usage errors found late (output path, PMU, pid), 0 after
+ * detaching from --pid.  No signal is ever injected into the target.
  *
  * record_run() first chooses the engine (engine.h): the perf engine
  * (perf_engine.c) records without ptrace; what follows describes ptrace.
@@ -25,6 +28,14 @@
  *   [debug] frequency:   F Hz requested, G Hz achieved
  *   [debug] threads:     T seen
  *   [debug] signals:     K passed to the target
+ *   [debug] window:      W us from the first interrupt to the last resume
+ *                        (copying C us) per sample
+ *   [debug] outside:     check X us, unwind U us, after A us per sample
+ *   [debug] stops:       S threads stopped, R reused (...), L stopped late
+ *                        (...) per sample
+ *   [debug] deadlines:   D dropped (...)
+ *   [debug] stacks:      N cut at the end of their copy
+ * (latency: the mean time a stopped thread stood still, per sample).
  */
 #ifndef PTPROF_RECORD_RECORDER_H
 #define PTPROF_RECORD_RECORDER_H

@@ -1,5 +1,6 @@
 /* threads.c - see threads.h */
 #include "record/threads.h"
+#include "record/stack.h"
 #include "util/xalloc.h"
 
 #include <fcntl.h>
@@ -34,14 +35,22 @@ void threads_init(struct thread_table *t)
     index_rebuild(t, 64);
 }
 
+static void release(struct thread *th)
+{
+    if (th->schedstat_fd >= 0)
+        close(th->schedstat_fd);
+    if (th->syscall_fd >= 0)
+        close(th->syscall_fd);
+    if (th->snap) {
+        stack_snapshot_free(th->snap);
+        free(th->snap);
+    }
+}
+
 void threads_destroy(struct thread_table *t)
 {
-    for (size_t i = 0; i < t->count; i++) {
-        if (t->threads[i].schedstat_fd >= 0)
-            close(t->threads[i].schedstat_fd);
-        if (t->threads[i].syscall_fd >= 0)
-            close(t->threads[i].syscall_fd);
-    }
+    for (size_t i = 0; i < t->count; i++)
+        release(&t->threads[i]);
     free(t->threads);
     free(t->index);
     memset(t, 0, sizeof(*t));
@@ -81,8 +90,10 @@ struct thread *thread_add(struct thread_table *t, pid_t pid, pid_t tid)
     th->tid = tid;
     th->pid = pid;
     th->syscall = -1;
+    th->syscall_raw = -1;
     th->syscall_fd = -1;
     th->schedstat_fd = open_schedstat(pid, tid);
+    syscall_origin_init(&th->origin);
     t->index[find_slot(t, tid)] = (int32_t)t->count;
     t->count++;
     t->seen++;
@@ -95,10 +106,7 @@ void thread_remove(struct thread_table *t, pid_t tid)
     if (t->index[s] < 0)
         return;
     size_t pos = (size_t)t->index[s];
-    if (t->threads[pos].schedstat_fd >= 0)
-        close(t->threads[pos].schedstat_fd);
-    if (t->threads[pos].syscall_fd >= 0)
-        close(t->threads[pos].syscall_fd);
+    release(&t->threads[pos]);
     /* Keep the array dense: the last thread takes the hole. */
     t->count--;
     if (pos != t->count)
@@ -116,6 +124,10 @@ void thread_reopen_schedstat(struct thread *th, pid_t pid)
         close(th->syscall_fd);
     th->syscall_fd = -1;
     th->syscall = -1;
+    th->syscall_raw = -1;
+    syscall_origin_init(&th->origin);
+    th->idle_known = false;
+    th->stack_lo = th->stack_hi = 0;
 }
 
 static const char *parse_u64(const char *p, const char *end, uint64_t *v, int base)
@@ -144,7 +156,7 @@ static const char *parse_u64(const char *p, const char *end, uint64_t *v, int ba
 }
 
 /* Parse "NR ARG1 ... ARG6 SP PC"; "running" or "-1 SP PC" mean no call. */
-static bool read_syscall_file(struct thread *th, uint64_t *nr, uint64_t *sp, uint64_t *pc)
+bool thread_read_syscall(struct thread *th, int *nr, uint64_t *sp, uint64_t *pc)
 {
     if (th->syscall_fd < 0) {
         char path[64];
@@ -158,30 +170,25 @@ static bool read_syscall_file(struct thread *th, uint64_t *nr, uint64_t *sp, uin
     if (n <= 0 || buf[0] < '0' || buf[0] > '9')
         return false;
     const char *p = buf, *end = buf + n;
-    uint64_t word;
-    p = parse_u64(p, end, nr, 10);
+    uint64_t number, word;
+    p = parse_u64(p, end, &number, 10);
     for (int i = 0; p && i < 6; i++)
         p = parse_u64(p, end, &word, 16);
     p = p ? parse_u64(p, end, sp, 16) : NULL;
     p = p ? parse_u64(p, end, pc, 16) : NULL;
-    return p != NULL;
-}
-
-bool thread_still_blocked(struct thread *th)
-{
-    uint64_t nr, sp, pc;
-    if (th->syscall < 0 || !th->captured_once)
+    if (!p || number > 4096)
         return false;
-    return read_syscall_file(th, &nr, &sp, &pc) && nr == (uint64_t)th->syscall && sp == th->sp &&
-           pc == th->pc;
+    *nr = (int)number;
+    return true;
 }
 
 bool thread_read_blocked(struct thread *th)
 {
-    uint64_t nr, sp, pc;
-    if (!read_syscall_file(th, &nr, &sp, &pc) || nr > 4096)
+    int nr;
+    uint64_t sp, pc;
+    if (!thread_read_syscall(th, &nr, &sp, &pc))
         return false;
-    th->syscall = (int)nr;
+    th->syscall_raw = nr;
     th->sp = sp;
     th->pc = pc;
     th->captured_once = true;
@@ -205,4 +212,22 @@ bool thread_read_cpu(const struct thread *th, uint64_t *cpu_ns)
         return false;
     *cpu_ns = v;
     return true;
+}
+
+bool thread_read_sched(const struct thread *th, struct thread_sched *out)
+{
+    char buf[96];
+    if (th->schedstat_fd < 0)
+        return false;
+    ssize_t n = pread(th->schedstat_fd, buf, sizeof(buf) - 1, 0);
+    if (n <= 0)
+        return false;
+    /* "<ns on cpu> <ns waiting> <times put on a cpu>" */
+    const char *p = buf, *end = buf + n;
+    uint64_t waiting;
+    p = parse_u64(p, end, &out->cpu_ns, 10);
+    p = p ? parse_u64(p, end, &waiting, 10) : NULL;
+    p = p ? parse_u64(p, end, &out->runs, 10) : NULL;
+    /* A kernel without scheduler statistics prints "0 0 0". */
+    return p != NULL && out->runs != 0;
 }

@@ -5,6 +5,7 @@
 #include "util/log.h"
 #include "record/regs.h"
 #include "util/timeutil.h"
+#include "util/xalloc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -38,6 +39,7 @@ void tracer_init(struct tracer *t, struct output *out, bool inherit)
 
 void tracer_destroy(struct tracer *t)
 {
+    free(t->stopped_batch);
     threads_destroy(&t->threads);
     process_table_free(&t->procs);
 }
@@ -271,12 +273,51 @@ void tracer_drain(struct tracer *t)
         pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
         if (tid <= 0)
             break;
-        tracer_resume(t, tracer_on_status(t, tid, status));
+        struct thread *th = tracer_on_status(t, tid, status);
+        if (th && th->awaited && th->stopped && !th->group_stop) {
+            /* The stop a sample still waits for: copied like the others. */
+            th->awaited = false;
+            if (t->on_stopped)
+                t->on_stopped(t->on_stopped_ctx, t, &tid, 1);
+            th = thread_find(&t->threads, tid);
+        }
+        tracer_resume(t, th);
+    }
+}
+
+static void add_to_batch(struct tracer *t, size_t *n, pid_t tid)
+{
+    t->stopped_batch = xgrow(t->stopped_batch, &t->stopped_batch_cap, *n + 1, sizeof(pid_t));
+    t->stopped_batch[(*n)++] = tid;
+}
+
+/*
+ * The caller copies what it needs from a batch of stopped threads, and
+ * they go on at once.  A thread runs no instruction of its own between
+ * our interrupt and its stop, so what is copied is its state at the
+ * interrupt whether the others are still held or not: holding them until
+ * the last one stops (one waiting for a CPU can take milliseconds) would
+ * only cost them time.
+ */
+static void hand_over(struct tracer *t, size_t n, tracer_stopped_fn on_stopped, void *ctx)
+{
+    if (n == 0 || !on_stopped)
+        return;
+    on_stopped(ctx, t, t->stopped_batch, n);
+    for (size_t i = 0; i < n; i++) {
+        struct thread *th = thread_find(&t->threads, t->stopped_batch[i]);
+        if (!th || !th->stopped || th->group_stop)
+            continue;
+        tracer_resume(t, th);
+        t->held_ns += monotonic_ns() - th->held_since;
+        t->held_threads++;
     }
 }
 
 void tracer_stop_all(struct tracer *t, uint64_t patience_ns)
 {
+    tracer_stopped_fn on_stopped = t->on_stopped;
+    void *ctx = t->on_stopped_ctx;
     /* Collect the stops that already happened first.  Interrupting a thread
      * that sits in an unreaped stop (a signal being delivered) would leave
      * the interrupt pending: the thread would stop again at its signal
@@ -288,17 +329,36 @@ void tracer_stop_all(struct tracer *t, uint64_t patience_ns)
             break;
         tracer_on_status(t, tid, status);
     }
-    size_t awaited = 0;
+    size_t awaited = 0, batch = 0;
+    t->held_ns = 0;
+    t->held_threads = 0;
+    uint64_t began = monotonic_ns();
     for (size_t i = 0; i < t->threads.count; i++) {
         struct thread *th = &t->threads.threads[i];
+        if (th->stopped && !th->group_stop) {
+            th->held_since = began;
+            th->awaited = false; /* a stop an earlier sample waited for */
+            add_to_batch(t, &batch, th->tid);
+            continue;
+        }
+        /* Awaited already: a stop owed to an earlier sample, still coming;
+         * to detach, it is waited for like the others. */
+        if (th->awaited && !th->stopped && !on_stopped) {
+            th->held_since = began;
+            awaited++;
+            continue;
+        }
         if (th->stopped || th->group_stop || th->announced || th->exiting || th->reused ||
-            th->late || th->in_vfork)
+            th->late || th->in_vfork || th->awaited)
             continue;
         if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0) {
             th->awaited = true;
+            th->held_since = monotonic_ns();
             awaited++;
         }
     }
+    /* Those already stopped are copied while the others get there. */
+    hand_over(t, batch, on_stopped, ctx);
     /* A thread that cannot stop promptly (uninterruptible sleep, a vfork
      * parent) is left out; its late stop is answered by tracer_drain(). */
     uint64_t start = monotonic_ns();
@@ -306,38 +366,54 @@ void tracer_stop_all(struct tracer *t, uint64_t patience_ns)
     /* Polling keeps a CPU: only while the threads to stop have the others. */
     uint64_t spin_until = awaited < t->ncpus ? start + t->spin_ns : 0;
     while (awaited > 0) {
-        int status;
-        pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
-        if (tid == 0) {
-            uint64_t now = monotonic_ns();
-            if (now >= give_up)
-                break;
-            /* A stop usually comes within microseconds: waiting for it
-             * awake spares this CPU the trip through idle and back. */
-            if (now < spin_until)
-                continue;
+        uint64_t now = monotonic_ns();
+        if (now >= give_up)
+            break;
+        /* A stop takes microseconds to come: wait for its SIGCHLD before
+         * asking, rather than asking first (or poll, see spin_ns). */
+        if (now >= spin_until) {
             struct timespec left = ns_timespec(give_up - now);
             sigtimedwait(&t->sigchld_only, NULL, &left);
-            continue;
         }
-        if (tid < 0) {
-            if (errno == EINTR)
+        batch = 0;
+        while (awaited > 0) {
+            int status;
+            pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+            if (tid < 0 && errno == EINTR)
                 continue;
-            break; /* ECHILD: nothing left to wait for */
+            if (tid < 0) {
+                awaited = 0; /* ECHILD: nothing left to wait for */
+                break;
+            }
+            if (tid == 0)
+                break;
+            struct thread *before = thread_find(&t->threads, tid);
+            bool was_awaited = before && before->awaited;
+            bool interrupted_now = was_awaited && before->held_since >= began;
+            struct thread *th = tracer_on_status(t, tid, status);
+            if (th) {
+                th->awaited = false;
+                if (!interrupted_now)
+                    th->held_since = monotonic_ns();
+                if (th->stopped && !th->group_stop)
+                    add_to_batch(t, &batch, tid);
+            }
+            if (interrupted_now)
+                awaited--;
         }
-        struct thread *before = thread_find(&t->threads, tid);
-        bool was_awaited = before && before->awaited;
-        struct thread *th = tracer_on_status(t, tid, status);
-        if (th)
-            th->awaited = false;
-        if (was_awaited)
-            awaited--;
+        hand_over(t, batch, on_stopped, ctx);
     }
     for (size_t i = 0; i < t->threads.count; i++) {
         struct thread *th = &t->threads.threads[i];
-        if (th->awaited && !th->stopped)
-            th->late = true; /* its interrupt stays pending; do not repeat it */
-        th->awaited = false;
+        if (!on_stopped) {
+            if (th->awaited && !th->stopped)
+                th->late = true; /* its interrupt stays pending; do not repeat it */
+            th->awaited = false;
+        }
+        /* Group-stops met on the way go back to their stop (PTRACE_LISTEN);
+         * threads still awaited stay so: tracer_drain() copies them. */
+        if (on_stopped && th->stopped)
+            tracer_resume(t, th);
     }
 }
 
@@ -349,6 +425,11 @@ void tracer_resume_all(struct tracer *t)
 
 void tracer_detach_all(struct tracer *t)
 {
+    /* Every thread must stop to be let go, the idle ones too, and stay
+     * stopped: no copies now. */
+    t->on_stopped = NULL;
+    for (size_t i = 0; i < t->threads.count; i++)
+        t->threads.threads[i].reused = false;
     tracer_stop_all(t, 200 * 1000 * 1000ULL);
     /* New threads may still report their first stop: detach them too. */
     for (int round = 0; round < 50 && t->threads.count > 0; round++) {

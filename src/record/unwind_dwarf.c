@@ -12,7 +12,7 @@
  * resume safe: the live stack has moved on, and a word read from it would
  * silently splice a later call chain onto the sampled one.  CFI programs
  * only load stack slots, so nothing is lost; an unwind that needs a word
- * above the copy ends there (docs/stacks.md).
+ * above the copy ends there, and says so (docs/stacks.md).
  *
  * JIT-compiled code lies in no module and has no CFI: for such a frame
  * libdwfl falls back to the architecture's frame-pointer step (elfutils'
@@ -45,6 +45,7 @@ struct dwarf_unwinder {
     const struct stack_snapshot *snap;
     uint64_t *pcs;
     int max, depth;
+    bool hit_end; /* a word above the copy was asked for */
 };
 
 /*
@@ -90,9 +91,13 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
     (void)dwfl;
-    const struct stack_snapshot *s = ((struct dwarf_unwinder *)arg)->snap;
-    if (addr < s->sp || s->size < sizeof(*result) || addr - s->sp > s->size - sizeof(*result))
+    struct dwarf_unwinder *u = arg;
+    const struct stack_snapshot *s = u->snap;
+    if (addr < s->sp || s->size < sizeof(*result) || addr - s->sp > s->size - sizeof(*result)) {
+        if (addr >= s->sp)
+            u->hit_end = true;
         return false;
+    }
     memcpy(result, s->data + (addr - s->sp), sizeof(*result));
     return true;
 }
@@ -219,9 +224,18 @@ static int frame_callback(Dwfl_Frame *frame, void *arg)
     return u->depth < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-int dwarf_unwind(struct dwarf_unwinder *u, pid_t tid, const struct stack_snapshot *s, uint64_t *pcs,
-                 int max)
+struct Dwfl *dwarf_unwinder_modules(struct dwarf_unwinder *u)
 {
+    if (!u->reported || u->maps_changed)
+        report_modules(u);
+    return u->reported ? u->dwfl : NULL;
+}
+
+int dwarf_unwind(struct dwarf_unwinder *u, pid_t tid, const struct stack_snapshot *s, uint64_t *pcs,
+                 int max, bool *truncated)
+{
+    if (truncated)
+        *truncated = false;
     if (max <= 0)
         return 0;
     if (!u->reported || u->maps_changed)
@@ -245,10 +259,15 @@ int dwarf_unwind(struct dwarf_unwinder *u, pid_t tid, const struct stack_snapsho
     u->pcs = pcs;
     u->max = max;
     u->depth = 0;
+    u->hit_end = false;
     if (u->attached)
         dwfl_getthread_frames(u->dwfl, tid, frame_callback, u);
     /* End of stack and an unreadable word look alike to libdwfl (-1): the
-     * frames found so far are the answer either way. */
+     * frames found so far are the answer either way, but a word asked for
+     * above a copy that stops short of the stack's top means the stack
+     * went on. */
+    if (truncated && u->hit_end && !s->complete && u->depth < max)
+        *truncated = true;
     if (u->depth == 0)
         pcs[u->depth++] = (uint64_t)REGS_PC(s->regs);
     u->snap = NULL;

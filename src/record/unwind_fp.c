@@ -11,7 +11,6 @@
 #include "record/regs.h"
 
 #include <string.h>
-#include <sys/uio.h>
 
 #if defined(__riscv)
 #define FP_RECORD_OFFSET (-16)
@@ -29,29 +28,19 @@
 #endif
 #endif
 
-/* The frame record at ADDR, from the copy, or from the process if allowed. */
-static bool read_record(pid_t pid, const struct stack_snapshot *s, bool live, uint64_t addr,
-                        uint64_t record[2])
+/* The frame record at ADDR, from the copy. */
+static bool read_record(const struct stack_snapshot *s, uint64_t addr, uint64_t record[2])
 {
     if (addr >= s->sp && s->size >= 16 && addr - s->sp <= s->size - 16) {
         memcpy(record, s->data + (addr - s->sp), 16);
         return true;
     }
-    if (!live)
-        return false;
-    struct iovec local = {.iov_base = record, .iov_len = 16};
-    struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = 16};
-    return process_vm_readv(pid, &local, 1, &remote, 1, 0) == 16;
+    return false;
 }
 
-int unwind_fp(pid_t pid, const struct stack_snapshot *s, bool live, uint64_t *pcs, int max)
+int unwind_fp_from(const struct stack_snapshot *s, uint64_t fp, uint64_t *pcs, int depth, int max,
+                   bool *truncated)
 {
-    if (max <= 0)
-        return 0;
-    int depth = 0;
-    pcs[depth++] = (uint64_t)REGS_PC(s->regs);
-
-    uint64_t fp = (uint64_t)REGS_FP(s->regs);
     while (depth < max) {
         if (fp == 0 || fp % 8 != 0)
             break;
@@ -60,8 +49,13 @@ int unwind_fp(pid_t pid, const struct stack_snapshot *s, bool live, uint64_t *pc
         if (addr < s->sp || addr > UINT64_MAX - 16)
             break;
         uint64_t record[2];
-        if (!read_record(pid, s, live, addr, record))
+        if (!read_record(s, addr, record)) {
+            /* Above the copy: the stack goes on, unless the copy already
+             * holds everything up to its top (then FP was not a frame). */
+            if (truncated && !s->complete)
+                *truncated = true;
             break;
+        }
         if (record[1] == 0)
             break;
         pcs[depth++] = record[1];
@@ -72,4 +66,14 @@ int unwind_fp(pid_t pid, const struct stack_snapshot *s, bool live, uint64_t *pc
         fp = record[0];
     }
     return depth;
+}
+
+int unwind_fp(const struct stack_snapshot *s, uint64_t *pcs, int max, bool *truncated)
+{
+    if (truncated)
+        *truncated = false;
+    if (max <= 0)
+        return 0;
+    pcs[0] = (uint64_t)REGS_PC(s->regs);
+    return unwind_fp_from(s, (uint64_t)REGS_FP(s->regs), pcs, 1, max, truncated);
 }

@@ -130,16 +130,27 @@ struct interrupted {
 /* Run "ptprof record -o F -- spin [--handler]" as a foreground job in its own
  * process group, wait until the target is ready and has been sampled for a
  * second, then deliver SIG the way a terminal (the whole group) or kill(1)
- * (the profiler alone, or the target alone) would. */
-static void interrupt_spin(const char *engine, struct interrupted *r, bool handler, int sig,
-                           enum deliver how)
+ * (the profiler alone, or the target alone) would.  The profile is written
+ * in FORMAT (NULL: the engine's usual one, record_format_for()). */
+static void interrupt_spin_as(const char *engine, struct interrupted *r, bool handler, int sig,
+                              enum deliver how, const char *format)
 {
     memset(r, 0, sizeof(*r));
     r->dir = test_mkdtemp();
     cr_assert(asprintf(&r->profile, "%s/profile", r->dir) > 0);
     char *ptprof = build_ptprof(), *spin = build_workload("spin");
-    const char *argv[] = {ptprof, RECORD_WITH(engine),          "-o", r->profile, "--",
-                          spin,   handler ? "--handler" : "20", NULL};
+    const char *argv[] = {ptprof,
+                          "record",
+                          "--engine",
+                          engine,
+                          "--format",
+                          format ? format : record_format_for(engine),
+                          "-o",
+                          r->profile,
+                          "--",
+                          spin,
+                          handler ? "--handler" : "20",
+                          NULL};
     struct spawn_opts opts = {.argv = argv, .timeout_s = 60};
     struct spawn_proc p;
     spawn_start(&opts, &p);
@@ -161,6 +172,12 @@ static void interrupt_spin(const char *engine, struct interrupted *r, bool handl
     cr_assert_eq(left, 0, "processes left behind: %s", survivors);
     free(ptprof);
     free(spin);
+}
+
+static void interrupt_spin(const char *engine, struct interrupted *r, bool handler, int sig,
+                           enum deliver how)
+{
+    interrupt_spin_as(engine, r, handler, sig, how, NULL);
 }
 
 static void interrupted_free(struct interrupted *r)
@@ -229,5 +246,48 @@ ENGINE_TEST(record_exit, target_killed_from_outside_gives_137_and_a_profile)
     interrupt_spin(engine_p->name, &r, false, SIGKILL, TO_TARGET);
     cr_assert_eq(spawn_exit_code(r.res.status), 128 + SIGKILL, RUN_CONTEXT(&r.res));
     check_profile_has_samples(engine_p->name, r.profile);
+    interrupted_free(&r);
+}
+
+/* What "ptprof info" says of the first process of PROFILE. */
+static void check_info_says(const char *profile, const char *want)
+{
+    char *ptprof = build_ptprof();
+    const char *argv[] = {ptprof, "info", profile, NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, NULL, 30);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    cr_assert(strstr(res.out, want), "info does not say '%s':\n" RUN_FMT, want, RUN_ARGS(&res));
+    spawn_result_free(&res);
+    free(ptprof);
+}
+
+/* The target dies of the signal the profiler forwarded: the profile says
+ * so (the ptrace engine waits for that death before writing it). */
+Test(record_exit, a_target_killed_by_a_forwarded_sigterm_is_recorded_as_such)
+{
+    struct interrupted r;
+    interrupt_spin_as("ptrace", &r, false, SIGTERM, TO_PROFILER, "native");
+    cr_assert_eq(spawn_exit_code(r.res.status), 128 + SIGTERM, RUN_CONTEXT(&r.res));
+    check_info_says(r.profile, "killed by SIGTERM");
+    interrupted_free(&r);
+}
+
+Test(record_exit, a_target_killed_by_ctrl_c_is_recorded_as_such)
+{
+    struct interrupted r;
+    interrupt_spin_as("ptrace", &r, false, SIGINT, TO_GROUP, "native");
+    cr_assert_eq(spawn_exit_code(r.res.status), 128 + SIGINT, RUN_CONTEXT(&r.res));
+    check_info_says(r.profile, "killed by SIGINT");
+    interrupted_free(&r);
+}
+
+/* A handler that exits: its exit status is recorded too. */
+Test(record_exit, a_target_exiting_from_its_sigterm_handler_is_recorded_as_such)
+{
+    struct interrupted r;
+    interrupt_spin_as("ptrace", &r, true, SIGTERM, TO_PROFILER, "native");
+    cr_assert_eq(spawn_exit_code(r.res.status), 7, RUN_CONTEXT(&r.res));
+    check_info_says(r.profile, "exit 7");
     interrupted_free(&r);
 }

@@ -318,3 +318,173 @@ ENGINE_TEST(stacks, blocked_threads_carry_their_system_call_and_stack, .timeout 
     recording_free(&r);
     free(timeloop);
 }
+
+/* --- whole stacks of a real program: sqlite3 ------------------------------- */
+
+/* A few seconds of SQL whose virtual machine runs deep in sqlite3's stack:
+ * with an 8 KiB copy every sample used to end in the shell's own code. */
+static const char sqlite_script[] =
+    "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c REAL);\n"
+    "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 200000)\n"
+    "  INSERT INTO t SELECT x, printf('row %d', x * 7919 % 5000), x * 0.5 FROM n;\n"
+    "CREATE INDEX tb ON t(b);\n"
+    "SELECT count(*), sum(length(t1.b)), avg(t2.c) FROM t t1 JOIN t t2 ON t1.b = t2.b\n"
+    "  WHERE t1.a % 50 = 0;\n"
+    "WITH RECURSIVE f(n, v) AS (SELECT 0, 0 UNION ALL\n"
+    "  SELECT n + 1, (v * 31 + n) % 1000003 FROM f WHERE n < 600000) SELECT max(v) FROM f;\n";
+
+/* "ptprof record --engine ENGINE ARGS -- sqlite3 :memory: -cmd '.read
+ * DIR/q.sql'" into R. */
+static void record_sqlite(struct recording *r, const char *engine, const char *const *options)
+{
+    char *dir = test_mkdtemp(), *script = NULL, *read = NULL;
+    cr_assert(asprintf(&script, "%s/q.sql", dir) > 0);
+    cr_assert(asprintf(&read, ".read %s", script) > 0);
+    FILE *f = fopen(script, "w");
+    cr_assert(f && fputs(sqlite_script, f) >= 0 && fclose(f) == 0, "cannot write %s", script);
+    const char *args[REC_ARGS_MAX];
+    size_t n = 0;
+    for (size_t i = 0; options[i]; i++)
+        args[n++] = options[i];
+    const char *cmd[] = {"--", "/usr/bin/sqlite3", ":memory:", "-cmd", read, NULL};
+    for (size_t i = 0; cmd[i]; i++)
+        args[n++] = cmd[i];
+    args[n] = NULL;
+    record_native_engine(r, engine, args, 0, 120);
+    test_rmtree(dir);
+    free(dir);
+    free(script);
+    free(read);
+}
+
+/* Whether a stack reaches the program's main: its caller, libc's start
+ * code, is on it (sqlite3 is stripped; libc names its start functions). */
+static bool reaches_main(const struct pq_frame *f, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (in_libc(&f[i]) && (strcmp(f[i].name, "__libc_start_call_main") == 0 ||
+                               strcmp(f[i].name, "__libc_start_main") == 0))
+            return true;
+    return false;
+}
+
+/* Stacks of the sqlite3 shell reach main at the ptrace engine's default
+ * settings (the copy runs up to the top of the main thread's stack, which is
+ * near), and nothing is said to be cut. */
+Test(stacks, sqlite3_stacks_reach_main_at_the_default_settings, .timeout = 150)
+{
+    const char *options[] = {"-f", "500", NULL};
+    struct recording r;
+    record_sqlite(&r, "ptrace", options);
+    cr_assert_str_eq(profile_meta(&r.prof, "stacks"), "dwarf");
+    struct profile_query q;
+    pq_init(&q, &r.prof);
+    struct tally whole;
+    memset(&whole, 0, sizeof(whole));
+    int cut = 0;
+    for (size_t i = 0; i < r.prof.nsamples; i++) {
+        const struct prof_sample *s = &r.prof.samples[i];
+        for (uint32_t t = 0; t < s->nthreads; t++) {
+            const struct prof_thread_sample *ts = &s->threads[t];
+            struct pq_frame f[MAX_FRAMES];
+            size_t n = pq_frames(&q, s, ts, f, MAX_FRAMES);
+            tally_add(&whole, reaches_main(f, n), f, n);
+            cut += (ts->flags & PROF_THREAD_STACK_TRUNCATED) != 0;
+        }
+    }
+    pq_free(&q);
+    cr_log_info("sqlite3: %d of %d stacks reach main, %d flagged cut", whole.ok, whole.seen, cut);
+    cr_assert_geq(whole.seen, 200, "only %d samples\n" REC_FMT, whole.seen, REC_ARGS(&r.run));
+    cr_assert_geq(whole.ok * 100, whole.seen * 98, "sqlite3 stacks reaching main: " TALLY_FMT,
+                  TALLY_ARGS(whole));
+    cr_assert_leq(cut * 100, whole.seen, "%d of %d stacks flagged cut", cut, whole.seen);
+    recording_free(&r);
+}
+
+/* Thread samples of R whose stack is flagged cut (FLAGGED: ok when it
+ * lacks main) and not (UNFLAGGED: ok when it reaches main). */
+static void tally_cut_flags(struct recording *r, struct tally *flagged, struct tally *unflagged)
+{
+    struct profile_query q;
+    pq_init(&q, &r->prof);
+    memset(flagged, 0, sizeof(*flagged));
+    memset(unflagged, 0, sizeof(*unflagged));
+    for (size_t i = 0; i < r->prof.nsamples; i++) {
+        const struct prof_sample *s = &r->prof.samples[i];
+        for (uint32_t t = 0; t < s->nthreads; t++) {
+            const struct prof_thread_sample *ts = &s->threads[t];
+            struct pq_frame f[MAX_FRAMES];
+            size_t n = pq_frames(&q, s, ts, f, MAX_FRAMES);
+            bool whole = reaches_main(f, n);
+            if (ts->flags & PROF_THREAD_STACK_TRUNCATED)
+                tally_add(flagged, !whole, f, n);
+            else
+                tally_add(unflagged, whole, f, n);
+        }
+    }
+    pq_free(&q);
+}
+
+/* "ptprof info" of R says CUT thread samples were cut short. */
+static void check_info_counts(struct recording *r, int cut)
+{
+    char *ptprof = build_ptprof();
+    const char *argv[] = {ptprof, "info", r->path, NULL};
+    struct spawn_opts opts = {.argv = argv};
+    struct spawn_result info;
+    spawn_run(&opts, &info);
+    char want[96];
+    snprintf(want, sizeof(want), "; %d thread sample%s cut short", cut, cut == 1 ? "" : "s");
+    cr_assert(strstr(info.out, want), "info does not say '%s':\n" REC_FMT, want, REC_ARGS(&info));
+    spawn_result_free(&info);
+    free(ptprof);
+}
+
+/*
+ * With a copy far too small (512 bytes) stacks are cut: each cut stack is
+ * flagged, and only those lack main; the thread's copy grows, so after a
+ * handful of cut samples the stacks are whole again; info counts them.
+ */
+Test(stacks, cut_stacks_are_flagged_counted_and_grow_whole, .timeout = 150)
+{
+    const char *options[] = {"-f", "500", "--stack-size", "512", NULL};
+    struct recording r;
+    record_sqlite(&r, "ptrace", options);
+    struct tally flagged, unflagged;
+    tally_cut_flags(&r, &flagged, &unflagged);
+    cr_log_info("--stack-size 512: %d flagged cut (%d without main), %d not (%d with main)",
+                flagged.seen, flagged.ok, unflagged.seen, unflagged.ok);
+    cr_assert_geq(flagged.seen, 1, "no stack flagged cut with a 512-byte copy\n" REC_FMT,
+                  REC_ARGS(&r.run));
+    cr_assert_eq(flagged.ok, flagged.seen, "stacks flagged cut that reach main: " TALLY_FMT,
+                 TALLY_ARGS(flagged));
+    cr_assert_geq(unflagged.ok * 100, unflagged.seen * 98,
+                  "stacks not flagged cut that reach main: " TALLY_FMT, TALLY_ARGS(unflagged));
+    /* Doubling from 512 bytes reaches any sqlite3 stack within a few copies. */
+    cr_assert_leq(flagged.seen * 10, flagged.seen + unflagged.seen,
+                  "%d of %d stacks cut: the copy did not grow", flagged.seen,
+                  flagged.seen + unflagged.seen);
+    check_info_counts(&r, flagged.seen);
+    recording_free(&r);
+}
+
+/* The perf engine's copy is fixed (the kernel's STACK_USER, 8 KiB by
+ * default): its cut stacks are flagged and counted too. */
+Test(stacks, perf_engine_cut_stacks_are_flagged_and_counted, .timeout = 150)
+{
+    const char *options[] = {"-f", "500", NULL};
+    struct recording r;
+    record_sqlite(&r, "perf", options);
+    struct tally flagged, unflagged;
+    tally_cut_flags(&r, &flagged, &unflagged);
+    cr_log_info("perf engine: %d flagged cut (%d without main), %d not (%d with main)",
+                flagged.seen, flagged.ok, unflagged.seen, unflagged.ok);
+    cr_assert_geq(flagged.seen + unflagged.seen, 200, "too few samples\n" REC_FMT,
+                  REC_ARGS(&r.run));
+    cr_assert_eq(flagged.ok, flagged.seen, "stacks flagged cut that reach main: " TALLY_FMT,
+                 TALLY_ARGS(flagged));
+    cr_assert_geq(unflagged.ok * 100, unflagged.seen * 98,
+                  "stacks not flagged cut that reach main: " TALLY_FMT, TALLY_ARGS(unflagged));
+    check_info_counts(&r, flagged.seen);
+    recording_free(&r);
+}

@@ -2,6 +2,9 @@
 #include "record/threads.h"
 
 #include <criterion/criterion.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 Test(threads, add_find_remove_keeps_every_other_thread_reachable)
@@ -56,5 +59,44 @@ Test(threads, cpu_time_comes_from_the_threads_own_schedstat)
     struct thread *ghost = thread_add(&t, getpid(), 0x7ffffff0);
     uint64_t v;
     cr_assert_not(thread_read_cpu(ghost, &v));
+    threads_destroy(&t);
+}
+
+Test(threads, schedstat_run_count_moves_when_the_thread_gets_a_cpu)
+{
+    struct thread_table t;
+    threads_init(&t);
+    struct thread *self = thread_add(&t, getpid(), getpid());
+    struct thread_sched before, after;
+    cr_assert(thread_read_sched(self, &before), "no scheduler statistics on this kernel");
+    cr_assert_gt(before.runs, 0);
+    /* Sleeping, then waking, puts the thread on a CPU again. */
+    usleep(2000);
+    cr_assert(thread_read_sched(self, &after));
+    cr_assert_gt(after.runs, before.runs, "run count did not move after a sleep");
+    cr_assert_geq(after.cpu_ns, before.cpu_ns);
+    threads_destroy(&t);
+}
+
+Test(threads, a_blocked_thread_reports_its_call_pc_and_sp)
+{
+    struct thread_table t;
+    threads_init(&t);
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    struct thread *th = thread_add(&t, child, child);
+    int nr = -1;
+    uint64_t sp = 0, pc = 0;
+    for (int tries = 0; tries < 200 && !thread_read_syscall(th, &nr, &sp, &pc); tries++)
+        usleep(5000);
+    cr_assert_eq(nr, SYS_pause, "the child is not seen blocked in pause()");
+    cr_assert_neq(sp, 0);
+    cr_assert_neq(pc, 0);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
     threads_destroy(&t);
 }

@@ -127,8 +127,10 @@ static void handle_status(struct tracer *tr, pid_t tid, int status)
     ptrace(PTRACE_CONT, tid, 0, (void *)(long)WSTOPSIG(status));
 }
 
-static void tracer_start(struct tracer *tr, const char *path, const char *seconds)
+/* Starts ARGV (argv[0] is the path) traced. */
+static void tracer_start_argv(struct tracer *tr, char *const *argv)
 {
+    const char *path = argv[0];
     memset(tr, 0, sizeof(*tr));
     int go[2];
     cr_assert_eq(pipe(go), 0);
@@ -140,7 +142,7 @@ static void tracer_start(struct tracer *tr, const char *path, const char *second
         char c;
         if (read(go[0], &c, 1) != 1)
             _exit(126);
-        execl(path, path, seconds, (char *)NULL);
+        execv(path, argv);
         _exit(127);
     }
     close(go[0]);
@@ -162,6 +164,12 @@ static void tracer_start(struct tracer *tr, const char *path, const char *second
         if (exec_stop)
             break;
     }
+}
+
+static void tracer_start(struct tracer *tr, const char *path, const char *seconds)
+{
+    char *const argv[] = {(char *)path, (char *)seconds, NULL};
+    tracer_start_argv(tr, argv);
 }
 
 /* Lets the target run for SECONDS, answering its ptrace stops. */
@@ -440,8 +448,8 @@ static void sample(const char *name, enum stack_mode mode, const struct goal *go
                 continue;
             th->captured = false;
             int depth = mode == STACK_DWARF
-                            ? dwarf_unwind(u, th->tid, &th->snap, pcs, STACK_MAX_DEPTH)
-                            : unwind_fp(tr.pid, &th->snap, false, pcs, STACK_MAX_DEPTH);
+                            ? dwarf_unwind(u, th->tid, &th->snap, pcs, STACK_MAX_DEPTH, NULL)
+                            : unwind_fp(&th->snap, pcs, STACK_MAX_DEPTH, NULL);
             cr_assert_geq(depth, 1);
             cr_assert_eq(pcs[0], (uint64_t)REGS_PC(th->snap.regs));
             if (frame_is(&y, pcs, 0, "hot"))
@@ -527,7 +535,8 @@ Test(unwind, dwarf_unwinds_a_snapshot_after_the_process_is_gone, .timeout = 60)
     tracer_interrupt(&tr);
     tracer_resume(&tr);
     cr_assert(tr.threads[0].captured);
-    cr_assert_geq(dwarf_unwind(u, tr.threads[0].tid, &tr.threads[0].snap, pcs, STACK_MAX_DEPTH), 1);
+    cr_assert_geq(
+        dwarf_unwind(u, tr.threads[0].tid, &tr.threads[0].snap, pcs, STACK_MAX_DEPTH, NULL), 1);
 
     pid_t tid = 0;
     double end = now_s() + 10;
@@ -553,7 +562,7 @@ Test(unwind, dwarf_unwinds_a_snapshot_after_the_process_is_gone, .timeout = 60)
     cr_assert_eq(kill(tid, 0), -1, "thread %d still exists", (int)tid);
 
     struct tally t = {0};
-    int depth = dwarf_unwind(u, tid, &snap, pcs, STACK_MAX_DEPTH);
+    int depth = dwarf_unwind(u, tid, &snap, pcs, STACK_MAX_DEPTH, NULL);
     check_hot(&y, &t, pcs, depth);
     cr_assert_eq(t.hot_ok, 1, "unwound after exit: %s", t.bad_hot);
 
@@ -615,6 +624,82 @@ Test(unwind, capture_copies_the_top_of_the_stack_up_to_its_end, .timeout = 60)
     free(path);
 }
 
+/* The four work functions of shares. */
+static bool is_work(const struct symbols *y, const uint64_t *pcs, int i)
+{
+    const char *n = frame_name(y, pcs, i);
+    return n && has_prefix(n, "work_");
+}
+
+/*
+ * shares (frame pointers) in "clock" mode spends about half its time in
+ * libc's clock_gettime and the vDSO's, neither of which links a frame
+ * record: the plain walk goes from there straight to run_worker, and
+ * stack_repair_fp() must put the work function back in between.
+ */
+Test(unwind, fp_repair_finds_the_callers_of_frameless_clock_reads, .timeout = 60)
+{
+    char *path = build_workload("shares");
+    char *const argv[] = {path, "1", "20", "clock", NULL};
+    struct tracer tr;
+    tracer_start_argv(&tr, argv);
+    tracer_run(&tr, 0.05);
+    struct symbols y;
+    symbols_load(&y, tr.pid, path);
+    struct dwarf_unwinder *u = dwarf_unwinder_new(tr.pid);
+    cr_assert_not_null(u);
+
+    uint64_t chain[STACK_MAX_DEPTH], pcs[STACK_MAX_DEPTH];
+    int outside = 0, plain_ok = 0, mended_ok = 0;
+    char bad[1024] = "";
+    double end = now_s() + 20;
+    while (outside < 200 && now_s() < end && !tr.gone) {
+        tracer_interrupt(&tr);
+        tracer_resume(&tr);
+        struct traced_thread *th = &tr.threads[0];
+        if (!th->captured)
+            continue;
+        th->captured = false;
+        int depth = unwind_fp(&th->snap, chain, STACK_MAX_DEPTH, NULL);
+        if (name_at(&y, chain[0]))
+            continue; /* the leaf is the workload's own: nothing to mend */
+        outside++;
+        bool truncated = false;
+        int mended = stack_repair_fp(u, &th->snap, chain, depth, pcs, STACK_MAX_DEPTH, &truncated);
+        cr_assert_eq(pcs[0], chain[0], "the leaf changed");
+        /* leaf (and libc) <- work_* <- run_worker <- main */
+        for (int i = 1; i < depth; i++) {
+            if (is_work(&y, chain, i)) {
+                plain_ok++;
+                break;
+            }
+        }
+        int w = -1;
+        for (int i = 1; i < mended && w < 0; i++)
+            if (is_work(&y, pcs, i))
+                w = i;
+        bool ok = w > 0 && w + 2 < mended && frame_is(&y, pcs, w + 1, "run_worker") &&
+                  frame_is(&y, pcs, w + 2, "main") && !truncated;
+        mended_ok += ok;
+        if (!ok && !bad[0])
+            describe(&y, pcs, mended, bad, sizeof(bad));
+        tracer_run(&tr, 0.001);
+    }
+    cr_assert(!tr.gone, "the workload ended early");
+    tracer_kill(&tr, NULL);
+    dwarf_unwinder_free(u);
+    symbols_free(&y);
+    free(path);
+    cr_assert_geq(outside, 100, "only %d samples outside the workload's code", outside);
+    cr_assert_leq(plain_ok * 10, outside,
+                  "the plain walk already finds the work function in %d of %d samples: the "
+                  "workload no longer tests anything",
+                  plain_ok, outside);
+    cr_assert_geq(mended_ok * 100, outside * 98,
+                  "%d of %d mended stacks read leaf <- work_* <- run_worker <- main; e.g. %s",
+                  mended_ok, outside, bad);
+}
+
 /* --- the frame-pointer walk on made-up stacks ------------------------------ */
 
 #if defined(__x86_64__)
@@ -652,7 +737,7 @@ static void fake_stack_build(struct fake_stack *f, const int *records, int n, ui
         f->words[i] = k + 1 < n ? word_addr(f, records[k + 1]) + RECORD_OFFSET : last_fp;
         f->words[i + 1] = 0x1000 + (uint64_t)k; /* return address into caller k */
     }
-    memset(&f->s.regs, 0, sizeof(f->s.regs));
+    memset(&f->s, 0, sizeof(f->s));
     SET_PC(f->s.regs, 0x42);
     SET_FP(f->s.regs, word_addr(f, records[0]) + RECORD_OFFSET);
     f->s.sp = word_addr(f, 0);
@@ -667,7 +752,7 @@ Test(unwind_fp, follows_the_chain_and_stops_at_a_null_frame_pointer)
     const int records[] = {2, 6, 20, 40};
     fake_stack_build(&f, records, 4, 0, 64);
     uint64_t pcs[16];
-    int depth = unwind_fp(getpid(), &f.s, false, pcs, 16);
+    int depth = unwind_fp(&f.s, pcs, 16, NULL);
     cr_assert_eq(depth, 5);
     cr_assert_eq(pcs[0], 0x42);
     for (int k = 0; k < 4; k++)
@@ -682,7 +767,7 @@ Test(unwind_fp, stops_at_a_frame_pointer_that_does_not_increase)
     uint64_t pcs[16];
     /* The record at 20 points back down to 6: its return address is real,
      * what it links to is not. */
-    cr_assert_eq(unwind_fp(getpid(), &f.s, false, pcs, 16), 3);
+    cr_assert_eq(unwind_fp(&f.s, pcs, 16, NULL), 3);
 }
 
 Test(unwind_fp, stops_at_a_misaligned_frame_pointer)
@@ -691,20 +776,27 @@ Test(unwind_fp, stops_at_a_misaligned_frame_pointer)
     const int records[] = {4, 12};
     fake_stack_build(&f, records, 2, word_addr(&f, 30) + RECORD_OFFSET + 3, 64);
     uint64_t pcs[16];
-    cr_assert_eq(unwind_fp(getpid(), &f.s, false, pcs, 16), 3);
+    cr_assert_eq(unwind_fp(&f.s, pcs, 16, NULL), 3);
 }
 
-Test(unwind_fp, leaves_the_copy_only_when_the_process_may_be_read)
+Test(unwind_fp, a_record_above_the_copy_ends_the_walk_and_says_the_stack_was_cut)
 {
     struct fake_stack f;
     const int records[] = {2, 6, 20, 40};
     /* Only 16 words were copied: the records at 20 and 40 lie above. */
     fake_stack_build(&f, records, 4, 0, 16);
     uint64_t pcs[16];
-    cr_assert_eq(unwind_fp(getpid(), &f.s, false, pcs, 16), 3);
-    /* Our own memory is the "process": the live walk finds the rest. */
-    cr_assert_eq(unwind_fp(getpid(), &f.s, true, pcs, 16), 5);
-    cr_assert_eq(pcs[4], 0x1003);
+    bool cut = false;
+    cr_assert_eq(unwind_fp(&f.s, pcs, 16, &cut), 3);
+    cr_assert(cut, "a walk that needed the bytes above the copy must say it was cut");
+    /* The same copy reaching the top of the stack: the walk simply ended. */
+    f.s.complete = true;
+    cr_assert_eq(unwind_fp(&f.s, pcs, 16, &cut), 3);
+    cr_assert_not(cut, "nothing lies above a complete copy");
+    /* A whole copy: nothing cut. */
+    fake_stack_build(&f, records, 4, 0, 64);
+    cr_assert_eq(unwind_fp(&f.s, pcs, 16, &cut), 5);
+    cr_assert_not(cut);
 }
 
 Test(unwind_fp, never_writes_more_than_max)
@@ -713,9 +805,9 @@ Test(unwind_fp, never_writes_more_than_max)
     const int records[] = {2, 6, 20, 40};
     fake_stack_build(&f, records, 4, 0, 64);
     uint64_t pcs[3] = {0};
-    cr_assert_eq(unwind_fp(getpid(), &f.s, false, pcs, 2), 2);
+    cr_assert_eq(unwind_fp(&f.s, pcs, 2, NULL), 2);
     cr_assert_eq(pcs[2], 0);
-    cr_assert_eq(unwind_fp(getpid(), &f.s, false, pcs, 0), 0);
+    cr_assert_eq(unwind_fp(&f.s, pcs, 0, NULL), 0);
 }
 
 Test(stack_mode, names_round_trip_and_unknown_names_are_refused)

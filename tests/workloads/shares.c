@@ -4,11 +4,17 @@
  * own CPU clock, so a profile's per-function shares can be checked against
  * what the program itself measured.
  *
- * usage: shares THREADS SECONDS
+ * usage: shares THREADS SECONDS [clock]
  *   THREADS workers (the main thread is one of them, so its PCs stay inside
  *   this executable) loop over the four functions for SECONDS of wall time.
+ *   With "clock", every function also reads CLOCK_MONOTONIC through libc
+ *   every 16 iterations, so about half of its time is spent in libc's
+ *   clock_gettime and the vDSO's, which have no frame pointer between them
+ *   and the function (the frame-pointer walk's blind spot).
  *   With $SHARES_OUT set, the measured CPU time per function (nanoseconds,
- *   summed over threads) is written there as "function nanoseconds" lines.
+ *   summed over threads) is written there as "function nanoseconds" lines,
+ *   then "cpu_total nanoseconds": the workers' whole CPU time, so shares
+ *   can be checked unnormalised.
  *
  * Calls are long (5 to 50 ms of CPU) compared with a sampling interval.  On
  * a machine with fewer CPUs than busy threads a thread is often preempted at
@@ -66,6 +72,16 @@ static inline __attribute__((always_inline)) uint64_t thread_cpu_ns(void)
 /* Keeps the compiler from moving register-only work across the clock reads. */
 #define PIN(v) __asm__ volatile("" : "+r"(v))
 
+/* "clock": read CLOCK_MONOTONIC (libc, then the vDSO) inside the work. */
+static int read_clock;
+
+static inline __attribute__((always_inline)) uint64_t monotonic_read(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_nsec;
+}
+
 /* The body every function runs, expanded into each so that its PCs are the
  * function's own; the multiplier differs so that no two bodies are
  * identical (no identical-code folding).  *CPU_NS gets the call's CPU time. */
@@ -76,6 +92,8 @@ static inline __attribute__((always_inline)) uint64_t thread_cpu_ns(void)
         for (uint64_t i_ = 0; i_ < (iters); i_++) {                                                \
             x_ = x_ * (mul) + 1442695040888963407ull;                                              \
             x_ ^= x_ >> 29;                                                                        \
+            if (read_clock && (i_ & 15) == 0)                                                      \
+                x_ += monotonic_read();                                                            \
         }                                                                                          \
         PIN(x_);                                                                                   \
         *cpu_ns += thread_cpu_ns() - t0_;                                                          \
@@ -127,6 +145,7 @@ struct worker {
     unsigned index;
     double seconds;
     uint64_t cpu_ns[NFUNCS];
+    uint64_t cpu_total; /* the worker's CPU time, all of it */
     uint64_t sink;
 };
 
@@ -142,6 +161,7 @@ static void *run_worker(void *arg)
     struct worker *w = arg;
     uint64_t rng = 0x9e3779b97f4a7c15ull * (w->index + 1);
     uint64_t end = clock_ns(CLOCK_MONOTONIC) + (uint64_t)(w->seconds * 1e9);
+    uint64_t cpu_start = thread_cpu_ns();
 
     for (unsigned f = 0; clock_ns(CLOCK_MONOTONIC) < end; f = (f + 1) % NFUNCS) {
         /* 70%..130% of the mean length: the mean keeps the weights. */
@@ -151,6 +171,7 @@ static void *run_worker(void *arg)
 
         w->sink += functions[f].fn(w->sink + rng, iters, &w->cpu_ns[f]);
     }
+    w->cpu_total = thread_cpu_ns() - cpu_start;
     return NULL;
 }
 
@@ -167,6 +188,10 @@ static int write_truth(const char *path, struct worker *workers, unsigned n)
             total += workers[t].cpu_ns[fi];
         fprintf(f, "%s %llu\n", functions[fi].name, (unsigned long long)total);
     }
+    uint64_t all = 0;
+    for (unsigned t = 0; t < n; t++)
+        all += workers[t].cpu_total;
+    fprintf(f, "cpu_total %llu\n", (unsigned long long)all);
     if (fclose(f) != 0) {
         fprintf(stderr, "shares: %s: %s\n", path, strerror(errno));
         return -1;
@@ -176,10 +201,11 @@ static int write_truth(const char *path, struct worker *workers, unsigned n)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: shares THREADS SECONDS\n");
+    if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "clock") != 0)) {
+        fprintf(stderr, "usage: shares THREADS SECONDS [clock]\n");
         return 2;
     }
+    read_clock = argc == 4;
     int nthreads = atoi(argv[1]);
     double seconds = atof(argv[2]);
     if (nthreads < 1 || nthreads > MAX_THREADS || !(seconds > 0)) {

@@ -1,0 +1,127 @@
+/*
+ * test_sample_queue.c - samples waiting for late stops (record/sample_queue.h):
+ * written in order, each when its last placeholder is filled, with the
+ * thread's copy in every sample that waited for it; gone threads dropped.
+ * The queue writes through a real native output, read back with the loader.
+ */
+#include "format/load.h"
+#include "record/output.h"
+#include "record/sample_queue.h"
+#include "../lib/spawn.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static struct prof_thread_sample ts(uint32_t tid, uint64_t pc)
+{
+    return (struct prof_thread_sample){.pid = 1, .tid = tid, .pc = pc, .syscall = -1};
+}
+
+/* The samples written to PATH: time and, per thread, tid and pc. */
+static void load(const char *path, struct profile *p)
+{
+    profile_init(p);
+    cr_assert_eq(profile_load(path, p), 0, "%s does not load", path);
+}
+
+Test(sample_queue, samples_wait_for_late_threads_and_are_written_in_order)
+{
+    char *dir = test_mkdtemp(), *path = NULL;
+    cr_assert(asprintf(&path, "%s/p.data", dir) > 0);
+    struct output *out = output_open(path, OUTPUT_NATIVE, NULL);
+    cr_assert_not_null(out);
+    output_started(out);
+    output_process(out, 1, 0, 1);
+    output_thread(out, 1, 10, 1, "a");
+    output_thread(out, 1, 11, 1, "b");
+    struct sample_queue q;
+    sample_queue_init(&q, 0);
+
+    /* Sample 1: thread 10 copied, thread 11 on its way to a CPU. */
+    struct open_sample *s1 = sample_queue_open(&q, 1000, NULL);
+    struct prof_thread_sample a1 = ts(10, 0x100);
+    sample_add(s1, &a1);
+    sample_wait(s1, 1, 11);
+    cr_assert_eq(sample_queue_flush(&q, out, false), 0, "a waiting sample was written");
+    /* Sample 2: the same, thread 11 still owed. */
+    struct open_sample *s2 = sample_queue_open(&q, 2000, NULL);
+    struct prof_thread_sample a2 = ts(10, 0x200);
+    sample_add(s2, &a2);
+    sample_wait(s2, 1, 11);
+    /* Sample 3: thread 11 is gone: no place for it. */
+    struct open_sample *s3 = sample_queue_open(&q, 3000, NULL);
+    struct prof_thread_sample a3 = ts(10, 0x300);
+    sample_add(s3, &a3);
+    cr_assert_eq(sample_queue_flush(&q, out, false), 0,
+                 "samples behind a waiting one were written");
+    /* Its copy comes: both samples that waited get it, in order. */
+    struct prof_thread_sample b = ts(11, 0xb00);
+    cr_assert_eq(sample_queue_fill(&q, &b), 2);
+    cr_assert_eq(sample_queue_flush(&q, out, false), 3);
+    cr_assert_eq(q.count, 0);
+
+    /* Sample 4 waits for a thread that exits before it stops: dropped. */
+    struct open_sample *s4 = sample_queue_open(&q, 4000, NULL);
+    sample_add(s4, &a3);
+    sample_wait(s4, 1, 12);
+    sample_queue_forget(&q, 12);
+    cr_assert_eq(sample_queue_flush(&q, out, false), 1);
+    struct prof_totals totals = {.samples = 4};
+    cr_assert_eq(output_finish(out, &totals, NULL), 0);
+    sample_queue_free(&q);
+
+    struct profile p;
+    load(path, &p);
+    cr_assert_eq(p.nsamples, 4);
+    const uint32_t nthreads[] = {2, 2, 1, 1};
+    for (size_t i = 0; i < 4; i++) {
+        cr_assert_eq(p.samples[i].time_ns, 1000 * (i + 1), "sample %zu out of order", i);
+        cr_assert_eq(p.samples[i].nthreads, nthreads[i], "sample %zu", i);
+        for (uint32_t t = 0; t < p.samples[i].nthreads; t++) {
+            const struct prof_thread_sample *x = &p.samples[i].threads[t];
+            cr_assert_eq(x->pc, x->tid == 11 ? 0xb00u : 0x100u * (i < 3 ? i + 1 : 3),
+                         "sample %zu thread %u pc %#llx", i, x->tid, (unsigned long long)x->pc);
+            cr_assert_eq(x->flags, 0, "a placeholder's mark was written");
+        }
+    }
+    profile_free(&p);
+    test_rmtree(dir);
+    free(dir);
+    free(path);
+}
+
+Test(sample_queue, a_full_queue_opens_nothing_and_force_writes_what_waits)
+{
+    char *dir = test_mkdtemp(), *path = NULL;
+    cr_assert(asprintf(&path, "%s/p.data", dir) > 0);
+    struct output *out = output_open(path, OUTPUT_NATIVE, NULL);
+    output_started(out);
+    output_process(out, 1, 0, 1);
+    output_thread(out, 1, 10, 1, "a");
+    struct sample_queue q;
+    sample_queue_init(&q, 0);
+    struct prof_thread_sample a = ts(10, 0x100);
+    for (int i = 0; i < SAMPLE_QUEUE_MAX; i++) {
+        struct open_sample *s = sample_queue_open(&q, (uint64_t)i + 1, NULL);
+        cr_assert_not_null(s);
+        sample_add(s, &a);
+        sample_wait(s, 1, 99);
+    }
+    cr_assert(sample_queue_full(&q));
+    cr_assert_null(sample_queue_open(&q, 1000, NULL));
+    /* At the end, what still waits is written without the missing thread. */
+    cr_assert_eq(sample_queue_flush(&q, out, true), SAMPLE_QUEUE_MAX);
+    struct prof_totals totals = {.samples = SAMPLE_QUEUE_MAX};
+    cr_assert_eq(output_finish(out, &totals, NULL), 0);
+    sample_queue_free(&q);
+    struct profile p;
+    load(path, &p);
+    cr_assert_eq(p.nsamples, SAMPLE_QUEUE_MAX);
+    for (size_t i = 0; i < p.nsamples; i++)
+        cr_assert_eq(p.samples[i].nthreads, 1);
+    profile_free(&p);
+    test_rmtree(dir);
+    free(dir);
+    free(path);
+}
