@@ -47,7 +47,7 @@ struct metrics {
     /* Energy windows (NULL: each sample's interval is its own window). */
     struct energy_window *windows;
     size_t *window_of; /* sample -> window */
-    double *values;        /* the last sample's, nthreads x nvalue_types */
+    double *values;    /* the last sample's, nthreads x nvalue_types */
     size_t values_cap;
     uint64_t *counters; /* per slot, per value type: a counter's last value */
     size_t counters_cap;
