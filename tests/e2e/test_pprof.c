@@ -167,7 +167,10 @@ static void pprof_raw(const struct go_env *g, const char *file, struct fn_values
                 *where = '\0';
             names = realloc(names, (nnames + 1) * sizeof(*names));
             names[nnames].id = id;
-            snprintf(names[nnames].name, sizeof(names[nnames].name), "%s", *rest ? rest : UNNAMED);
+            /* Code without a symbol is named by its FDE's start
+             * (BINARY+0xSTART): counted as unnamed, as the report's side is. */
+            snprintf(names[nnames].name, sizeof(names[nnames].name), "%s",
+                     *rest && !unnamed(rest) ? rest : UNNAMED);
             nnames++;
         }
         line = end + 1;
