@@ -28,7 +28,7 @@
 #define GMON_ZERO_RUN_MAX ((size_t)64 << 20)
 
 static int unclaimed(const struct profile_file *f, const void *data, size_t len, bool whole,
-                     struct profile *out);
+                     const struct binary_search *search, struct profile *out);
 
 static void keep_head(struct profile_file *f, const unsigned char *d, size_t n)
 {
@@ -65,7 +65,7 @@ static int read_stream(struct instream *in, size_t max_len, struct profile_file 
         enum resemblance r = profile_resemblance(d, n, whole);
         if (r == RESEMBLES_NOTHING) {
             struct profile none;
-            unclaimed(f, d, n, whole, &none);
+            unclaimed(f, d, n, whole, NULL, &none);
             instream_close(in);
             profile_file_free(f);
             return -1;
@@ -161,6 +161,12 @@ static int parse_text(const struct profile_file *f,
 
 int profile_parse(const struct profile_file *f, struct profile *out)
 {
+    return profile_parse_with(f, NULL, out);
+}
+
+int profile_parse_with(const struct profile_file *f, const struct binary_search *search,
+                       struct profile *out)
+{
     profile_init(out);
     if (f->in)
         return native_load_stream(f->in, out);
@@ -215,11 +221,12 @@ int profile_parse(const struct profile_file *f, struct profile *out)
         return parse_text(f, perf_script_load_buffer, out);
     if (folded_detect(f->raw.data, f->raw.len))
         return parse_text(f, folded_load_buffer, out);
-    return unclaimed(f, f->raw.data, f->raw.len, true, out);
+    return unclaimed(f, f->raw.data, f->raw.len, true, search, out);
 }
 
 /* The original format: its header counts describe the whole file. */
-static int parse_pperf(const struct profile_file *f, struct profile *out)
+static int parse_pperf(const struct profile_file *f, const struct binary_search *search,
+                       struct profile *out)
 {
     if (f->raw.truncated) {
         /* A prefix never validates: say why rather than where the counts
@@ -230,7 +237,7 @@ static int parse_pperf(const struct profile_file *f, struct profile *out)
     struct pperf_profile pp;
     if (pperf_load_buffer(f->name, f->raw.data, f->raw.len, &pp) != 0)
         return -1;
-    int rc = profile_from_pperf(&pp, f->name, out);
+    int rc = profile_from_pperf(&pp, f->name, search, out);
     pperf_free(&pp);
     return rc;
 }
@@ -239,7 +246,7 @@ static int parse_pperf(const struct profile_file *f, struct profile *out)
  * hand it to the format it most resembles, whose reader names what is
  * wrong in its own terms, or say that it resembles none. */
 static int unclaimed(const struct profile_file *f, const void *data, size_t len, bool whole,
-                     struct profile *out)
+                     const struct binary_search *search, struct profile *out)
 {
     profile_init(out);
     switch (profile_resemblance(data, len, whole)) {
@@ -260,7 +267,7 @@ static int unclaimed(const struct profile_file *f, const void *data, size_t len,
         }
         return pprof_load_buffer(f->name, f->raw.data, f->raw.len, out);
     case RESEMBLES_PPERF:
-        return parse_pperf(f, out);
+        return parse_pperf(f, search, out);
     case RESEMBLES_NOTHING:
         break;
     }
@@ -275,11 +282,16 @@ static int unclaimed(const struct profile_file *f, const void *data, size_t len,
 
 int profile_load(const char *path, struct profile *out)
 {
+    return profile_load_with(path, NULL, out);
+}
+
+int profile_load_with(const char *path, const struct binary_search *search, struct profile *out)
+{
     struct profile_file f;
     profile_init(out);
     if (profile_file_read(path, &f) != 0)
         return -1;
-    int rc = profile_parse(&f, out);
+    int rc = profile_parse_with(&f, search, out);
     profile_file_free(&f);
     return rc;
 }

@@ -81,5 +81,15 @@ void profile_file_free(struct profile_file *f);
 const char *profile_file_format(const struct profile_file *f);
 int profile_parse(const struct profile_file *f, struct profile *out);
 int profile_load(const char *path, struct profile *out);
+/* The same, with the binaries found where SEARCH says (-s DIR, --binary;
+ * symbol/binary_finder.h) by a reader that reads them to lay the profile
+ * out: the original raw format places its map entries in their files
+ * (interop/pperf.h).  profile_load() says nothing (NULL): such a reader
+ * still looks next to the profile, at the recorded paths and in the
+ * library directories. */
+struct binary_search;
+int profile_parse_with(const struct profile_file *f, const struct binary_search *search,
+                       struct profile *out);
+int profile_load_with(const char *path, const struct binary_search *search, struct profile *out);
 
 #endif
