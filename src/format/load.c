@@ -213,6 +213,28 @@ static int parse_stream(const struct profile_file *f, struct profile *out)
     return 0;
 }
 
+/* A text held whole (profile_file_hold()): a prefix of it is what it says
+ * up to its last whole line, so a damaged compressed stream loads as
+ * truncated there. */
+static int parse_held_text(const struct profile_file *f,
+                           int (*load)(const char *, const void *, size_t, struct profile *),
+                           struct profile *out)
+{
+    size_t len = f->raw.len;
+    if (f->raw.truncated) {
+        const char *nl = len ? memrchr(f->raw.data, '\n', len) : NULL;
+        len = nl ? (size_t)(nl - (const char *)f->raw.data) + 1 : 0;
+    }
+    if (load(f->name, f->raw.data, len, out) != 0)
+        return -1;
+    if (f->raw.truncated) {
+        pt_warn("%s; the profile ends at its last whole line", f->raw.error);
+        out->truncated = true;
+        out->truncated_at = len;
+    }
+    return 0;
+}
+
 int profile_parse(const struct profile_file *f, struct profile *out)
 {
     return profile_parse_with(f, NULL, out);
@@ -271,6 +293,10 @@ int profile_parse_with(const struct profile_file *f, const struct binary_search 
         }
         return pprof_load_buffer(f->name, f->raw.data, f->raw.len, out);
     }
+    if (perf_script_detect(f->raw.data, f->raw.len))
+        return parse_held_text(f, perf_script_load_buffer, out);
+    if (folded_detect(f->raw.data, f->raw.len))
+        return parse_held_text(f, folded_load_buffer, out);
     return unclaimed(f, f->raw.data, f->raw.len, true, search, out);
 }
 
@@ -307,10 +333,9 @@ static int unclaimed(const struct profile_file *f, const void *data, size_t len,
                f->name, f->name);
         return -1;
     case RESEMBLES_PERF_SCRIPT:
+        return parse_held_text(f, perf_script_load_buffer, out);
     case RESEMBLES_FOLDED:
-        /* Text is told by its first bytes and read as a stream
-         * (text_format()): never here. */
-        break;
+        return parse_held_text(f, folded_load_buffer, out);
     case RESEMBLES_PPROF:
         if (f->raw.truncated) {
             pt_err("%s", f->raw.error);
