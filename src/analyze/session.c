@@ -4,6 +4,7 @@
 #include "analyze/calltree.h"
 #include "format/load.h"
 #include "interop/gmon.h"
+#include "symbol/binary_finder.h"
 #include "symbol/symbolizer.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -25,19 +26,10 @@ static const struct sym_location *resolve(void *ctx, uint32_t pid, uint64_t time
 struct symbolizer *session_symbolizer(const char *path, const struct profile *prof,
                                       const struct session_options *opts)
 {
-    const char **dirs = xcalloc(opts->nsearch_dirs + 2, sizeof(*dirs));
-    size_t ndirs = 0;
-    for (size_t i = 0; i < opts->nsearch_dirs; i++)
-        dirs[ndirs++] = opts->search_dirs[i];
-    char *own = NULL;
-    const char *slash = strrchr(path, '/');
-    if (strcmp(path, "-") != 0 && slash)
-        own = slash == path ? xstrdup("/") : xasprintf("%.*s", (int)(slash - path), path);
-    if (own)
-        dirs[ndirs++] = own;
-    dirs[ndirs++] = ".";
+    char **dirs;
+    size_t ndirs = binary_search_dirs(opts->search_dirs, opts->nsearch_dirs, path, &dirs);
     struct symbolizer_options so = {
-        .search_dirs = dirs,
+        .search_dirs = (const char *const *)dirs,
         .nsearch_dirs = ndirs,
         .binaries = opts->binaries,
         .nbinaries = opts->nbinaries,
@@ -47,8 +39,7 @@ struct symbolizer *session_symbolizer(const char *path, const struct profile *pr
     /* The symbolizer copies the directory list it keeps. */
     struct symbolizer *sym = symbolizer_new(prof, &so);
     symbolizer_prepare(sym);
-    free(own);
-    free(dirs);
+    binary_search_dirs_free(dirs, ndirs);
     return sym;
 }
 
@@ -108,9 +99,22 @@ int session_use_binaries(const struct session_options *opts, struct profile *p)
     return 0;
 }
 
+struct binary_search session_binary_search(const struct session_options *opts)
+{
+    return (struct binary_search){
+        .dirs = opts->search_dirs,
+        .ndirs = opts->nsearch_dirs,
+        .binaries = opts->binaries,
+        .nbinaries = opts->nbinaries,
+    };
+}
+
 int session_load(const char *path, const struct session_options *opts, struct profile *out)
 {
-    if (profile_load(path, out) != 0)
+    /* A reader that lays the profile out by its binaries (the original
+     * raw format's maps) finds them as the symbolizer will. */
+    struct binary_search search = session_binary_search(opts);
+    if (profile_load_with(path, &search, out) != 0)
         return -1;
     return session_use_binaries(opts, out);
 }

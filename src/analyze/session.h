@@ -12,7 +12,10 @@
  * interned into KEYS and NAMES, which outlive the file.
  * session_report_file() is the walk with the flat aggregation.
  *
- * session_load() is profile_load() (format/load.h) and then
+ * session_load() is profile_load_with() (format/load.h), so that a reader
+ * that reads the profiled binaries to lay the profile out (the original raw
+ * format's map entries) finds them as the symbolizer does, through
+ * session_binary_search() (-s DIR and --binary of OPTS); and then
  * session_use_binaries(): the binaries OPTS names (--binary) are those the
  * symbolizer reads for the profile's maps of their name (or for its
  * program), and a gmon.out, which holds addresses of one executable laid
@@ -33,6 +36,7 @@
 #include "analyze/report.h"
 #include "analyze/strtab.h"
 #include "analyze/walk.h"
+#include "symbol/binary_finder.h"
 
 struct session_options {
     struct walk_options walk;
@@ -56,6 +60,7 @@ int session_metric(const char *path, const char *name, const struct walk_totals 
                    const struct value_columns *columns, struct metric *out);
 
 int session_load(const char *path, const struct session_options *opts, struct profile *out);
+struct binary_search session_binary_search(const struct session_options *opts);
 int session_use_binaries(const struct session_options *opts, struct profile *p);
 
 struct symbolizer;

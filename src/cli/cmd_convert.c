@@ -53,7 +53,7 @@ static int read_pperf(const char *name, const void *data, size_t len, struct pro
     profile_init(out);
     if (pperf_load_buffer(name, data, len, &pp) != 0)
         return -1;
-    int rc = profile_from_pperf(&pp, name, out);
+    int rc = profile_from_pperf(&pp, name, NULL, out);
     pperf_free(&pp);
     return rc;
 }
@@ -164,7 +164,8 @@ static const struct convert_format *format_by_name(const char *path)
     return claims == 1 ? found : find_format("native");
 }
 
-static int load_input(const char *path, const struct convert_format *from, struct profile *p)
+static int load_input(const char *path, const struct convert_format *from,
+                      const struct session_options *session, struct profile *p)
 {
     struct profile_file f;
     profile_init(p);
@@ -172,7 +173,8 @@ static int load_input(const char *path, const struct convert_format *from, struc
         return -1;
     int rc;
     if (!from || strcmp(profile_file_format(&f), from->name) == 0) {
-        rc = profile_parse(&f, p);
+        struct binary_search search = session_binary_search(session);
+        rc = profile_parse_with(&f, &search, p);
     } else if (profile_file_hold(&f) != 0) {
         rc = -1;
     } else if (f.raw.truncated) {
@@ -314,8 +316,8 @@ int cmd_convert(int argc, char **argv)
     }
 
     struct profile p;
-    if (load_input(argv[optind], from, &p) != 0 || session_use_binaries(&an.session, &p) != 0 ||
-        csv_cli_join(&csv, &p) != 0) {
+    if (load_input(argv[optind], from, &an.session, &p) != 0 ||
+        session_use_binaries(&an.session, &p) != 0 || csv_cli_join(&csv, &p) != 0) {
         profile_free(&p);
         rc = PT_EXIT_BAD_INPUT;
         goto out;

@@ -102,8 +102,10 @@ static int dump_file(const char *path)
     if (profile_file_read(path, &f) != 0)
         return -1;
     int rc = 0;
-    if (f.in) {
+    if (f.in && strcmp(profile_file_format(&f), "native") == 0) {
         rc = native_dump_stream(f.in, stdout);
+    } else if (profile_file_hold(&f) != 0) {
+        rc = -1; /* a text, kept as a stream until now */
     } else if (f.raw.truncated) {
         pt_err("%s", f.raw.error);
         rc = -1;

@@ -12,6 +12,7 @@
 #include "interop/perf_script.h"
 #include "interop/pperf.h"
 #include "interop/pprof.h"
+#include "util/instream.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -28,7 +29,53 @@
 #define GMON_ZERO_RUN_MAX ((size_t)64 << 20)
 
 static int unclaimed(const struct profile_file *f, const void *data, size_t len, bool whole,
-                     struct profile *out);
+                     const struct binary_search *search, struct profile *out);
+
+/* The formats read from the stream as it goes rather than whole. */
+struct stream_format {
+    const char *name;
+    int (*load)(struct instream *in, struct profile *out);
+    /* Text: a prefix is what it says up to its last whole line, so a
+     * stream that ends at damage loads that far, as truncated. */
+    bool text;
+};
+
+static const struct stream_format native_stream = {"native", native_load_stream, false};
+static const struct stream_format perf_script_stream = {"perf-script", perf_script_load_stream,
+                                                        true};
+static const struct stream_format folded_stream = {"folded", folded_load_stream, true};
+
+/* What the text detectors look at: the first bytes, and one more to tell
+ * a longer file from one that ends there. */
+#define TEXT_HEAD_SIZE                                                                             \
+    ((FOLDED_DETECT_BYTES > PERF_SCRIPT_DETECT_BYTES ? FOLDED_DETECT_BYTES                         \
+                                                     : PERF_SCRIPT_DETECT_BYTES) +                 \
+     1)
+
+/* The text format the first N bytes D of a file start, or NULL: its
+ * detector claims them, or no detector does and they resemble it most
+ * (resemble.h), so that its reader names the bad line.  The formats
+ * checked before the text ones in profile_parse() are ruled out first, in
+ * the same order, so a file is read as the same format either way.  WHOLE:
+ * D is the whole content. */
+static const struct stream_format *text_format(const unsigned char *d, size_t n, bool whole)
+{
+    if (n == 0 || perf_data_detect(d, n) || gperftools_detect(d, n, NULL) || gmon_detect(d, n) ||
+        pprof_detect(d, n))
+        return NULL;
+    if (perf_script_detect(d, n))
+        return &perf_script_stream;
+    if (folded_detect(d, n))
+        return &folded_stream;
+    switch (profile_resemblance(d, n, whole)) {
+    case RESEMBLES_PERF_SCRIPT:
+        return &perf_script_stream;
+    case RESEMBLES_FOLDED:
+        return &folded_stream;
+    default:
+        return NULL;
+    }
+}
 
 static void keep_head(struct profile_file *f, const unsigned char *d, size_t n)
 {
@@ -37,8 +84,8 @@ static void keep_head(struct profile_file *f, const unsigned char *d, size_t n)
         memcpy(f->head, d, f->head_len);
 }
 
-/* Open IN as F: a native stream stays open, anything else is read whole
- * (at most MAX_LEN bytes).  IN belongs to F from here. */
+/* Open IN as F: a native or text stream stays open, anything else is read
+ * whole (at most MAX_LEN bytes).  IN belongs to F from here. */
 static int read_stream(struct instream *in, size_t max_len, struct profile_file *f)
 {
     f->name = xstrdup(instream_name(in));
@@ -52,20 +99,31 @@ static int read_stream(struct instream *in, size_t max_len, struct profile_file 
         n = instream_peek(in, sizeof(f->head), &d); /* may move the bytes: D anew */
         keep_head(f, d, n);
         f->in = in;
+        f->stream = &native_stream;
         return 0;
     }
     instream_limit_zero_run(in, gmon_detect(d, n) ? GMON_ZERO_RUN_MAX : ZERO_RUN_MAX);
+    n = instream_peek(in, TEXT_HEAD_SIZE, &d);
+    const struct stream_format *text = text_format(d, n, n < TEXT_HEAD_SIZE);
+    if (text) {
+        /* Read line by line by profile_parse(): memory follows the
+         * profile's distinct content, however large the text. */
+        keep_head(f, d, n);
+        f->in = in;
+        f->stream = text;
+        return 0;
+    }
     /* Everything else is parsed whole: first make sure the first bytes
      * could start a profile at all, so that an endless input that looks
      * like none is refused before it is read. */
-    n = instream_peek(in, PROFILE_HEAD_SIZE, &d);
+    size_t head = n < PROFILE_HEAD_SIZE ? n : PROFILE_HEAD_SIZE;
     bool whole = n < PROFILE_HEAD_SIZE;
-    if (n && !gmon_detect(d, n) && !gperftools_detect(d, n, NULL)) {
+    if (head && !gmon_detect(d, head) && !gperftools_detect(d, head, NULL)) {
         /* perf.data is read on: a reader of it may claim it below. */
-        enum resemblance r = profile_resemblance(d, n, whole);
+        enum resemblance r = profile_resemblance(d, head, whole);
         if (r == RESEMBLES_NOTHING) {
             struct profile none;
-            unclaimed(f, d, n, whole, &none);
+            unclaimed(f, d, head, whole, NULL, &none);
             instream_close(in);
             profile_file_free(f);
             return -1;
@@ -102,6 +160,7 @@ int profile_file_hold(struct profile_file *f)
     int rc = slurp_stream(f->in, SLURP_DEFAULT_MAX, &f->raw);
     instream_close(f->in);
     f->in = NULL;
+    f->stream = NULL;
     return rc;
 }
 
@@ -120,7 +179,9 @@ void profile_file_free(struct profile_file *f)
 
 const char *profile_file_format(const struct profile_file *f)
 {
-    if (f->in || native_is_native(f->raw.data, f->raw.len))
+    if (f->in)
+        return f->stream->name;
+    if (native_is_native(f->raw.data, f->raw.len))
         return "native";
     if (perf_data_detect(f->raw.data, f->raw.len))
         return "perf-data";
@@ -138,11 +199,26 @@ const char *profile_file_format(const struct profile_file *f)
     return r == RESEMBLES_NOTHING ? "unknown" : resemblance_name(r);
 }
 
-/* A text format: a prefix of it is what it says up to its last whole line,
- * so a damaged compressed stream loads as truncated there. */
-static int parse_text(const struct profile_file *f,
-                      int (*load)(const char *, const void *, size_t, struct profile *),
-                      struct profile *out)
+/* F's open stream through its reader. */
+static int parse_stream(const struct profile_file *f, struct profile *out)
+{
+    if (f->stream->load(f->in, out) != 0)
+        return -1;
+    if (f->stream->text && instream_end(f->in) == INSTREAM_DAMAGED) {
+        /* The reader stopped at the last whole line, unconsumed after. */
+        pt_warn("%s; the profile ends at its last whole line", instream_error(f->in));
+        out->truncated = true;
+        out->truncated_at = instream_offset(f->in);
+    }
+    return 0;
+}
+
+/* A text held whole (profile_file_hold()): a prefix of it is what it says
+ * up to its last whole line, so a damaged compressed stream loads as
+ * truncated there. */
+static int parse_held_text(const struct profile_file *f,
+                           int (*load)(const char *, const void *, size_t, struct profile *),
+                           struct profile *out)
 {
     size_t len = f->raw.len;
     if (f->raw.truncated) {
@@ -161,9 +237,15 @@ static int parse_text(const struct profile_file *f,
 
 int profile_parse(const struct profile_file *f, struct profile *out)
 {
+    return profile_parse_with(f, NULL, out);
+}
+
+int profile_parse_with(const struct profile_file *f, const struct binary_search *search,
+                       struct profile *out)
+{
     profile_init(out);
     if (f->in)
-        return native_load_stream(f->in, out);
+        return parse_stream(f, out);
     if (native_is_native(f->raw.data, f->raw.len)) {
         if (native_load_buffer(f->name, f->raw.data, f->raw.len, out) != 0)
             return -1;
@@ -212,14 +294,15 @@ int profile_parse(const struct profile_file *f, struct profile *out)
         return pprof_load_buffer(f->name, f->raw.data, f->raw.len, out);
     }
     if (perf_script_detect(f->raw.data, f->raw.len))
-        return parse_text(f, perf_script_load_buffer, out);
+        return parse_held_text(f, perf_script_load_buffer, out);
     if (folded_detect(f->raw.data, f->raw.len))
-        return parse_text(f, folded_load_buffer, out);
-    return unclaimed(f, f->raw.data, f->raw.len, true, out);
+        return parse_held_text(f, folded_load_buffer, out);
+    return unclaimed(f, f->raw.data, f->raw.len, true, search, out);
 }
 
 /* The original format: its header counts describe the whole file. */
-static int parse_pperf(const struct profile_file *f, struct profile *out)
+static int parse_pperf(const struct profile_file *f, const struct binary_search *search,
+                       struct profile *out)
 {
     if (f->raw.truncated) {
         /* A prefix never validates: say why rather than where the counts
@@ -230,7 +313,7 @@ static int parse_pperf(const struct profile_file *f, struct profile *out)
     struct pperf_profile pp;
     if (pperf_load_buffer(f->name, f->raw.data, f->raw.len, &pp) != 0)
         return -1;
-    int rc = profile_from_pperf(&pp, f->name, out);
+    int rc = profile_from_pperf(&pp, f->name, search, out);
     pperf_free(&pp);
     return rc;
 }
@@ -239,7 +322,7 @@ static int parse_pperf(const struct profile_file *f, struct profile *out)
  * hand it to the format it most resembles, whose reader names what is
  * wrong in its own terms, or say that it resembles none. */
 static int unclaimed(const struct profile_file *f, const void *data, size_t len, bool whole,
-                     struct profile *out)
+                     const struct binary_search *search, struct profile *out)
 {
     profile_init(out);
     switch (profile_resemblance(data, len, whole)) {
@@ -250,9 +333,9 @@ static int unclaimed(const struct profile_file *f, const void *data, size_t len,
                f->name, f->name);
         return -1;
     case RESEMBLES_PERF_SCRIPT:
-        return parse_text(f, perf_script_load_buffer, out);
+        return parse_held_text(f, perf_script_load_buffer, out);
     case RESEMBLES_FOLDED:
-        return parse_text(f, folded_load_buffer, out);
+        return parse_held_text(f, folded_load_buffer, out);
     case RESEMBLES_PPROF:
         if (f->raw.truncated) {
             pt_err("%s", f->raw.error);
@@ -260,7 +343,7 @@ static int unclaimed(const struct profile_file *f, const void *data, size_t len,
         }
         return pprof_load_buffer(f->name, f->raw.data, f->raw.len, out);
     case RESEMBLES_PPERF:
-        return parse_pperf(f, out);
+        return parse_pperf(f, search, out);
     case RESEMBLES_NOTHING:
         break;
     }
@@ -275,11 +358,16 @@ static int unclaimed(const struct profile_file *f, const void *data, size_t len,
 
 int profile_load(const char *path, struct profile *out)
 {
+    return profile_load_with(path, NULL, out);
+}
+
+int profile_load_with(const char *path, const struct binary_search *search, struct profile *out)
+{
     struct profile_file f;
     profile_init(out);
     if (profile_file_read(path, &f) != 0)
         return -1;
-    int rc = profile_parse(&f, out);
+    int rc = profile_parse_with(&f, search, out);
     profile_file_free(&f);
     return rc;
 }

@@ -5,7 +5,9 @@
  * own writer (render/folded_write.h) produce and flame graph tools read.
  * docs/formats/folded.md says what ptprof makes of them.
  *
- * Reader contract: folded_load_buffer() fills OUT with one process and one
+ * Reader contract: folded_load_stream() reads IN (util/instream.h) line by
+ * line, and folded_load_buffer() the bytes DATA/LEN as they are (nothing
+ * decompressed), named NAME; either fills OUT with one process and one
  * thread (pid and tid 0, no program name: the format names neither), one
  * stack per distinct line stack (synthetic PCs, interop/folded_names.h: a
  * frame is its name alone, binary "[unknown]", except that the
@@ -30,7 +32,12 @@
  * "NAME:LINE: what is wrong" and -1 with OUT empty: a line without a count
  * after its stack, a count that is not a non-negative decimal number, a
  * line with a control character (not text), counts adding up to more than
- * FOLDED_MAX_TOTAL.  Memory is proportional to the input's size.
+ * FOLDED_MAX_TOTAL, a line longer than LINE_READER_MAX (util/linereader.h).
+ * Memory follows the distinct stacks and frame names, not the input's
+ * size: one line is held at a time, and a stack met again only adds to
+ * its count.  The stream's end is the caller's to judge: a stream that
+ * ends at damage gives the lines before the last whole one
+ * (util/linereader.h), and format/load.c says the profile is truncated.
  *
  * folded_detect() is true when DATA starts like a folded file: the first
  * non-empty lines (up to FOLDED_DETECT_BYTES; a line cut by that limit is
@@ -56,7 +63,10 @@
 #define FOLDED_MAX_DEPTH 4096
 #define FOLDED_DETECT_BYTES 65536
 
+struct instream;
+
 bool folded_detect(const void *data, size_t len);
+int folded_load_stream(struct instream *in, struct profile *out);
 int folded_load_buffer(const char *name, const void *data, size_t len, struct profile *out);
 
 #endif

@@ -1,10 +1,12 @@
 /*
- * folded_read.c - see folded.h: folded stacks ("a;b;c 12" lines) into a
- * struct profile, with synthetic PCs resolved by the locations table.
+ * folded_read.c - see folded.h: folded stacks ("a;b;c 12" lines), read one
+ * line at a time, into a struct profile, with synthetic PCs resolved by
+ * the locations table.
  */
 #include "interop/folded.h"
 #include "interop/folded_names.h"
 #include "format/stack_table.h"
+#include "util/linereader.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -122,6 +124,12 @@ struct reader {
     uint64_t *pcs; /* scratch, FOLDED_MAX_DEPTH */
     char *frame;   /* scratch for one frame's name */
     size_t frame_cap;
+    /* The stack of the line before, and its id (0: none yet): a line that
+     * repeats it needs no frame looked up again. */
+    char *last;
+    size_t last_len, last_cap;
+    uint32_t last_id;
+    bool last_deep;
 };
 
 /* google-pprof --collapsed appends "<ADDRESS>" (16 hex digits) to the
@@ -158,7 +166,9 @@ static uint64_t frame_pc(struct reader *r, const char *s, size_t n)
     return name_table_pc(r->names, 0, offset, &f, 1);
 }
 
-static void add_line(struct reader *r, const struct folded_line *l, size_t lineno)
+/* The stack id of L's frames, and whether they were more than
+ * FOLDED_MAX_DEPTH (*DEEP). */
+static uint32_t stack_of(struct reader *r, const struct folded_line *l, bool *deep)
 {
     size_t depth = 1;
     for (size_t i = 0; i < l->stack_len; i++)
@@ -175,7 +185,22 @@ static void add_line(struct reader *r, const struct folded_line *l, size_t linen
             r->pcs[kept - 1 - (i - skip)] = frame_pc(r, s, (size_t)(e - s));
         s = e + 1;
     }
-    uint32_t id = stack_table_id(r->stacks, r->p, r->pcs, kept);
+    *deep = skip > 0;
+    return stack_table_id(r->stacks, r->p, r->pcs, kept);
+}
+
+static void add_line(struct reader *r, const struct folded_line *l, size_t lineno)
+{
+    bool deep = r->last_deep;
+    uint32_t id = r->last_id;
+    if (!id || l->stack_len != r->last_len || memcmp(l->stack, r->last, l->stack_len) != 0) {
+        id = stack_of(r, l, &deep);
+        r->last = xgrow(r->last, &r->last_cap, l->stack_len + 1, 1);
+        memcpy(r->last, l->stack, l->stack_len);
+        r->last_len = l->stack_len;
+        r->last_id = id;
+        r->last_deep = deep;
+    }
     if (id >= r->counts_cap) {
         size_t old = r->counts_cap;
         r->counts = xgrow(r->counts, &r->counts_cap, (size_t)id + 1, sizeof(*r->counts));
@@ -184,7 +209,7 @@ static void add_line(struct reader *r, const struct folded_line *l, size_t linen
         memset(r->cut + old, 0, (r->counts_cap - old) * sizeof(*r->cut));
     }
     r->counts[id] += l->count;
-    if (skip) {
+    if (deep) {
         r->cut[id] = true;
         if (r->deep_lines++ == 0)
             r->first_deep_line = lineno;
@@ -255,9 +280,10 @@ static void add_meta(struct profile *p, const char *key, const char *value)
     p->meta[p->nmeta++] = (struct prof_meta){.key = xstrdup(key), .value = xstrdup(value)};
 }
 
-int folded_load_buffer(const char *name, const void *data, size_t len, struct profile *out)
+int folded_load_stream(struct instream *in, struct profile *out)
 {
     profile_init(out);
+    const char *name = instream_name(in);
     struct reader r = {
         .name = name,
         .p = out,
@@ -270,33 +296,29 @@ int folded_load_buffer(const char *name, const void *data, size_t len, struct pr
     r.counts_cap = 1;
     out->stacks = xcalloc(1, sizeof(*out->stacks)); /* id 0: no stack */
     out->nstacks = 1;
-    const char *s = data, *end = s + len;
-    size_t lineno = 0;
-    int rc = 0;
+    struct line_reader lines;
+    line_reader_init(&lines, in);
+    const char *s;
+    size_t n;
+    int rc = 0, got = 0;
     char why[160];
-    while (s < end) {
-        const char *nl = memchr(s, '\n', (size_t)(end - s));
-        const char *e = nl ? nl : end;
-        lineno++;
+    while (rc == 0 && (got = line_reader_next(&lines, &s, &n)) == 1) {
+        size_t lineno = (size_t)lines.lineno;
         struct folded_line l;
-        int lr = parse_line(s, (size_t)(e - s), &l, why, sizeof(why));
+        int lr = parse_line(s, n, &l, why, sizeof(why));
         if (lr < 0) {
             pt_err("%s:%zu: %s", name, lineno, why);
             rc = -1;
-            break;
-        }
-        if (lr == 1) {
-            if (l.count > FOLDED_MAX_TOTAL - r.total) {
-                pt_err("%s:%zu: the counts add up to more than %.0e", name, lineno,
-                       FOLDED_MAX_TOTAL);
-                rc = -1;
-                break;
-            }
+        } else if (lr == 1 && l.count > FOLDED_MAX_TOTAL - r.total) {
+            pt_err("%s:%zu: the counts add up to more than %.0e", name, lineno, FOLDED_MAX_TOTAL);
+            rc = -1;
+        } else if (lr == 1) {
             r.total += l.count;
             add_line(&r, &l, lineno);
         }
-        s = e + 1;
     }
+    if (rc == 0 && got < 0)
+        rc = -1;
     if (rc == 0) {
         if (r.deep_lines)
             pt_warn("%s:%zu: %zu stack%s deeper than %u frames kept only %s innermost %u", name,
@@ -323,5 +345,14 @@ int folded_load_buffer(const char *name, const void *data, size_t len, struct pr
     free(r.cut);
     free(r.pcs);
     free(r.frame);
+    free(r.last);
+    return rc;
+}
+
+int folded_load_buffer(const char *name, const void *data, size_t len, struct profile *out)
+{
+    struct instream *in = instream_open_memory_plain(name, data, len);
+    int rc = folded_load_stream(in, out);
+    instream_close(in);
     return rc;
 }

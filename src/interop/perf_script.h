@@ -16,10 +16,16 @@
  * header is one); a blank line ends the event.  Lines starting with '#'
  * (--header) and side-band events (PERF_RECORD_*) are skipped.
  *
- * Reader contract: perf_script_load_buffer() fills OUT with
+ * Reader contract: perf_script_load_stream() reads IN (util/instream.h)
+ * line by line, and perf_script_load_buffer() the bytes DATA/LEN as they
+ * are (nothing decompressed), named NAME; either fills OUT with
  *  - one sample per event (one thread sample), in file order, at the
  *    event's time (perf's clock, usually CLOCK_MONOTONIC: not the epoch);
- *    without a time, 1 ms after the previous event;
+ *    without a time, 1 ms after the previous event.  An event that repeats
+ *    the thread's last one exactly (the same time, stack, event and
+ *    period: only a file whose lines repeat has such events, since no time
+ *    passes between them) is one more of that sample's weight (profile.h),
+ *    and its period counts as many times;
  *  - its stack: the call chain (or the header's frame), leaf first, as
  *    synthetic PCs (interop/folded_names.h) whose locations name the
  *    function (SYM without +OFF), the binary (DSO's base name) and its path,
@@ -46,13 +52,23 @@
  * Errors are "NAME:LINE: what is wrong" and -1 with OUT empty: a line that
  * is neither a header, a frame, a source line, a comment nor blank; an
  * address that is not hex or longer than 16 digits; a frame before any
- * header; control characters.  Memory grows with the input only; call
- * chains deeper than PERF_SCRIPT_MAX_DEPTH keep their innermost frames.
+ * header; control characters; a line longer than LINE_READER_MAX
+ * (util/linereader.h).  Call chains deeper than PERF_SCRIPT_MAX_DEPTH keep
+ * their innermost frames, with a warning naming the first such event's
+ * header line, and their samples are flagged PROF_THREAD_STACK_TRUNCATED
+ * (`ptprof info` counts them).  Memory follows the profile, not the file:
+ * one event's text is held at a time, and what stays is a sample per
+ * distinct event, the distinct stacks and names.  The stream's end is the
+ * caller's to judge: a stream that ends at damage gives its lines up to
+ * the last whole one (util/linereader.h), and format/load.c says the
+ * profile is truncated; the event such a stream ends in keeps the frames
+ * that arrived and is flagged PROF_THREAD_STACK_TRUNCATED.
  *
  * perf_script_detect() is true when the first non-blank, non-comment line
  * of DATA is an event header (as above, with its EVENT: and either a time
  * or a frame after it) and the lines after it, within
- * PERF_SCRIPT_DETECT_LINES, read as this format.
+ * PERF_SCRIPT_DETECT_LINES, read as this format; it looks at the first
+ * PERF_SCRIPT_DETECT_BYTES only (a line cut by that limit is not judged).
  */
 #ifndef PTPROF_INTEROP_PERF_SCRIPT_H
 #define PTPROF_INTEROP_PERF_SCRIPT_H
@@ -64,8 +80,13 @@
 
 #define PERF_SCRIPT_MAX_DEPTH 4096
 #define PERF_SCRIPT_DETECT_LINES 64
+/* perf script --header prints a few kB of comments before the events. */
+#define PERF_SCRIPT_DETECT_BYTES 65536
+
+struct instream;
 
 bool perf_script_detect(const void *data, size_t len);
+int perf_script_load_stream(struct instream *in, struct profile *out);
 int perf_script_load_buffer(const char *name, const void *data, size_t len, struct profile *out);
 
 #endif

@@ -5,6 +5,7 @@
 #include "interop/folded_names.h"
 #include "format/stack_table.h"
 #include "interop/perf_script.h"
+#include "util/linereader.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -353,12 +354,16 @@ static enum line_kind classify(const char *s, size_t n, bool after_frame, struct
 
 bool perf_script_detect(const void *data, size_t len)
 {
-    const char *s = data, *end = s + len;
+    const char *s = data;
+    const char *end = s + (len < PERF_SCRIPT_DETECT_BYTES ? len : PERF_SCRIPT_DETECT_BYTES);
+    bool whole = len <= PERF_SCRIPT_DETECT_BYTES;
     size_t judged = 0;
     bool seen_header = false, after_frame = false;
     char why[160];
     while (s < end && judged < PERF_SCRIPT_DETECT_LINES) {
         const char *nl = memchr(s, '\n', (size_t)(end - s));
+        if (!nl && !whole)
+            break; /* cut by the limit: not judged */
         const char *e = nl ? nl : end;
         struct header h;
         struct frame f;
@@ -433,17 +438,39 @@ static void map32_free(struct map32 *m)
     free(m->vals);
 }
 
-/* Per event, what the CPU-time pass needs. */
+/* Per sample, what the CPU-time and value passes need. */
 struct event_info {
     uint32_t event;  /* index into reader.events */
     uint32_t thread; /* index into profile.threads */
     uint64_t period;
     bool has_period;
+    bool timed; /* the event had its own time */
 };
 
 struct comm_pid {
     char *comm;
     uint32_t pid;
+};
+
+/* The event being read, its strings copied out of the lines they came in
+ * (a line lives until the next is read): offsets of NUL-terminated strings
+ * in reader.text. */
+struct event_head {
+    bool has_pid;
+    uint32_t pid, tid;
+    bool has_time;
+    uint64_t time_ns;
+    bool has_period;
+    uint64_t period;
+    size_t comm, comm_n, event, event_n;
+    size_t lineno;
+};
+
+struct kept_frame {
+    uint64_t ip;
+    size_t sym, dso, file; /* "" when none */
+    uint32_t line;
+    bool inlined;
 };
 
 struct reader {
@@ -453,6 +480,8 @@ struct reader {
     struct stack_table *stacks;
     size_t samples_cap, threads_cap, processes_cap, info_cap;
     struct event_info *info;
+    uint64_t weight;        /* the samples all the events stand for */
+    size_t *last_of_thread; /* per thread: its last sample + 1, 0 none */
     char **events;
     size_t nevents;
     struct map32 thread_of;  /* tid -> thread index */
@@ -460,18 +489,25 @@ struct reader {
     struct comm_pid *comms;  /* without pids: comm -> pid */
     size_t ncomms;
     bool any_chain;
+    size_t cut_events, first_cut_line; /* chains deeper than PERF_SCRIPT_MAX_DEPTH */
     /* the event being read */
     bool open;
-    struct header h;
+    struct event_head h;
     bool chain; /* call-chain lines seen */
-    struct frame *frames;
+    bool cut;   /* frames past PERF_SCRIPT_MAX_DEPTH left out */
+    struct kept_frame *frames;
     size_t nframes, frames_cap;
+    char *text;
+    size_t text_len, text_cap;
     uint64_t last_time;
     /* scratch */
     uint64_t *pcs;
-    char *text;
-    size_t text_cap;
 };
+
+static bool span_is(struct span t, const char *s)
+{
+    return strlen(s) == t.n && (t.n == 0 || memcmp(s, t.s, t.n) == 0);
+}
 
 static char *span_dup(struct span t)
 {
@@ -482,9 +518,21 @@ static char *span_dup(struct span t)
     return s;
 }
 
-static bool span_is(struct span t, const char *s)
+/* T copied into the event's text; its offset there. */
+static size_t keep(struct reader *r, struct span t)
 {
-    return strlen(s) == t.n && (t.n == 0 || memcmp(s, t.s, t.n) == 0);
+    r->text = xgrow(r->text, &r->text_cap, r->text_len + t.n + 1, 1);
+    if (t.n) /* an empty span may have no pointer */
+        memcpy(r->text + r->text_len, t.s, t.n);
+    r->text[r->text_len + t.n] = '\0';
+    size_t at = r->text_len;
+    r->text_len += t.n + 1;
+    return at;
+}
+
+static struct span kept(const struct reader *r, size_t at, size_t n)
+{
+    return (struct span){r->text + at, n};
 }
 
 static uint32_t event_index(struct reader *r, struct span ev)
@@ -497,7 +545,7 @@ static uint32_t event_index(struct reader *r, struct span ev)
     return (uint32_t)r->nevents++;
 }
 
-static uint32_t pid_of(struct reader *r, const struct header *h)
+static uint32_t pid_of(struct reader *r, const struct event_head *h, struct span comm)
 {
     if (h->has_pid)
         return h->pid;
@@ -505,10 +553,10 @@ static uint32_t pid_of(struct reader *r, const struct header *h)
     if (map32_get(&r->thread_of, h->tid, &t))
         return r->p->threads[t].pid;
     for (size_t i = 0; i < r->ncomms; i++)
-        if (span_is(h->comm, r->comms[i].comm))
+        if (span_is(comm, r->comms[i].comm))
             return r->comms[i].pid;
     r->comms = xrealloc(r->comms, (r->ncomms + 1) * sizeof(*r->comms));
-    r->comms[r->ncomms++] = (struct comm_pid){.comm = span_dup(h->comm), .pid = h->tid};
+    r->comms[r->ncomms++] = (struct comm_pid){.comm = span_dup(comm), .pid = h->tid};
     return h->tid;
 }
 
@@ -522,8 +570,8 @@ static void set_name(char **dst, struct span comm)
 
 /* The thread of H (by tid), and the process PID, made when new.  A tid
  * that perf shows again under another pid keeps its thread entry. */
-static uint32_t thread_index(struct reader *r, const struct header *h, uint32_t pid,
-                             uint64_t time_ns)
+static uint32_t thread_index(struct reader *r, const struct event_head *h, struct span comm,
+                             uint32_t pid, uint64_t time_ns)
 {
     struct profile *p = r->p;
     uint32_t proc;
@@ -531,31 +579,21 @@ static uint32_t thread_index(struct reader *r, const struct header *h, uint32_t 
         p->processes =
             xgrow(p->processes, &r->processes_cap, p->nprocesses + 1, sizeof(*p->processes));
         p->processes[p->nprocesses] =
-            (struct prof_process){.pid = pid, .start_ns = time_ns, .exe = span_dup(h->comm)};
+            (struct prof_process){.pid = pid, .start_ns = time_ns, .exe = span_dup(comm)};
         map32_put(&r->process_of, pid, (uint32_t)p->nprocesses++);
     }
     uint32_t t;
     if (map32_get(&r->thread_of, h->tid, &t)) {
-        set_name(&p->threads[t].name, h->comm);
+        set_name(&p->threads[t].name, comm);
         return t;
     }
     p->threads = xgrow(p->threads, &r->threads_cap, p->nthreads + 1, sizeof(*p->threads));
+    r->last_of_thread = xrealloc(r->last_of_thread, r->threads_cap * sizeof(*r->last_of_thread));
+    r->last_of_thread[p->nthreads] = 0;
     p->threads[p->nthreads] = (struct prof_thread){
-        .pid = pid, .tid = h->tid, .start_ns = time_ns, .name = span_dup(h->comm)};
+        .pid = pid, .tid = h->tid, .start_ns = time_ns, .name = span_dup(comm)};
     map32_put(&r->thread_of, h->tid, (uint32_t)p->nthreads);
     return (uint32_t)p->nthreads++;
-}
-
-/* A copy of T in the scratch text; returns its offset there. */
-static size_t stash(struct reader *r, size_t *used, struct span t)
-{
-    r->text = xgrow(r->text, &r->text_cap, *used + t.n + 1, 1);
-    if (t.n) /* an empty span may have no pointer */
-        memcpy(r->text + *used, t.s, t.n);
-    r->text[*used + t.n] = '\0';
-    size_t at = *used;
-    *used += t.n + 1;
-    return at;
 }
 
 /* The synthetic PCs of the event's frames into r->pcs; returns how many.
@@ -565,41 +603,30 @@ static uint32_t event_pcs(struct reader *r, uint32_t pid)
     uint32_t depth = 0;
     size_t first = 0;
     for (size_t i = 0; i < r->nframes; i++) {
-        const struct frame *real = &r->frames[i];
+        const struct kept_frame *real = &r->frames[i];
         if (real->inlined && i + 1 < r->nframes && i + 1 - first < NAME_MAX_INLINE)
             continue;
         /* Frames FIRST..I are one location, I the function holding the
          * others (an inlined frame ending the chain stands alone). */
-        struct {
-            size_t sym, file;
-        } at[NAME_MAX_INLINE] = {{0, 0}};
-        size_t used = 0;
-        struct span dso = real->dso;
-        if (dso.n == 0 || span_eq(dso, "[unknown]"))
-            dso = (struct span){"[unknown]", 9};
-        size_t dso_at = stash(r, &used, dso);
-        for (size_t k = first; k <= i; k++) {
-            struct span sym = r->frames[k].sym;
-            if (sym.n == 0)
-                sym = (struct span){"[unknown]", 9};
-            at[k - first].sym = stash(r, &used, sym);
-            at[k - first].file = stash(r, &used, r->frames[k].file);
-        }
-        const char *dso_s = r->text + dso_at;
-        const char *base = strrchr(dso_s, '/');
+        const char *dso = r->text + real->dso;
+        if (!dso[0] || strcmp(dso, "[unknown]") == 0)
+            dso = "[unknown]";
+        const char *base = strrchr(dso, '/');
         struct name_frame nf[NAME_MAX_INLINE];
         uint32_t n = (uint32_t)(i + 1 - first);
-        for (uint32_t k = 0; k < n; k++)
+        for (uint32_t k = 0; k < n; k++) {
+            const struct kept_frame *f = &r->frames[first + k];
+            const char *sym = r->text + f->sym;
             nf[k] = (struct name_frame){
-                .function = r->text + at[k].sym,
-                .binary = base ? base + 1 : dso_s,
-                .path = base ? dso_s : "",
-                .file = r->text + at[k].file,
-                .line = r->frames[first + k].line,
+                .function = sym[0] ? sym : "[unknown]",
+                .binary = base ? base + 1 : dso,
+                .path = base ? dso : "",
+                .file = r->text + f->file,
+                .line = f->line,
                 .inlined = k + 1 < n,
             };
-        if (depth < PERF_SCRIPT_MAX_DEPTH)
-            r->pcs[depth++] = name_table_pc(r->names, pid, real->ip, nf, n);
+        }
+        r->pcs[depth++] = name_table_pc(r->names, pid, real->ip, nf, n);
         first = i + 1;
     }
     if (depth == 0) {
@@ -609,53 +636,153 @@ static uint32_t event_pcs(struct reader *r, uint32_t pid)
     return depth;
 }
 
+/* Another event exactly like the thread's last sample (the same time, so
+ * no wall time passes between them: only a file whose lines repeat has
+ * such events) stands in that sample as one more of its weight, so memory
+ * follows the distinct events, not the file's size. */
+static bool same_as_last(const struct reader *r, uint32_t thread,
+                         const struct prof_thread_sample *ts, uint64_t t,
+                         const struct event_info *e)
+{
+    size_t last = r->last_of_thread[thread];
+    if (!last || !e->timed)
+        return false;
+    const struct prof_sample *s = &r->p->samples[last - 1];
+    const struct prof_thread_sample *o = &s->threads[0];
+    const struct event_info *oe = &r->info[last - 1];
+    return oe->timed && s->time_ns == t && o->pid == ts->pid && o->stack == ts->stack &&
+           o->flags == ts->flags && oe->event == e->event && oe->period == e->period &&
+           oe->has_period == e->has_period;
+}
+
+static void add_weight(struct prof_sample *s)
+{
+    if (!s->weights) {
+        s->weights = xmalloc(sizeof(*s->weights));
+        s->weights[0] = 1;
+    }
+    s->weights[0]++;
+}
+
 static void finish_event(struct reader *r)
 {
     if (!r->open)
         return;
     r->open = false;
     struct profile *p = r->p;
-    const struct header *h = &r->h;
+    const struct event_head *h = &r->h;
+    struct span comm = kept(r, h->comm, h->comm_n);
     uint64_t t = h->has_time ? h->time_ns : r->last_time + DEFAULT_SAMPLE_NS;
     r->last_time = t;
-    uint32_t pid = pid_of(r, h);
-    uint32_t thread = thread_index(r, h, pid, t);
+    uint32_t pid = pid_of(r, h, comm);
+    uint32_t thread = thread_index(r, h, comm, pid, t);
     uint32_t depth = event_pcs(r, pid);
     uint32_t stack = stack_table_id(r->stacks, p, r->pcs, depth);
-    struct prof_thread_sample *ts = xmalloc(sizeof(*ts));
-    *ts = (struct prof_thread_sample){
-        .pid = pid, .tid = h->tid, .pc = r->pcs[0], .stack = stack, .syscall = -1};
-    p->samples = xgrow(p->samples, &r->samples_cap, p->nsamples + 1, sizeof(*p->samples));
-    p->samples[p->nsamples] = (struct prof_sample){.time_ns = t, .nthreads = 1, .threads = ts};
-    r->info = xgrow(r->info, &r->info_cap, p->nsamples + 1, sizeof(*r->info));
-    r->info[p->nsamples] = (struct event_info){
-        .event = event_index(r, h->event),
+    if (r->cut && r->cut_events++ == 0)
+        r->first_cut_line = h->lineno;
+    struct prof_thread_sample ts = {
+        .pid = pid,
+        .tid = h->tid,
+        .pc = r->pcs[0],
+        .stack = stack,
+        .syscall = -1,
+        .flags = r->cut ? PROF_THREAD_STACK_TRUNCATED : 0,
+    };
+    struct event_info e = {
+        .event = event_index(r, kept(r, h->event, h->event_n)),
         .thread = thread,
         .period = h->period,
         .has_period = h->has_period,
+        .timed = h->has_time,
     };
-    p->nsamples++;
     r->nframes = 0;
+    r->text_len = 0;
+    r->weight++;
+    if (same_as_last(r, thread, &ts, t, &e)) {
+        add_weight(&p->samples[r->last_of_thread[thread] - 1]);
+        return;
+    }
+    struct prof_thread_sample *copy = xmalloc(sizeof(*copy));
+    *copy = ts;
+    p->samples = xgrow(p->samples, &r->samples_cap, p->nsamples + 1, sizeof(*p->samples));
+    p->samples[p->nsamples] = (struct prof_sample){.time_ns = t, .nthreads = 1, .threads = copy};
+    r->info = xgrow(r->info, &r->info_cap, p->nsamples + 1, sizeof(*r->info));
+    r->info[p->nsamples] = e;
+    r->last_of_thread[thread] = ++p->nsamples;
 }
 
+static void start_event(struct reader *r, const struct header *h, size_t lineno)
+{
+    finish_event(r);
+    r->open = true;
+    r->chain = false;
+    r->cut = false;
+    r->nframes = 0;
+    r->text_len = 0;
+    r->h = (struct event_head){
+        .has_pid = h->has_pid,
+        .pid = h->pid,
+        .tid = h->tid,
+        .has_time = h->has_time,
+        .time_ns = h->time_ns,
+        .has_period = h->has_period,
+        .period = h->period,
+        .comm = keep(r, h->comm),
+        .comm_n = h->comm.n,
+        .event = keep(r, h->event),
+        .event_n = h->event.n,
+        .lineno = lineno,
+    };
+}
+
+/* F, parsed from a line, into the event: its strings copied. */
 static void push_frame(struct reader *r, const struct frame *f)
 {
+    if (r->nframes == PERF_SCRIPT_MAX_DEPTH) {
+        r->cut = true; /* the chain is leaf first: the outermost frames go */
+        return;
+    }
     r->frames = xgrow(r->frames, &r->frames_cap, r->nframes + 1, sizeof(*r->frames));
-    r->frames[r->nframes++] = *f;
+    r->frames[r->nframes++] = (struct kept_frame){
+        .ip = f->ip,
+        .sym = keep(r, f->sym),
+        .dso = keep(r, f->dso),
+        .file = keep(r, f->file),
+        .line = f->line,
+        .inlined = f->inlined,
+    };
 }
 
 /* --- CPU time ------------------------------------------------------------ */
 
-static int cmp_u64(const void *a, const void *b)
+static uint64_t sample_weight(const struct prof_sample *s)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return prof_weight(s, 0);
+}
+
+struct weighted {
+    uint64_t v, w;
+};
+
+static int cmp_weighted(const void *a, const void *b)
+{
+    uint64_t x = ((const struct weighted *)a)->v, y = ((const struct weighted *)b)->v;
     return x < y ? -1 : x > y;
 }
 
-static uint64_t median(uint64_t *v, size_t n)
+/* The middle value of V as if each came W times. */
+static uint64_t median(struct weighted *v, size_t n)
 {
-    qsort(v, n, sizeof(*v), cmp_u64);
-    return v[n / 2];
+    qsort(v, n, sizeof(*v), cmp_weighted);
+    uint64_t all = 0, seen = 0;
+    for (size_t i = 0; i < n; i++)
+        all += v[i].w;
+    for (size_t i = 0; i < n; i++) {
+        seen += v[i].w;
+        if (seen > all / 2)
+            return v[i].v;
+    }
+    return v[n - 1].v;
 }
 
 static bool clock_event(const char *ev)
@@ -664,6 +791,11 @@ static bool clock_event(const char *ev)
     size_t n = strcspn(ev, ":");
     return (n == 9 && strncmp(ev, "cpu-clock", 9) == 0) ||
            (n == 10 && strncmp(ev, "task-clock", 10) == 0);
+}
+
+static uint64_t times_weight(uint64_t v, uint64_t w)
+{
+    return w && v > UINT64_MAX / w ? UINT64_MAX : v * w;
 }
 
 /* Each sample's CPU time as perf_script.h says, as cumulative cpu_ns. */
@@ -699,7 +831,8 @@ static void fill_cpu(struct reader *r)
     if (!is_clock || !all_periods) {
         /* A time for the period: a running thread's samples are one
          * sampling interval apart; its sleeps are rarer than that. */
-        uint64_t *gaps = xmalloc(n * sizeof(*gaps)), *periods = xmalloc(n * sizeof(*periods));
+        struct weighted *gaps = xmalloc(n * sizeof(*gaps)),
+                        *periods = xmalloc(n * sizeof(*periods));
         uint64_t *last = xcalloc(p->nthreads ? p->nthreads : 1, sizeof(*last));
         size_t ngaps = 0, np = 0;
         for (size_t i = 0; i < p->nsamples; i++) {
@@ -708,10 +841,10 @@ static void fill_cpu(struct reader *r)
                 continue;
             uint64_t t = p->samples[i].time_ns;
             if (last[e->thread] && t > last[e->thread])
-                gaps[ngaps++] = t - last[e->thread];
+                gaps[ngaps++] = (struct weighted){t - last[e->thread], 1};
             last[e->thread] = t;
             if (e->has_period && e->period > 0)
-                periods[np++] = e->period;
+                periods[np++] = (struct weighted){e->period, sample_weight(&p->samples[i])};
         }
         double unit = np ? (double)median(periods, np) : 1;
         double gap = ngaps ? (double)median(gaps, ngaps) : DEFAULT_SAMPLE_NS;
@@ -726,7 +859,7 @@ static void fill_cpu(struct reader *r)
         const struct event_info *e = &r->info[i];
         if (e->event == cpu_event) {
             double units = e->has_period ? (double)e->period : default_units;
-            double ns = units * ns_per_unit;
+            double ns = units * ns_per_unit * (double)sample_weight(&p->samples[i]);
             /* A hostile period must not wrap the counter. */
             if (ns > 1e15)
                 ns = 1e15;
@@ -739,12 +872,12 @@ static void fill_cpu(struct reader *r)
         p->frequency = 1e9 / (double)period0;
 }
 
-/* Events as value types (profile.h), each sample's period in its event's
- * column: `perf record -e instructions,cycles` gives metrics instructions
- * and cycles, and so ipc.  A file of one clock event alone has none: its
- * periods are the CPU time already.  A value is named after its event
- * without perf's modifiers (cycles:u is cycles) unless two events would
- * share the name. */
+/* Events as value types (profile.h), each sample's period (times the
+ * events it stands for) in its event's column: `perf record -e
+ * instructions,cycles` gives metrics instructions and cycles, and so ipc.
+ * A file of one clock event alone has none: its periods are the CPU time
+ * already.  A value is named after its event without perf's modifiers
+ * (cycles:u is cycles) unless two events would share the name. */
 static void fill_values(struct reader *r)
 {
     struct profile *p = r->p;
@@ -770,7 +903,8 @@ static void fill_values(struct reader *r)
         if (!e->has_period || e->period == 0)
             continue;
         p->samples[i].thread_values = xcalloc(p->nvalue_types, sizeof(uint64_t));
-        p->samples[i].thread_values[e->event] = e->period;
+        p->samples[i].thread_values[e->event] =
+            times_weight(e->period, sample_weight(&p->samples[i]));
     }
 }
 
@@ -783,6 +917,10 @@ static void add_meta(struct profile *p, const char *key, const char *value)
 static void finish_profile(struct reader *r)
 {
     struct profile *p = r->p;
+    if (r->cut_events)
+        pt_warn("%s:%zu: %zu call chain%s deeper than %u frames kept only %s innermost %u", r->name,
+                r->first_cut_line, r->cut_events, r->cut_events == 1 ? "" : "s",
+                PERF_SCRIPT_MAX_DEPTH, r->cut_events == 1 ? "its" : "their", PERF_SCRIPT_MAX_DEPTH);
     fill_cpu(r);
     fill_values(r);
     name_table_locations(r->names, p);
@@ -797,7 +935,7 @@ static void finish_profile(struct reader *r)
     if (p->nsamples > 1 && p->samples[p->nsamples - 1].time_ns > p->samples[0].time_ns)
         span = p->samples[p->nsamples - 1].time_ns - p->samples[0].time_ns;
     p->totals =
-        (struct prof_totals){.wall_ns = span, .samples = p->nsamples, .ideal_samples = p->nsamples};
+        (struct prof_totals){.wall_ns = span, .samples = r->weight, .ideal_samples = r->weight};
     p->has_totals = true;
     add_meta(p, "stacks", r->any_chain ? "perf call chains" : "none (perf script without -g)");
     add_meta(p, "start_time", "0");
@@ -811,6 +949,7 @@ static void reader_free(struct reader *r)
     name_table_free(r->names);
     stack_table_free(r->stacks);
     free(r->info);
+    free(r->last_of_thread);
     for (size_t i = 0; i < r->nevents; i++)
         free(r->events[i]);
     free(r->events);
@@ -824,11 +963,68 @@ static void reader_free(struct reader *r)
     free(r->text);
 }
 
-int perf_script_load_buffer(const char *name, const void *data, size_t len, struct profile *out)
+/* One line of the text, LINENO, into the reader; -1 after a message. */
+static int read_line(struct reader *r, const char *s, size_t n, size_t lineno, bool *after_frame)
+{
+    struct header h;
+    struct frame f;
+    char why[200];
+    enum line_kind k = classify(s, n, *after_frame, &h, &f, why, sizeof(why));
+    *after_frame = false;
+    switch (k) {
+    case L_BAD:
+        pt_err("%s:%zu: %s", r->name, lineno, why);
+        return -1;
+    case L_BLANK:
+        finish_event(r);
+        break;
+    case L_COMMENT:
+    case L_SIDEBAND:
+        break;
+    case L_HEADER: {
+        start_event(r, &h, lineno);
+        struct frame hf;
+        if (h.rest.n && parse_frame(h.rest, &hf)) {
+            push_frame(r, &hf);
+            *after_frame = true;
+        }
+        break;
+    }
+    case L_FRAME:
+        if (!r->open) {
+            pt_err("%s:%zu: a call-chain line outside an event (no header before it)", r->name,
+                   lineno);
+            return -1;
+        }
+        if (!r->chain) {
+            r->nframes = 0; /* the chain replaces the header's frame */
+            r->chain = true;
+            r->any_chain = true;
+        }
+        push_frame(r, &f);
+        *after_frame = true;
+        break;
+    case L_SRCLINE: {
+        struct span file;
+        uint32_t line;
+        struct span t = trim((struct span){s, n});
+        /* A frame left out past the depth limit keeps no source line. */
+        if (r->nframes && !r->cut && parse_srcline(t, &file, &line)) {
+            r->frames[r->nframes - 1].file = keep(r, file);
+            r->frames[r->nframes - 1].line = line;
+        }
+        *after_frame = true;
+        break;
+    }
+    }
+    return 0;
+}
+
+int perf_script_load_stream(struct instream *in, struct profile *out)
 {
     profile_init(out);
     struct reader r = {
-        .name = name,
+        .name = instream_name(in),
         .p = out,
         .names = name_table_new(),
         .stacks = stack_table_new(),
@@ -836,78 +1032,33 @@ int perf_script_load_buffer(const char *name, const void *data, size_t len, stru
     };
     out->stacks = xcalloc(1, sizeof(*out->stacks)); /* id 0: no stack */
     out->nstacks = 1;
-    const char *s = data, *end = s + len;
-    size_t lineno = 0;
+    struct line_reader lines;
+    line_reader_init(&lines, in);
+    const char *s;
+    size_t n;
     bool after_frame = false;
-    int rc = 0;
-    char why[200];
-    while (s < end && rc == 0) {
-        const char *nl = memchr(s, '\n', (size_t)(end - s));
-        const char *e = nl ? nl : end;
-        lineno++;
-        struct header h;
-        struct frame f;
-        enum line_kind k = classify(s, (size_t)(e - s), after_frame, &h, &f, why, sizeof(why));
-        after_frame = false;
-        switch (k) {
-        case L_BAD:
-            pt_err("%s:%zu: %s", name, lineno, why);
-            rc = -1;
-            break;
-        case L_BLANK:
-            finish_event(&r);
-            break;
-        case L_COMMENT:
-        case L_SIDEBAND:
-            break;
-        case L_HEADER: {
-            finish_event(&r);
-            r.open = true;
-            r.h = h;
-            r.chain = false;
-            struct frame hf;
-            if (h.rest.n && parse_frame(h.rest, &hf)) {
-                push_frame(&r, &hf);
-                after_frame = true;
-            }
-            break;
-        }
-        case L_FRAME:
-            if (!r.open) {
-                pt_err("%s:%zu: a call-chain line outside an event (no header before it)", name,
-                       lineno);
-                rc = -1;
-                break;
-            }
-            if (!r.chain) {
-                r.nframes = 0; /* the chain replaces the header's frame */
-                r.chain = true;
-                r.any_chain = true;
-            }
-            if (r.nframes < PERF_SCRIPT_MAX_DEPTH)
-                push_frame(&r, &f);
-            after_frame = true;
-            break;
-        case L_SRCLINE: {
-            struct span file;
-            uint32_t line;
-            struct span t = trim((struct span){s, (size_t)(e - s)});
-            if (r.nframes && parse_srcline(t, &file, &line)) {
-                r.frames[r.nframes - 1].file = file;
-                r.frames[r.nframes - 1].line = line;
-            }
-            after_frame = true;
-            break;
-        }
-        }
-        s = e + 1;
-    }
+    int rc = 0, got = 0;
+    while (rc == 0 && (got = line_reader_next(&lines, &s, &n)) == 1)
+        rc = read_line(&r, s, n, (size_t)lines.lineno, &after_frame);
+    if (rc == 0 && got < 0)
+        rc = -1;
     if (rc == 0) {
+        /* Damage ended the text inside an event: its chain may have lost
+         * outer frames. */
+        r.cut = r.cut || (r.open && instream_end(in) == INSTREAM_DAMAGED);
         finish_event(&r);
         finish_profile(&r);
     } else {
         profile_free(out);
     }
     reader_free(&r);
+    return rc;
+}
+
+int perf_script_load_buffer(const char *name, const void *data, size_t len, struct profile *out)
+{
+    struct instream *in = instream_open_memory_plain(name, data, len);
+    int rc = perf_script_load_stream(in, out);
+    instream_close(in);
     return rc;
 }

@@ -124,26 +124,32 @@ struct pperf_place {
 };
 
 /* Decide the form of every map entry of IN and the file offset at its
- * address, into OUT[0..nmaps-1].  The labelled file is looked up as the
- * symbolizer does (the label's path, then its base name in DIRS and in the
- * standard library directories); when found, the entry's size says which
- * form it is (an executable segment's mapped size, or a load base up to the
- * end of the code), else its label does (a path: the original's form; a
- * base name or a bracketed name: ptprof 0.2.0's).  An entry of the
+ * address, into OUT[0..nmaps-1].  The labelled file is the one FINDER
+ * finds (symbol/binary_finder.h: a file the user named with --binary, else
+ * the search directories, the label's path and the standard library
+ * directories, as the symbolizer looks); when found, the entry's size says
+ * which form it is (an executable segment's mapped size, or a load base up
+ * to the end of the code), else its label does (a path: the original's
+ * form; a base name or a bracketed name: ptprof 0.2.0's).  An entry of the
  * original's form whose file cannot be read has no known offset: it gets 0
  * and one warning per label, naming NAME. */
-void pperf_place_maps(const char *name, const struct pperf_profile *in, const char *const *dirs,
-                      size_t ndirs, struct pperf_place *out);
+struct binary_finder;
+void pperf_place_maps(const char *name, const struct pperf_profile *in,
+                      struct binary_finder *finder, struct pperf_place *out);
 
 /* The original raw format as a struct profile (pperf_profile.c): one
  * process (pid = the first sample's first tid, or 0), one thread per tid
  * seen, pmu_size/8 channels of the header's magic kind (none for the
  * original's dummy PMU: power 0.0 in every sample), the map entries as maps
- * placed by pperf_place_maps() (binaries are looked for next to PATH, the
- * profile's file, and in the working directory; PATH may be NULL or "-"),
- * the header as totals; frequency unknown (0).  META "pperf.maps" says the
- * entries' form ("mapping", "load" or "mixed"; absent without entries) and
- * META "pperf.pmu" is "dummy" for the dummy PMU. */
-int profile_from_pperf(const struct pperf_profile *in, const char *path, struct profile *out);
+ * placed by pperf_place_maps() with the binaries found where SEARCH says
+ * (-s DIR and --binary of the analysing commands; NULL: nothing said), then
+ * next to PATH, the profile's file, and in the working directory
+ * (binary_search_dirs(); PATH may be NULL or "-"), the header as totals;
+ * frequency unknown (0).  META "pperf.maps" says the entries' form
+ * ("mapping", "load" or "mixed"; absent without entries) and META
+ * "pperf.pmu" is "dummy" for the dummy PMU. */
+struct binary_search;
+int profile_from_pperf(const struct pperf_profile *in, const char *path,
+                       const struct binary_search *search, struct profile *out);
 
 #endif

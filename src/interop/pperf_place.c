@@ -153,14 +153,18 @@ static size_t group_labels(const struct pperf_profile *in, struct labelled_file 
     return n;
 }
 
+/* The file's layout, found as the symbolizer finds it: a file the user
+ * named, else the search (binary_finder.h). */
 static const struct layout *layout_of(struct labelled_file *f, struct binary_finder *finder)
 {
     if (!f->looked_up) {
         f->looked_up = true;
-        struct bf_result found;
-        binary_finder_find(finder, f->label, NULL, 0, &found);
-        if (found.status == BF_FOUND)
-            read_layout(found.path, &f->layout);
+        const char *given = binary_finder_given(finder, f->label);
+        struct bf_result found = {.status = BF_MISSING};
+        if (!given)
+            binary_finder_find(finder, f->label, NULL, 0, &found);
+        if (given || found.status == BF_FOUND)
+            read_layout(given ? given : found.path, &f->layout);
         free(found.path);
     }
     return &f->layout;
@@ -186,12 +190,11 @@ static void runs_of(const struct pperf_profile *in, uint64_t *start, uint64_t *e
                      : in->maps[i].address + in->maps[i].size;
 }
 
-void pperf_place_maps(const char *name, const struct pperf_profile *in, const char *const *dirs,
-                      size_t ndirs, struct pperf_place *out)
+void pperf_place_maps(const char *name, const struct pperf_profile *in,
+                      struct binary_finder *finder, struct pperf_place *out)
 {
     const long pagesize = sysconf(_SC_PAGESIZE);
     const uint64_t page = pagesize > 0 ? (uint64_t)pagesize : 4096;
-    struct binary_finder *finder = binary_finder_new(dirs, ndirs);
     struct labelled_file *files = xcalloc(in->nmaps ? in->nmaps : 1, sizeof(*files));
     uint32_t *file_of = xcalloc(in->nmaps ? in->nmaps : 1, sizeof(*file_of));
     size_t nfiles = group_labels(in, files, file_of);
@@ -215,8 +218,9 @@ void pperf_place_maps(const char *name, const struct pperf_profile *in, const ch
         if (!l->readable) {
             if (labelled == PPERF_ENTRY_MAPPING && !f->warned && ++unreadable <= MAX_NAMED)
                 pt_warn("%s: map %" PRIu32 ": cannot read the executable segments of %s (not "
-                        "found at that path, next to the profile or in the library "
-                        "directories), so its PCs cannot be placed in it",
+                        "found in the search directories, next to the profile, at that path "
+                        "or in the library directories: add -s DIR or --binary PATH), so its "
+                        "PCs cannot be placed in it",
                         name, i, m->label);
             f->warned = true;
             continue;
@@ -244,5 +248,4 @@ void pperf_place_maps(const char *name, const struct pperf_profile *in, const ch
     free(files);
     free(file_of);
     free(run_start);
-    binary_finder_free(finder);
 }

@@ -8,6 +8,7 @@
  */
 #include "interop/pperf.h"
 #include "record/maps.h"
+#include "symbol/binary_finder.h"
 #include "util/xalloc.h"
 
 #include <stdbool.h>
@@ -101,44 +102,53 @@ static void pperf_threads(const struct pperf_profile *in, uint32_t pid, struct p
     }
 }
 
-/* The maps, each placed in its file; META "pperf.maps" names their form. */
-static void pperf_maps(const struct pperf_profile *in, const char *path, uint32_t pid,
-                       uint64_t start_ns, struct profile *out)
+/* The maps, each placed in its file (found as SEARCH says, as the
+ * symbolizer will find it); META "pperf.maps" names their form. */
+static void pperf_maps(const struct pperf_profile *in, const char *path,
+                       const struct binary_search *search, uint32_t pid, uint64_t start_ns,
+                       struct profile *out)
 {
     if (in->nmaps == 0)
         return;
-    /* Binaries are looked for next to the profile, as the analyses do. */
-    const char *name = path && strcmp(path, "-") != 0 ? path : "<stdin>";
-    const char *slash = strrchr(name, '/');
-    char *own = slash ? xasprintf("%.*s", slash == name ? 1 : (int)(slash - name), name) : NULL;
-    const char *dirs[] = {own ? own : ".", "."};
-    struct pperf_place *place = xcalloc(in->nmaps, sizeof(*place));
-    pperf_place_maps(name, in, dirs, own ? 2 : 1, place);
-
     out->maps = xcalloc(in->nmaps, sizeof(*out->maps));
     out->nmaps = in->nmaps;
-    size_t loads = 0;
     for (uint32_t i = 0; i < in->nmaps; i++) {
         const struct pperf_map *m = &in->maps[i];
         uint64_t end = m->address + m->size;
-        loads += place[i].form == PPERF_ENTRY_LOAD;
         out->maps[i] = (struct prof_map){
             .pid = pid,
             .time_ns = start_ns,
             .start = m->address,
             .end = end < m->address ? UINT64_MAX : end,
-            .offset = place[i].offset,
             /* The format keeps only files with code. */
             .perms = MAP_PERM_READ | MAP_PERM_EXEC,
             .path = xstrdup(m->label),
         };
     }
+
+    static const struct binary_search nothing_said;
+    if (!search)
+        search = &nothing_said;
+    char **dirs;
+    size_t ndirs = binary_search_dirs(search->dirs, search->ndirs, path, &dirs);
+    struct binary_finder *finder = binary_finder_new((const char *const *)dirs, ndirs);
+    /* The symbolizer reports a --binary that names nothing. */
+    binary_finder_give(finder, out, search->binaries, search->nbinaries, false);
+    struct pperf_place *place = xcalloc(in->nmaps, sizeof(*place));
+    pperf_place_maps(path && strcmp(path, "-") != 0 ? path : "<stdin>", in, finder, place);
+    size_t loads = 0;
+    for (uint32_t i = 0; i < in->nmaps; i++) {
+        loads += place[i].form == PPERF_ENTRY_LOAD;
+        out->maps[i].offset = place[i].offset;
+    }
     add_meta(out, "pperf.maps", loads == 0 ? "mapping" : loads == in->nmaps ? "load" : "mixed");
     free(place);
-    free(own);
+    binary_finder_free(finder);
+    binary_search_dirs_free(dirs, ndirs);
 }
 
-int profile_from_pperf(const struct pperf_profile *in, const char *path, struct profile *out)
+int profile_from_pperf(const struct pperf_profile *in, const char *path,
+                       const struct binary_search *search, struct profile *out)
 {
     profile_init(out);
     out->format = xstrdup("pperf");
@@ -184,7 +194,7 @@ int profile_from_pperf(const struct pperf_profile *in, const char *path, struct 
             };
     }
 
-    pperf_maps(in, path, pid, start_ns, out);
+    pperf_maps(in, path, search, pid, start_ns, out);
 
     out->totals = (struct prof_totals){
         .wall_ns = us_to_ns(in->wall_us),

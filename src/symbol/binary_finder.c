@@ -2,6 +2,8 @@
 #include "symbol/binary_finder.h"
 #include "format/profile.h"
 #include "symbol/build_id.h"
+#include "record/maps.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
 #include <elf.h>
@@ -25,6 +27,9 @@ struct dirs {
 
 struct binary_finder {
     struct dirs search;
+    struct dirs given;  /* --binary files standing for the binaries of their base name */
+    char *program;      /* the --binary file standing for the profile's program, or NULL */
+    char *program_path; /* ...recorded as this path */
     struct dirs system; /* standard library directories, filled on first use */
     bool system_done;
     struct dirs debug_roots;
@@ -165,6 +170,9 @@ void binary_finder_free(struct binary_finder *bf)
     if (!bf)
         return;
     dirs_free(&bf->search);
+    dirs_free(&bf->given);
+    free(bf->program);
+    free(bf->program_path);
     dirs_free(&bf->system);
     dirs_free(&bf->debug_roots);
     free(bf->debuginfo_path);
@@ -246,11 +254,93 @@ void binary_finder_find(struct binary_finder *bf, const char *path, const uint8_
     const char *slash = strrchr(clean, '/');
     const char *base = slash ? slash + 1 : clean;
 
-    bool done = clean[0] == '/' && try_candidate(&s, xstrdup(clean));
+    /* A build-id proves the recorded path right; without one, the file
+     * at that path on this machine may be another machine's build, and a
+     * directory the user points at knows better. */
+    bool recorded_first = len > 0;
+    bool done = recorded_first && clean[0] == '/' && try_candidate(&s, xstrdup(clean));
     for (size_t i = 0; !done && base[0] && i < bf->search.n; i++)
         done = try_candidate(&s, xasprintf("%s/%s", bf->search.v[i], base));
+    if (!done && !recorded_first && clean[0] == '/')
+        done = try_candidate(&s, xstrdup(clean));
     const struct dirs *sys = done || !base[0] ? NULL : system_dirs(bf);
     for (size_t i = 0; !done && sys && i < sys->n; i++)
         done = try_candidate(&s, xasprintf("%s/%s", sys->v[i], base));
     free(clean);
+}
+
+/* --- the files the user named ---------------------------------------------- */
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* The path of the first process's executable, as its maps record it. */
+static const char *program_path(const struct profile *p)
+{
+    if (p->nprocesses && p->processes[0].exe && p->processes[0].exe[0])
+        return p->processes[0].exe;
+    uint32_t pid = p->nprocesses ? p->processes[0].pid : 0;
+    for (size_t i = 0; i < p->nmaps; i++)
+        if (p->maps[i].pid == pid && (p->maps[i].perms & MAP_PERM_EXEC) && p->maps[i].path[0] &&
+            p->maps[i].path[0] != '[')
+            return p->maps[i].path;
+    return NULL;
+}
+
+void binary_finder_give(struct binary_finder *bf, const struct profile *p, const char *const *files,
+                        size_t n, bool warn)
+{
+    for (size_t g = 0; g < n; g++) {
+        const char *file = files[g];
+        bool named = false;
+        for (size_t i = 0; i < p->nmaps && !named; i++)
+            named = strcmp(base_name(p->maps[i].path), base_name(file)) == 0;
+        const char *prog = named || bf->program ? NULL : program_path(p);
+        if (named) {
+            bf->given.v = xgrow(bf->given.v, &bf->given.cap, bf->given.n + 1, sizeof(char *));
+            bf->given.v[bf->given.n++] = xstrdup(file);
+        } else if (prog) {
+            bf->program = xstrdup(file);
+            bf->program_path = xstrdup(prog);
+        } else if (warn) {
+            pt_warn("--binary %s: the profile has no binary of that name%s", file,
+                    bf->program ? " (another one is already the program)" : "");
+        }
+    }
+}
+
+const char *binary_finder_given(const struct binary_finder *bf, const char *path)
+{
+    for (size_t g = 0; g < bf->given.n; g++)
+        if (strcmp(base_name(bf->given.v[g]), base_name(path)) == 0)
+            return bf->given.v[g];
+    const char *prog = bf->program_path;
+    if (prog && (strcmp(prog, path) == 0 || strcmp(base_name(prog), base_name(path)) == 0))
+        return bf->program;
+    return NULL;
+}
+
+size_t binary_search_dirs(const char *const *dirs, size_t ndirs, const char *profile, char ***out)
+{
+    char **v = xcalloc(ndirs + 2, sizeof(*v));
+    size_t n = 0;
+    for (size_t i = 0; i < ndirs; i++)
+        v[n++] = xstrdup(dirs[i]);
+    const char *slash = profile && strcmp(profile, "-") != 0 ? strrchr(profile, '/') : NULL;
+    if (slash)
+        v[n++] =
+            slash == profile ? xstrdup("/") : xasprintf("%.*s", (int)(slash - profile), profile);
+    v[n++] = xstrdup(".");
+    *out = v;
+    return n;
+}
+
+void binary_search_dirs_free(char **dirs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(dirs[i]);
+    free(dirs);
 }

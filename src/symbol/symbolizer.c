@@ -47,9 +47,6 @@ struct binary {
 struct symbolizer {
     const struct profile *p;
     bool progress;
-    const char **given; /* --binary files, interned */
-    size_t ngiven;
-    const char *program; /* the one that is the first process's executable */
     struct strpool *pool;
     struct binary_finder *finder;
     char *cache_dir; /* NULL: no persistent cache */
@@ -152,60 +149,6 @@ static size_t image_build_id(const struct prof_image *img, uint8_t *out)
     return n;
 }
 
-/* --- binaries the user named --------------------------------------------- */
-
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
-/* The path of the first process's executable, as its maps record it. */
-static const char *program_path(const struct profile *p)
-{
-    if (p->nprocesses && p->processes[0].exe && p->processes[0].exe[0])
-        return p->processes[0].exe;
-    uint32_t pid = p->nprocesses ? p->processes[0].pid : 0;
-    for (size_t i = 0; i < p->nmaps; i++)
-        if (p->maps[i].pid == pid && (p->maps[i].perms & MAP_PERM_EXEC) && p->maps[i].path[0] &&
-            p->maps[i].path[0] != '[')
-            return p->maps[i].path;
-    return NULL;
-}
-
-/* Which given file stands for which recorded one: by base name; a file
- * whose name no map has is the program (one such file only). */
-static void match_given(struct symbolizer *s, const struct symbolizer_options *opts)
-{
-    for (size_t g = 0; opts && g < opts->nbinaries; g++) {
-        const char *path = strpool_intern(s->pool, opts->binaries[g]);
-        bool named = false;
-        for (size_t i = 0; i < s->p->nmaps && !named; i++)
-            named = strcmp(base_name(s->p->maps[i].path), base_name(path)) == 0;
-        if (named) {
-            s->given = xrealloc(s->given, (s->ngiven + 1) * sizeof(*s->given));
-            s->given[s->ngiven++] = path;
-        } else if (!s->program && program_path(s->p)) {
-            s->program = path;
-        } else {
-            pt_warn("--binary %s: the profile has no binary of that name%s", path,
-                    s->program ? " (another one is already the program)" : "");
-        }
-    }
-}
-
-/* The given file for the binary recorded as PATH, or NULL. */
-static const char *given_for(const struct symbolizer *s, const char *path)
-{
-    for (size_t g = 0; g < s->ngiven; g++)
-        if (strcmp(base_name(s->given[g]), base_name(path)) == 0)
-            return s->given[g];
-    const char *prog = s->program ? program_path(s->p) : NULL;
-    if (prog && (strcmp(prog, path) == 0 || strcmp(base_name(prog), base_name(path)) == 0))
-        return s->program;
-    return NULL;
-}
-
 static void use_given(struct binary *b, const char *given)
 {
     b->given = given;
@@ -247,9 +190,9 @@ static size_t binary_of_map(struct symbolizer *s, size_t mi)
          * memory, have no file: nothing to read or warn about ([vdso]
          * without an image is a binary we cannot read). */
         bin->pseudo = len == 0 || (path[0] == '[' && !image && strcmp(path, "[vdso]") != 0);
-        const char *given = bin->pseudo || image ? NULL : given_for(s, path);
+        const char *given = bin->pseudo || image ? NULL : binary_finder_given(s->finder, path);
         if (given)
-            use_given(bin, given);
+            use_given(bin, strpool_intern(s->pool, given));
     }
     s->bin_of_map[mi] = b;
     return b;
@@ -556,7 +499,8 @@ struct symbolizer *symbolizer_new(const struct profile *p, const struct symboliz
         .binary = UNMAPPED, .path = "", .function = UNMAPPED, .mangled = "", .file = ""};
     s->unmapped = (struct sym_location){.offset = 0, .nframes = 1, .frames = &s->unmapped_frame};
     index_maps(s);
-    match_given(s, opts);
+    if (opts)
+        binary_finder_give(s->finder, p, opts->binaries, opts->nbinaries, true);
     s->jit = jit_symbols_new(p);
     if (p->nlocations > 0) {
         s->from_table = true;
@@ -633,7 +577,6 @@ void symbolizer_free(struct symbolizer *s)
     addr_table_free(&s->jit_locs);
     jit_symbols_free(s->jit);
     binary_finder_free(s->finder);
-    free(s->given);
     free(s->cache_dir);
     strpool_free(s->pool);
     free(s);

@@ -6,9 +6,9 @@
  *  - symbolizer_new() prepares to resolve the PCs of profile P.  When P
  *    carries symbol tables (a .pbin: P->locations), those answer and no
  *    binary is opened.  Otherwise binaries are found as the profile's maps
- *    name them (absolute paths; base names of the original raw format are
- *    searched in OPTS->search_dirs, then standard library directories),
- *    unless OPTS->binaries names the file (see symbolizer_options),
+ *    name them, through OPTS->search_dirs, the recorded paths and the
+ *    standard library directories (symbol/binary_finder.h says in which
+ *    order), unless OPTS->binaries names the file (see symbolizer_options),
  *    checked against the recorded build-id (a mismatch is reported once
  *    per binary and the file is not used), and read with elfutils' libdwfl
  *    (ELF symbols, .symtab or .dynsym for stripped files, DWARF lines and

@@ -455,6 +455,13 @@ struct instream *instream_open_memory(const char *name, const void *data, size_t
     return s;
 }
 
+struct instream *instream_open_memory_plain(const char *name, const void *data, size_t len)
+{
+    struct instream *s = instream_open_memory(name, data, len);
+    s->started = true; /* COMPRESSION_NONE, whatever the first bytes */
+    return s;
+}
+
 void instream_close(struct instream *s)
 {
     if (!s)

@@ -60,6 +60,9 @@ struct instream;
 
 struct instream *instream_open(const char *path);
 struct instream *instream_open_memory(const char *name, const void *data, size_t len);
+/* Bytes in memory that are the content itself, never decompressed (a
+ * reader's interface for a buffer, which another layer decompressed). */
+struct instream *instream_open_memory_plain(const char *name, const void *data, size_t len);
 void instream_close(struct instream *s);
 
 /* Refuse a run of more than MAX zero bytes as damage; 0 lifts the limit.

@@ -12,7 +12,9 @@
  *    lands in the symbol the kernel's own mapping gives;
  *  - ptprof report, info and convert name the same functions for that file
  *    and for the same run written as ptprof 0.2.0 did (load bases);
- *  - a binary gone from its path is said, and found next to the profile;
+ *  - a binary gone from its path is said, and found next to the profile,
+ *    in a directory given with -s (before a file at the label's path, which
+ *    may be another machine's build) and by --binary;
  *  - -o - is refused when standard output is also the program's.
  * Every file is walked byte by byte here, independently of the reader.
  */
@@ -503,6 +505,102 @@ Test(pperf_read, binaries_moved_next_to_the_profile_are_placed, .timeout = 90)
     cr_assert_null(strstr(at + 1, "cannot read the executable segments"), "%s", err);
     free(err);
     free(moved);
+    run_free(&r);
+}
+
+/* --- binaries moved: -s DIR and --binary --------------------------------- */
+
+/* sh -c SCRIPT with $1..: moves and copies, which must succeed. */
+static void shell(const char *script, const char *a1, const char *a2, const char *a3)
+{
+    const char *argv[] = {"/bin/sh", "-c", script, "sh", a1, a2, a3, NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, NULL, 30);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    spawn_result_free(&res);
+}
+
+/* The per-function CSV report of PROFILE with EXTRA options (up to four,
+ * NULL-terminated); the run must warn of no file it cannot read. */
+static char *function_report(const char *profile, const char *const *extra)
+{
+    const char *args[12] = {"report", profile, "-m", "samples", "--format", "csv", NULL};
+    size_t n = 6;
+    for (size_t i = 0; extra && extra[i]; i++)
+        args[n++] = extra[i];
+    args[n] = NULL;
+    char *err;
+    char *csv = ptprof_ok(args, &err);
+    cr_assert_null(strstr(err, "cannot read"), "%s", err);
+    cr_assert_null(strstr(err, "fits neither"), "%s", err);
+    free(err);
+    return csv;
+}
+
+/* A PIE program and its dlopen'ed library recorded in DIR/bin, then moved
+ * where nothing but -s DIR or --binary PATH says: the map entries are
+ * placed in the files found there, so every function gets the samples it
+ * got before the move (placing them as if each mapping began its file
+ * would shift the PIE's and the library's PCs by their code's offset). */
+Test(pperf_read, binaries_moved_into_a_search_dir_or_named_are_placed, .timeout = 180)
+{
+    struct run r;
+    record_placed(&r, "placed", true);
+    struct placed_counts want = check_the_originals_rule(&r, libc_path(&r));
+    char *before = function_report(r.profile, NULL);
+    cr_assert_eq(csv_samples(before, "placed:own_work"), want.own, "%s", before);
+    cr_assert_eq(csv_samples(before, "libplugin.so:plugin_hot"), want.plugin, "%s", before);
+
+    char *bin = test_path(r.dir, "bin"), *moved = test_path(r.dir, "moved");
+    shell("mkdir \"$2\" && mv \"$1\"/placed \"$1\"/libplugin.so \"$2\"/", bin, moved, NULL);
+    const char *search[] = {"-s", moved, NULL};
+    char *after = function_report(r.profile, search);
+    cr_assert_str_eq(after, before, "with -s %s", moved);
+    free(after);
+
+    /* Named one by one, the program under another name. */
+    char *named = test_path(r.dir, "named"), *program = test_path(named, "placed-v1");
+    char *plugin = test_path(named, "libplugin.so");
+    shell("mkdir \"$2\" && mv \"$1\"/placed \"$3\" && mv \"$1\"/libplugin.so \"$2\"/", moved, named,
+          program);
+    const char *given[] = {"--binary", program, "--binary", plugin, NULL};
+    after = function_report(r.profile, given);
+    cr_assert_str_eq(after, before, "with --binary %s --binary %s", program, plugin);
+    free(after);
+
+    free(program);
+    free(plugin);
+    free(named);
+    free(moved);
+    free(bin);
+    free(before);
+    run_free(&r);
+}
+
+/* A profile brought from another machine names that machine's paths; a
+ * file at the same path here is another build.  Without build-ids nothing
+ * tells them apart, so the directory the user gives comes first: the
+ * entries are placed in its file and named from it. */
+Test(pperf_read, a_search_dir_wins_over_another_file_at_the_label_path, .timeout = 180)
+{
+    struct run r;
+    record_placed(&r, "placed", true);
+    check_the_originals_rule(&r, libc_path(&r));
+    char *before = function_report(r.profile, NULL);
+
+    char *bin = test_path(r.dir, "bin"), *board = test_path(r.dir, "board");
+    char *other = build_workload("placed-nopie");
+    shell("mkdir \"$2\" && mv \"$1\"/placed \"$1\"/libplugin.so \"$2\"/ && cp \"$3\" \"$1\"/placed",
+          bin, board, other);
+    const char *search[] = {"-s", board, NULL};
+    char *after = function_report(r.profile, search);
+    cr_assert_str_eq(after, before, "with -s %s and another program at the label's path", board);
+    free(after);
+
+    free(other);
+    free(board);
+    free(bin);
+    free(before);
     run_free(&r);
 }
 

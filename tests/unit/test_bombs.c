@@ -6,17 +6,22 @@
  * 2 GiB of zeros, /dev/zero, FIFOs whose writers never stop (zeros, noise,
  * a native header and then zeros, a whole profile and then zeros).  Each
  * must stop early with one message naming the input and the offset, and
- * a profile before the endless part must still load.
+ * a profile before the endless part must still load.  And text that
+ * repeats: a few MB of gzip holding 2 GiB of valid folded lines or `perf
+ * script` events load with the right totals in the memory of their few
+ * distinct stacks, read a line at a time.
  */
 #include "../lib/spawn.h"
 #include "format/load.h"
 #include "format/native.h"
+#include "interop/folded.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -228,4 +233,157 @@ Test(bombs, a_native_profile_then_endless_zeros)
     free(script);
     free(fifo);
     free(prof);
+}
+
+/* --- text that repeats: gigabytes of valid lines in a few MB of gzip ---- */
+
+/* The text bombs: 2 GiB of text, 256 gzip members of 8 MiB each. */
+#define TEXT_CHUNK ((size_t)8 << 20)
+#define TEXT_CHUNKS 256
+
+/* UNIT repeated to TEXT_CHUNK bytes into DIR/NAME, gzipped to
+ * DIR/NAME.gz (returned); *UNITS is how many units a chunk holds. */
+static char *gzip_chunk(const char *name, const char *unit, size_t *units)
+{
+    char *plain = test_path(dir, name), *gz = NULL;
+    cr_assert_geq(asprintf(&gz, "%s.gz", plain), 0);
+    FILE *f = fopen(plain, "w");
+    cr_assert_not_null(f);
+    size_t len = strlen(unit);
+    *units = TEXT_CHUNK / len;
+    for (size_t i = 0; i < *units; i++)
+        cr_assert_eq(fwrite(unit, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+    char *sh = test_need_tool("sh"), *script = NULL;
+    cr_assert_geq(asprintf(&script, "gzip -9 -c '%s' > '%s'", plain, gz), 0);
+    struct spawn_result r;
+    spawn_run(&(struct spawn_opts){.argv = (const char *[]){sh, "-c", script, NULL}}, &r);
+    cr_assert_eq(spawn_exit_code(r.status), 0, "gzip: %s", r.err);
+    spawn_result_free(&r);
+    free(script);
+    free(sh);
+    free(plain);
+    return gz;
+}
+
+/* The largest resident size this process has had, in bytes. */
+static size_t peak_rss(void)
+{
+    struct rusage ru;
+    cr_assert_eq(getrusage(RUSAGE_SELF, &ru), 0);
+    return (size_t)ru.ru_maxrss << 10;
+}
+
+/* CHUNK (gzipped) TEXT_CHUNKS times through a FIFO, loaded under the
+ * address-space cap: into P, with the bytes the load left on the heap and
+ * by how much it raised the peak resident size. */
+static void load_repeated(const char *chunk, struct profile *p, size_t *kept, size_t *peak)
+{
+    char *fifo = make_fifo("repeated.gz"), *script = NULL;
+    cr_assert_geq(asprintf(&script,
+                           "i=0; while [ $i -lt %d ]; do cat '%s' || exit 1; i=$((i+1)); done "
+                           "> '%s'",
+                           TEXT_CHUNKS, chunk, fifo),
+                  0);
+    struct spawn_proc w;
+    start_writer(&w, script);
+    test_limit_address_space();
+    size_t heap = test_heap_in_use(), rss = peak_rss();
+    char *msg;
+    cr_assert_eq(load(fifo, p, &msg), 0, "%s", msg);
+    cr_expect_eq(msg[0], '\0', "%s", msg);
+    *kept = test_heap_in_use() - heap;
+    *peak = peak_rss() - rss;
+    free(msg);
+    end_writer(&w);
+    free(script);
+    free(fifo);
+}
+
+/* What a text's profile may cost: its few stacks and names, and the
+ * stream's pieces. */
+#define TEXT_PROFILE_BYTES ((size_t)1 << 20)
+#define TEXT_PEAK_BYTES ((size_t)64 << 20)
+
+/* 2 GiB of folded lines, two stacks in runs: every count adds up, and
+ * memory is the two stacks', not the text's. */
+Test(bombs, gzip_of_2_gib_of_folded_lines_through_a_pipe, .timeout = 300)
+{
+    char unit[4096];
+    size_t n = 0;
+    for (int i = 0; i < 40; i++)
+        n += (size_t)snprintf(unit + n, sizeof(unit) - n, "main;serve;parse;lex 3\n");
+    for (int i = 0; i < 40; i++)
+        n += (size_t)snprintf(unit + n, sizeof(unit) - n, "main;serve;respond 2\n");
+    size_t units;
+    char *gz = gzip_chunk("repeated.folded", unit, &units);
+    struct stat st;
+    cr_assert_eq(stat(gz, &st), 0);
+    cr_assert_lt((size_t)st.st_size * TEXT_CHUNKS, (size_t)16 << 20, "not a bomb: %lld bytes",
+                 (long long)st.st_size);
+
+    struct profile p;
+    size_t kept, peak;
+    load_repeated(gz, &p, &kept, &peak);
+    uint64_t runs = (uint64_t)units * TEXT_CHUNKS * 40;
+    uint64_t deep = 0, shallow = 0;
+    for (size_t i = 0; i < p.nsamples; i++) {
+        const struct prof_thread_sample *t = &p.samples[i].threads[0];
+        uint32_t depth = p.stacks[t->stack].depth;
+        cr_assert(depth == 4 || depth == 3, "a stack of %u frames", depth);
+        *(depth == 4 ? &deep : &shallow) += prof_weight(&p.samples[i], 0);
+    }
+    cr_expect_eq(p.nstacks, 3, "%zu stacks", p.nstacks);
+    cr_expect_eq(deep, 3 * runs, "lex: %llu samples", (unsigned long long)deep);
+    cr_expect_eq(shallow, 2 * runs, "respond: %llu samples", (unsigned long long)shallow);
+    cr_expect_eq(p.totals.samples, 5 * runs);
+    cr_expect_eq(p.samples[p.nsamples - 1].threads[0].cpu_ns, 5 * runs * FOLDED_COUNT_NS);
+    cr_expect_not(p.truncated);
+    cr_expect_lt(kept, TEXT_PROFILE_BYTES, "the profile kept %zu bytes", kept);
+    cr_expect_lt(peak, TEXT_PEAK_BYTES, "reading raised the peak by %zu bytes", peak);
+    profile_free(&p);
+    free(gz);
+}
+
+/* 2 GiB of `perf script` text, two threads' events at one time over and
+ * over: each thread's events are one sample of their number, its CPU time
+ * their periods, and memory is two samples', not the text's. */
+Test(bombs, gzip_of_2_gib_of_perf_script_text_through_a_pipe, .timeout = 300)
+{
+    static const char unit[] = "app 4242/4242 [001] 100.000001:     250000 cpu-clock:u: \n"
+                               "\t    55d0c0a01139 lex+0x19 (/usr/bin/app)\n"
+                               "\t    55d0c0a01200 parse+0x10 (/usr/bin/app)\n"
+                               "\t    55d0c0a01300 main+0x5 (/usr/bin/app)\n"
+                               "\n"
+                               "app 4242/4243 [002] 100.000001:     250000 cpu-clock:u: \n"
+                               "\t    55d0c0a01400 work+0x1 (/usr/bin/app)\n"
+                               "\t    7f0000000180 start_thread+0x80 (/usr/lib/libc.so.6)\n"
+                               "\n";
+    size_t units;
+    char *gz = gzip_chunk("repeated.perf", unit, &units);
+    struct stat st;
+    cr_assert_eq(stat(gz, &st), 0);
+    cr_assert_lt((size_t)st.st_size * TEXT_CHUNKS, (size_t)16 << 20, "not a bomb: %lld bytes",
+                 (long long)st.st_size);
+
+    struct profile p;
+    size_t kept, peak;
+    load_repeated(gz, &p, &kept, &peak);
+    uint64_t events = (uint64_t)units * TEXT_CHUNKS;
+    cr_assert_eq(p.nsamples, 2, "%zu samples", p.nsamples);
+    for (size_t i = 0; i < 2; i++) {
+        const struct prof_thread_sample *t = &p.samples[i].threads[0];
+        cr_expect_eq(t->tid, 4242 + i);
+        cr_expect_eq(prof_weight(&p.samples[i], 0), events, "thread %u: %llu events", t->tid,
+                     (unsigned long long)prof_weight(&p.samples[i], 0));
+        cr_expect_eq(t->cpu_ns, events * 250000, "thread %u: %llu ns", t->tid,
+                     (unsigned long long)t->cpu_ns);
+        cr_expect_eq(p.stacks[t->stack].depth, i ? 2 : 3);
+    }
+    cr_expect_eq(p.totals.samples, 2 * events);
+    cr_expect_not(p.truncated);
+    cr_expect_lt(kept, TEXT_PROFILE_BYTES, "the profile kept %zu bytes", kept);
+    cr_expect_lt(peak, TEXT_PEAK_BYTES, "reading raised the peak by %zu bytes", peak);
+    profile_free(&p);
+    free(gz);
 }

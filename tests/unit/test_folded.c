@@ -271,6 +271,14 @@ Test(folded, profile_load_recognises_it_by_content)
     cr_assert_eq(profile_load(path, &p), 0);
     cr_expect_eq(p.totals.samples, 5);
     profile_free(&p);
+    /* Held whole (convert --from), it reads the same. */
+    cr_assert_eq(profile_file_read(path, &pf), 0);
+    cr_assert_eq(profile_file_hold(&pf), 0);
+    cr_expect_str_eq(profile_file_format(&pf), "folded");
+    cr_assert_eq(profile_parse(&pf, &p), 0);
+    cr_expect_eq(p.totals.samples, 5);
+    profile_free(&p);
+    profile_file_free(&pf);
     free(path);
     test_rmtree(dir);
     free(dir);

@@ -5,10 +5,13 @@
  * compressions; zero runs under the limit are data (held back only until
  * something follows, or the input ends), over it damage that is never
  * delivered; the limit may be set after a first peek and covers the bytes
- * already decoded; how the data ended is told apart.
+ * already decoded; how the data ended is told apart.  And its lines
+ * (util/linereader.h): one at a time through every compression, long ones
+ * across pieces, none cut by damage, none longer than the limit.
  */
 #include "../lib/spawn.h"
 #include "util/instream.h"
+#include "util/linereader.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -209,4 +212,138 @@ Test(instream, damage_and_a_clean_end_are_told_apart)
     free(z);
     free(gz);
     free(plain);
+}
+
+/* --- lines (util/linereader.h) ------------------------------------------ */
+
+/* Every line of DATA, through each compression, joined by '|' (a '\r'
+ * kept), with their count and the stream's end. */
+static char *lines_of(const char *tool, const void *data, size_t len, int *rc,
+                      enum instream_end *end)
+{
+    char *path = compressed("lines", tool, data, len);
+    struct instream *in = instream_open(path);
+    cr_assert_not_null(in);
+    struct line_reader r;
+    line_reader_init(&r, in);
+    char *out = NULL;
+    size_t size = 0;
+    FILE *m = open_memstream(&out, &size);
+    const char *line;
+    size_t n;
+    uint64_t count = 0;
+    while ((*rc = line_reader_next(&r, &line, &n)) == 1) {
+        cr_assert_eq(r.lineno, ++count);
+        fprintf(m, "%s%.*s", count > 1 ? "|" : "", (int)n, line);
+    }
+    fclose(m);
+    *end = instream_end(in);
+    instream_close(in);
+    free(path);
+    return out;
+}
+
+Test(instream, lines_one_at_a_time_whatever_the_compression)
+{
+    static const char text[] = "a b 1\r\n\nlast without newline";
+    for (size_t t = 0; t < sizeof(tools) / sizeof(tools[0]); t++) {
+        int rc;
+        enum instream_end end;
+        char *got = lines_of(tools[t], text, sizeof(text) - 1, &rc, &end);
+        cr_expect_eq(rc, 0, "%s", tools[t]);
+        cr_expect_eq(end, INSTREAM_CLEAN);
+        cr_expect_str_eq(got, "a b 1\r||last without newline", "%s", tools[t]);
+        free(got);
+    }
+    int rc;
+    enum instream_end end;
+    char *got = lines_of("cat", "", 0, &rc, &end);
+    cr_expect_eq(rc, 0);
+    cr_expect_str_eq(got, "", "an empty input has no line");
+    free(got);
+}
+
+/* Lines longer than what is first looked at, across the stream's pieces. */
+Test(instream, long_lines_across_pieces)
+{
+    size_t len = 3 * 100000 + 3;
+    char *text = malloc(len);
+    for (size_t i = 0; i < 3; i++) {
+        memset(text + i * 100001, 'a' + (int)i, 100000);
+        text[i * 100001 + 100000] = '\n';
+    }
+    for (size_t t = 0; t < sizeof(tools) / sizeof(tools[0]); t++) {
+        int rc;
+        enum instream_end end;
+        char *got = lines_of(tools[t], text, len, &rc, &end);
+        cr_expect_eq(rc, 0);
+        cr_assert_eq(strlen(got), 300002, "%s", tools[t]);
+        cr_expect(got[99999] == 'a' && got[100000] == '|' && got[100001] == 'b' &&
+                      got[200001] == '|' && got[200002] == 'c',
+                  "%s", tools[t]);
+        free(got);
+    }
+    free(text);
+}
+
+/* Damage: the line it cut is no line, and stays unconsumed, so the offset
+ * is the end of the last whole line. */
+Test(instream, a_line_cut_by_damage_is_no_line)
+{
+    char text[200000];
+    size_t n = 0;
+    for (int i = 0; n + 20 < sizeof(text); i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "line %d\n", i * 7919 % 100003);
+    char *gz = compressed("cut.gz", "gzip -c", text, n);
+    size_t zlen;
+    char *z = test_read_file(gz, &zlen);
+    write_file(gz, z, zlen / 2);
+    struct instream *in = instream_open(gz);
+    struct line_reader r;
+    line_reader_init(&r, in);
+    const char *line;
+    size_t len;
+    uint64_t lines = 0;
+    while (line_reader_next(&r, &line, &len) == 1)
+        lines++;
+    cr_expect_eq(instream_end(in), INSTREAM_DAMAGED);
+    uint64_t at = instream_offset(in);
+    cr_assert_gt(at, 0);
+    cr_assert_lt(at, n);
+    cr_expect_eq(text[at - 1], '\n', "stopped at %llu, inside a line", (unsigned long long)at);
+    uint64_t before = 0;
+    for (uint64_t i = 0; i < at; i++)
+        before += text[i] == '\n';
+    cr_expect_eq(lines, before);
+    instream_close(in);
+    free(z);
+    free(gz);
+}
+
+Test(instream, a_line_longer_than_the_limit_is_refused, .timeout = 120)
+{
+    size_t len = 6 + LINE_READER_MAX + 1; /* a second line one byte too long */
+    char *text = malloc(len);
+    memcpy(text, "short\n", 6);
+    memset(text + 6, 'x', len - 6);
+    char *gz = compressed("long.gz", "gzip -1 -c", text, len);
+    free(text);
+    struct instream *in = instream_open(gz);
+    struct line_reader r;
+    line_reader_init(&r, in);
+    const char *line;
+    size_t n;
+    cr_assert_eq(line_reader_next(&r, &line, &n), 1);
+    char *msg = NULL;
+    size_t size = 0;
+    FILE *m = open_memstream(&msg, &size), *saved = stderr;
+    stderr = m;
+    int rc = line_reader_next(&r, &line, &n);
+    stderr = saved;
+    fclose(m);
+    cr_expect_eq(rc, -1);
+    cr_expect_not_null(strstr(msg, "long.gz:2: a line longer than 64 MiB"), "%s", msg);
+    free(msg);
+    instream_close(in);
+    free(gz);
 }

@@ -340,6 +340,51 @@ Test(perf_script, events_are_values_and_make_derived_metrics)
     profile_free(&p);
 }
 
+/* An event that repeats its thread's last one exactly, time included, is
+ * one more of that sample's weight, its period counted as often; events
+ * that differ in time, event, stack or thread, and events without a time,
+ * stay samples of their own. */
+Test(perf_script, repeated_events_are_one_weighted_sample)
+{
+    static const char text[] = "app 7 5.000000: 100 cycles: \n\t 10 hot (/bin/app)\n\n"
+                               "app 7 5.000000: 100 cycles: \n\t 10 hot (/bin/app)\n\n"
+                               "app 8 5.000000: 100 cycles: \n\t 10 hot (/bin/app)\n\n"
+                               "app 7 5.000000: 100 cycles: \n\t 10 hot (/bin/app)\n\n"
+                               "app 7 5.000000: 100 cycles: \n\t 20 cold (/bin/app)\n\n"
+                               "app 7 5.000100: 100 cycles: \n\t 20 cold (/bin/app)\n\n"
+                               "app 7 5.000100: 300 instructions: \n\t 20 cold (/bin/app)\n\n"
+                               "app 7 5.000100: 300 instructions: \n\t 20 cold (/bin/app)\n\n";
+    struct profile p;
+    load_ok(TEXT(text), &p);
+    cr_assert_eq(p.nvalue_types, 2);
+    static const struct {
+        uint32_t tid;
+        uint64_t weight, cycles, instructions;
+    } want[] = {{7, 3, 300, 0}, {8, 1, 100, 0}, {7, 1, 100, 0}, {7, 1, 100, 0}, {7, 2, 0, 600}};
+    cr_assert_eq(p.nsamples, 5);
+    for (size_t i = 0; i < 5; i++) {
+        const uint64_t *v = prof_thread_values(&p, &p.samples[i], 0);
+        cr_expect_eq(p.samples[i].threads[0].tid, want[i].tid, "sample %zu", i);
+        cr_expect_eq(prof_weight(&p.samples[i], 0), want[i].weight, "sample %zu", i);
+        cr_assert_not_null(v, "sample %zu", i);
+        cr_expect_eq(v[0], want[i].cycles, "sample %zu", i);
+        cr_expect_eq(v[1], want[i].instructions, "sample %zu", i);
+    }
+    cr_expect_eq(p.totals.samples, 8);
+    /* cycles is the CPU event: 1 ms a sample when nothing says (the one
+     * gap between thread 7's samples is 100 us over one period of 100). */
+    cr_expect_eq(p.samples[0].threads[0].cpu_ns, 3 * 100000);
+    cr_expect_eq(p.samples[3].threads[0].cpu_ns, 5 * 100000);
+    profile_free(&p);
+
+    static const char untimed[] = "app 7 cycles: 10 hot (/bin/app)\n"
+                                  "app 7 cycles: 10 hot (/bin/app)\n";
+    load_ok(TEXT(untimed), &p);
+    cr_expect_eq(p.nsamples, 2, "events without a time are 1 ms apart");
+    cr_expect_null(p.samples[0].weights);
+    profile_free(&p);
+}
+
 Test(perf_script, comments_and_side_band_events_are_skipped)
 {
     static const char text[] =
@@ -372,21 +417,121 @@ Test(perf_script, malformed_lines_name_the_file_and_line)
     expect_rejected(perf_script_load_buffer, "t.txt", cases, sizeof(cases) / sizeof(cases[0]));
 }
 
-Test(perf_script, deep_call_chains_keep_their_innermost_frames)
+/* A chain of 5000 frames after a shallow event: the innermost 4096 kept,
+ * a warning naming the deep event's header line, its sample flagged as
+ * cut, and info counting it. */
+Test(perf_script, deep_call_chains_keep_their_innermost_frames_and_say_so)
 {
-    size_t cap = 5000 * 32 + 64, n = 0;
+    size_t cap = 5000 * 32 + 256, n = 0;
     char *text = malloc(cap);
-    n += (size_t)snprintf(text, cap, "app 1 1.0: 1 cpu-clock: \n");
+    n += (size_t)snprintf(text, cap,
+                          "app 1 0.5: 1 cpu-clock: \n\t 10 main (/bin/app)\n\n"
+                          "app 1 1.0: 1 cpu-clock: \n");
     for (int i = 0; i < 5000; i++)
         n += (size_t)snprintf(text + n, cap - n, "\t %x f%d (/bin/app)\n", i + 1, i);
     struct profile p;
-    load_ok(text, n, &p);
-    const struct prof_stack *s = &p.stacks[p.samples[0].threads[0].stack];
+    int rc;
+    char *msg = load_captured(perf_script_load_buffer, "t.txt", text, n, &p, &rc);
+    cr_assert_eq(rc, 0, "%s", msg);
+    cr_expect_not_null(strstr(msg, "t.txt:4: 1 call chain deeper than 4096 frames kept only its "
+                                   "innermost 4096"),
+                       "%s", msg);
+    free(msg);
+    cr_assert_eq(p.nsamples, 2);
+    const struct prof_stack *s = &p.stacks[p.samples[1].threads[0].stack];
     cr_assert_eq(s->depth, PERF_SCRIPT_MAX_DEPTH);
     cr_expect_str_eq(location(&p, 1, s->pcs[0], false)->frames[0].function, "f0");
     cr_expect_str_eq(location(&p, 1, s->pcs[s->depth - 1], true)->frames[0].function, "f4095");
+    cr_expect_eq(p.samples[1].threads[0].flags, PROF_THREAD_STACK_TRUNCATED);
+    cr_expect_eq(p.samples[0].threads[0].flags, 0, "the shallow chain is whole");
+    cr_expect_eq(profile_truncated_stacks(&p), 1);
     profile_free(&p);
+
+    /* info counts it. */
+    char *dir = test_mkdtemp(), *path = test_path(dir, "deep.txt"), *ptprof = build_ptprof();
+    write_file(path, text, n);
+    struct spawn_result res;
+    run_ok((const char *[]){ptprof, "info", path, NULL}, NULL, &res);
+    cr_expect_not_null(strstr(res.out, "1 thread sample cut short (outer frames lost)"), "%s",
+                       res.out);
+    cr_expect_not_null(strstr(res.err, "deep.txt:4: 1 call chain deeper than 4096 frames"), "%s",
+                       res.err);
+    spawn_result_free(&res);
+    test_rmtree(dir);
+    free(dir);
+    free(path);
+    free(ptprof);
     free(text);
+}
+
+/* A gzip cut in half: the events up to its last whole line, marked
+ * truncated there, and no line cut by the damage read as one. */
+Test(perf_script, a_damaged_compressed_text_loads_up_to_its_last_line)
+{
+    char *dir = test_mkdtemp(), *plain = test_path(dir, "big.txt"),
+         *gz = test_path(dir, "big.txt.gz");
+    size_t cap = 600000, n = 0;
+    char *text = malloc(cap);
+    unsigned seed = 1;
+    for (int i = 0; n + 200 < cap; i++) {
+        seed = seed * 1103515245u + 12345u;
+        n += (size_t)snprintf(text + n, cap - n,
+                              "app 1 %d.%06d: 250000 cpu-clock: \n\t %x f%u (/bin/app)\n"
+                              "\t %x main (/bin/app)\n\n",
+                              i / 1000, i % 1000 * 1000, seed % 100000 + 0x1000, seed % 1000,
+                              0x500 + i % 7);
+    }
+    write_file(plain, text, n);
+    char *gzip = test_need_tool("gzip");
+    struct spawn_result res;
+    run_ok((const char *[]){gzip, "-k", "-9", plain, NULL}, NULL, &res);
+    spawn_result_free(&res);
+    size_t len;
+    char *z = test_read_file(gz, &len);
+    cr_assert_not_null(z);
+    write_file(gz, z, len / 2);
+    struct profile whole, part;
+    cr_assert_eq(profile_load(plain, &whole), 0);
+    FILE *saved = stderr;
+    stderr = fopen("/dev/null", "w");
+    int rc = profile_load(gz, &part);
+    fclose(stderr);
+    stderr = saved;
+    cr_assert_eq(rc, 0);
+    cr_expect(part.truncated);
+    cr_assert_gt(part.truncated_at, 0);
+    cr_assert_lt(part.truncated_at, n);
+    cr_expect_eq(text[part.truncated_at - 1], '\n', "truncated at %llu, not after a line",
+                 (unsigned long long)part.truncated_at);
+    cr_expect_gt(part.nsamples, 0);
+    cr_expect_lt(part.nsamples, whole.nsamples);
+    /* Every event read is the one the whole file has, but the last, which
+     * the damage may have cut: its frames are the first of the whole
+     * event's (none, "[unknown]", when it stopped after the header), and
+     * it is flagged as cut. */
+    size_t last = part.nsamples - 1;
+    for (size_t i = 0; i <= last; i++) {
+        char a[256], b[256];
+        frames_of(&part, i, a, sizeof(a));
+        frames_of(&whole, i, b, sizeof(b));
+        if (i < last) {
+            cr_assert_str_eq(a, b, "event %zu", i);
+            cr_assert_eq(part.samples[i].threads[0].flags, 0, "event %zu", i);
+        } else {
+            cr_assert(strcmp(a, "[unknown]@[unknown]") == 0 || strncmp(a, b, strlen(a)) == 0,
+                      "event %zu: %s of %s", i, a, b);
+            cr_assert_eq(part.samples[i].threads[0].flags, PROF_THREAD_STACK_TRUNCATED);
+        }
+    }
+    profile_free(&whole);
+    profile_free(&part);
+    free(z);
+    free(text);
+    free(gzip);
+    free(plain);
+    free(gz);
+    test_rmtree(dir);
+    free(dir);
 }
 
 Test(perf_script, detection_claims_perf_script_only)

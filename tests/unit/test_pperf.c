@@ -2,6 +2,7 @@
 #include "../lib/pperf_legacy.h"
 #include "../lib/spawn.h"
 #include "interop/pperf.h"
+#include "symbol/binary_finder.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -846,7 +847,9 @@ static struct pperf_place *place(struct pperf_map *maps, size_t n)
     struct pperf_profile in = {.nmaps = (uint32_t)n, .maps = maps};
     struct pperf_place *out = calloc(n ? n : 1, sizeof(*out));
     cr_assert_not_null(out);
-    pperf_place_maps("self.pperf", &in, NULL, 0, out);
+    struct binary_finder *finder = binary_finder_new(NULL, 0);
+    pperf_place_maps("self.pperf", &in, finder, out);
+    binary_finder_free(finder);
     return out;
 }
 

@@ -156,7 +156,7 @@ Test(profile_from_pperf, converts_everything_the_format_holds)
     struct pperf_profile pp;
     cr_assert_eq(pperf_load(path, &pp), 0);
     struct profile p;
-    cr_assert_eq(profile_from_pperf(&pp, path, &p), 0);
+    cr_assert_eq(profile_from_pperf(&pp, path, NULL, &p), 0);
     pperf_free(&pp);
 
     cr_assert_str_eq(p.format, "pperf");
