@@ -117,6 +117,8 @@ struct engine {
     size_t nentries, entries_cap;
     struct prof_thread_sample *batch;
     size_t batch_cap;
+    uint64_t *counter_values; /* the batch's, thread by thread */
+    size_t counter_values_cap;
     struct stack_snapshot offcpu_snap;
     uint64_t pcs[STACK_MAX_DEPTH];
 
@@ -337,6 +339,17 @@ static struct entry *new_entry(struct engine *e)
     return en;
 }
 
+/* Where the thread was in its own code: the sampled IP, or, for a sample
+ * taken in the kernel, the user PC it entered the kernel from (its user
+ * registers), to which the ptrace engine charges kernel time too. */
+static uint64_t user_pc(const struct perf_sample *s)
+{
+    struct user_regs_struct regs;
+    if (s->regs_abi != 0 && s->regs && perf_regs_to_user(s->regs, s->nregs, &regs))
+        return (uint64_t)REGS_PC(regs);
+    return s->ip;
+}
+
 /* The user call chain of -g fp, without the kernel's context markers. */
 static int callchain_pcs(const struct perf_sample *s, uint64_t *pcs, int max)
 {
@@ -348,7 +361,7 @@ static int callchain_pcs(const struct perf_sample *s, uint64_t *pcs, int max)
         pcs[depth++] = pc;
     }
     if (depth == 0)
-        pcs[depth++] = s->ip;
+        pcs[depth++] = user_pc(s);
     return depth;
 }
 
@@ -394,12 +407,12 @@ static int unwound_pcs(struct engine *e, struct process *p, const struct perf_sa
     struct stack_snapshot snap;
     *cut = false;
     if (!sample_snapshot(p, s, e->ev.attr.sample_stack_user, &snap)) {
-        e->pcs[0] = s->ip;
+        e->pcs[0] = user_pc(s);
         return 1;
     }
     int depth = dwarf_unwind(p->unwinder, (pid_t)s->tid, &snap, e->pcs, STACK_MAX_DEPTH, cut);
     if (depth <= 0) {
-        e->pcs[0] = s->ip;
+        e->pcs[0] = user_pc(s);
         depth = 1;
     }
     return depth;
@@ -421,6 +434,19 @@ static void take_counters(struct engine *e, struct perf_thread *th, const struct
     }
 }
 
+/* The thread's CPU time at the sample: its own task-clock, read with the
+ * sample where the kernel can (exact, kernel time included even where
+ * kernel mode is not sampled), else the sum of its samples' periods. */
+static uint64_t cpu_at_sample(const struct engine *e, const struct perf_thread *th,
+                              const struct perf_sample *s)
+{
+    if (e->ev.read_cpu && s->read.entries && s->read.nr >= 1) {
+        uint64_t v = perf_read_value(&s->read, 0, NULL);
+        return v > th->cpu_ns ? v : th->cpu_ns;
+    }
+    return th->cpu_ns + s->period;
+}
+
 static void on_sample(void *ctx, const struct perf_record *r)
 {
     struct engine *e = ctx;
@@ -437,7 +463,7 @@ static void on_sample(void *ctx, const struct perf_record *r)
     struct process *p = &e->procs.procs[th->proc];
     write_pending_exec(e, th->proc, NULL);
     e->cpu_samples++;
-    th->cpu_ns += s->period;
+    th->cpu_ns = cpu_at_sample(e, th, s);
     th->sampled = true;
     th->blocked = false;
     int depth;
@@ -447,14 +473,14 @@ static void on_sample(void *ctx, const struct perf_record *r)
     } else if (e->opts->stack_mode == STACK_DWARF) {
         depth = unwound_pcs(e, p, s, &cut);
     } else {
-        e->pcs[0] = s->ip;
+        e->pcs[0] = user_pc(s);
         depth = 1;
     }
     struct entry *en = new_entry(e);
     en->s = (struct prof_thread_sample){
         .pid = (uint32_t)th->pid,
         .tid = (uint32_t)th->tid,
-        .pc = s->ip,
+        .pc = e->pcs[0],
         .cpu_ns = th->cpu_ns,
         .stack =
             e->opts->stack_mode == STACK_NONE ? 0 : output_stack(e->out, e->pcs, (uint32_t)depth),
@@ -625,13 +651,23 @@ static void look_off_cpu(struct engine *e)
     }
 }
 
-/* One SAMPLE with every entry gathered since the last one. */
+/* One SAMPLE with every entry gathered since the last one, each with its
+ * counters' increases (0 for a thread seen off CPU: what it counted while
+ * blocked goes to its next CPU sample). */
 static void flush_entries(struct engine *e, uint64_t time_rt)
 {
-    e->batch = xgrow(e->batch, &e->batch_cap, e->nentries ? e->nentries : 1, sizeof(*e->batch));
-    for (size_t i = 0; i < e->nentries; i++)
+    size_t n = e->nentries ? e->nentries : 1, ncounters = e->ev.counters.n;
+    e->batch = xgrow(e->batch, &e->batch_cap, n, sizeof(*e->batch));
+    if (ncounters)
+        e->counter_values =
+            xgrow(e->counter_values, &e->counter_values_cap, n * ncounters, sizeof(uint64_t));
+    for (size_t i = 0; i < e->nentries; i++) {
         e->batch[i] = e->entries[i].s;
-    if (output_sample(e->out, time_rt, e->values, e->batch, (uint32_t)e->nentries) != 0) {
+        for (size_t k = 0; k < ncounters; k++)
+            e->counter_values[i * ncounters + k] = e->entries[i].counters[k];
+    }
+    if (output_sample_values(e->out, time_rt, e->values, e->batch, (uint32_t)e->nentries,
+                             ncounters ? e->counter_values : NULL) != 0) {
         pt_err("cannot write the profile; sampling stops");
         e->sampling = false;
     }
@@ -674,9 +710,9 @@ static void print_summary(const struct engine *e, uint64_t task_clock)
             (unsigned long long)e->ticks, wall > 0 ? (double)e->ticks / wall : 0.0);
     fprintf(stderr, "[debug] threads:     %llu seen\n", (unsigned long long)e->threads_seen);
     for (size_t k = 0; k < e->ev.counters.n; k++)
-        fprintf(stderr, "[debug] counter:     %s %llu (%s, in samples)\n",
+        fprintf(stderr, "[debug] counter:     %s %llu (in samples, %s mode)\n",
                 e->ev.counters.c[k]->name, (unsigned long long)e->counter_totals[k],
-                e->ev.counters.c[k]->unit);
+                e->ev.kernel ? "user and kernel" : "user");
 }
 
 /* Sampling is over: take the last records, write the last SAMPLE and END.
@@ -843,6 +879,26 @@ static void measure_clock_offset(struct engine *e)
     e->realtime_offset = (int64_t)rt - (int64_t)(m1 + (m2 - m1) / 2);
 }
 
+/* The META records, and the counters as the profile's value types: each
+ * thread sample carries what each counted since the thread's previous
+ * sample. */
+static void write_header(struct engine *e)
+{
+    record_meta_write(e->out, e->opts, e->first_pid, e->choice, perf_events_stack_copy(e->opts));
+    output_meta(e->out, "cpu_time", "sampled");
+    output_meta(e->out, "sampled_modes", e->ev.kernel ? "user and kernel" : "user");
+    const struct perf_counter_list *c = &e->ev.counters;
+    if (!c->n)
+        return;
+    output_meta(e->out, "counters_mode", e->ev.kernel ? "user and kernel" : "user");
+    struct prof_value_type types[PERF_COUNTERS_MAX];
+    for (size_t k = 0; k < c->n; k++)
+        types[k] = (struct prof_value_type){
+            .name = (char *)c->c[k]->name, .unit = (char *)c->c[k]->unit, .agg = PROF_VALUE_SUM};
+    /* A write error shows at the first sample, which stops sampling. */
+    output_value_types(e->out, types, (uint32_t)c->n);
+}
+
 static int start_launched(struct engine *e)
 {
     int rc = launch_hold(e->opts->argv, &e->original_mask, &e->launch);
@@ -869,8 +925,7 @@ static int start_launched(struct engine *e)
     if (rc != 0)
         return rc; /* reaped, with the shell's message */
     output_started(e->out);
-    record_meta_write(e->out, e->opts, e->first_pid, e->choice);
-    output_meta(e->out, "cpu_time", "sampled");
+    write_header(e);
     return 0;
 }
 
@@ -888,8 +943,7 @@ static int start_attached(struct engine *e)
     size_t idx = process_add(&e->procs, pid, 0);
     uint64_t rt = to_realtime(e, now);
     output_started(e->out);
-    record_meta_write(e->out, e->opts, pid, e->choice);
-    output_meta(e->out, "cpu_time", "sampled");
+    write_header(e);
     output_process(e->out, (uint32_t)pid, 0, rt);
     char exe[4096];
     proc_exe(pid, exe, sizeof(exe));
@@ -1007,6 +1061,7 @@ static void free_engine(struct engine *e)
     free(e->queue);
     free(e->entries);
     free(e->batch);
+    free(e->counter_values);
     if (e->offcpu_snap.data)
         stack_snapshot_free(&e->offcpu_snap);
 }

@@ -1066,7 +1066,8 @@ static void run_loop(struct recorder *r)
 
 static void write_meta(struct recorder *r)
 {
-    record_meta_write(r->out, r->opts, r->tracer.first_pid, r->engine);
+    record_meta_write(r->out, r->opts, r->tracer.first_pid, r->engine,
+                      r->opts->stack_size ? r->opts->stack_size : STACK_COPY_DEFAULT);
 }
 
 static int start_target(struct recorder *r)

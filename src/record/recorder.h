@@ -57,7 +57,7 @@ struct record_options {
     const char *output;   /* path, "-" for stdout, NULL for no file */
     enum output_format format;
     enum stack_mode stack_mode;
-    size_t stack_size; /* bytes of stack copied per thread for dwarf */
+    size_t stack_size; /* --stack-size: bytes of stack copied for dwarf; 0: the engine's default */
     bool inherit;      /* follow fork/vfork/clone children */
     bool debug;
     enum record_engine engine; /* --engine / PTPROF_ENGINE (engine.h) */
