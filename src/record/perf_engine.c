@@ -124,6 +124,7 @@ struct engine {
 
     uint64_t start_mono, end_mono;
     uint64_t cpu_samples, lost, throttled, ticks, threads_seen;
+    uint64_t children_ended, children_status_known; /* processes other than the first */
     uint64_t counter_totals[PERF_COUNTERS_MAX];
 };
 
@@ -319,13 +320,20 @@ static void on_exit_record(void *ctx, const struct perf_record *r)
     pid_t pid = th->pid;
     output_thread_exit(e->out, t->tid, to_realtime(e, r->time));
     perf_threads_remove(&e->threads, (pid_t)t->tid);
-    /* A process other than the first ends with its last thread: it is not
-     * our child, so its exit status is not ours to know (no EXIT record). */
+    /* A process other than the first ends with its last thread.  It is
+     * not our child: its status is known only while it is a zombie its
+     * parent has not reaped yet (docs/recording.md). */
     struct process *p = process_find(&e->procs, pid);
     if (p && pid != e->first_pid && live_threads_of(e, pid) == 0) {
         /* Its JIT's names outlive it until the pid is reused: now. */
         jit_maps_capture(e->out, (uint32_t)pid, &p->maps);
         p->exited = true;
+        int status;
+        e->children_ended++;
+        if (proc_zombie_status(pid, &status)) {
+            output_exit(e->out, (uint32_t)pid, to_realtime(e, r->time), status);
+            e->children_status_known++;
+        }
     }
 }
 
@@ -709,6 +717,10 @@ static void print_summary(const struct engine *e, uint64_t task_clock)
     fprintf(stderr, "[debug] ticks:       %llu (%.2f Hz: off-CPU threads, measurements)\n",
             (unsigned long long)e->ticks, wall > 0 ? (double)e->ticks / wall : 0.0);
     fprintf(stderr, "[debug] threads:     %llu seen\n", (unsigned long long)e->threads_seen);
+    fprintf(stderr,
+            "[debug] children:    %llu ended, the exit status of %llu read before their "
+            "parent reaped them\n",
+            (unsigned long long)e->children_ended, (unsigned long long)e->children_status_known);
     for (size_t k = 0; k < e->ev.counters.n; k++)
         fprintf(stderr, "[debug] counter:     %s %llu (in samples, %s mode)\n",
                 e->ev.counters.c[k]->name, (unsigned long long)e->counter_totals[k],
