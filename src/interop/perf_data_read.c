@@ -109,6 +109,7 @@ struct reader {
     size_t procs_cap, threads_cap, pprocs_cap, pthreads_cap, maps_cap, samples_cap;
     uint64_t lost;
     size_t event; /* the event of the record being replayed */
+    bool values;  /* each event is a value type (profile.h) */
     uint64_t *pcs;
     char *cmdline, *host, *kernel, *perf_version;
     const char *err;
@@ -430,7 +431,8 @@ static int choose_layouts(struct reader *r)
                 b->regs_intr_mask == a->regs_intr_mask;
         identified &= (b->sample_type & PERF_SAMPLE_IDENTIFIER) != 0;
     }
-    r->by_identifier = !same && identified;
+    /* Several events: each record says whose it is. */
+    r->by_identifier = r->nevents > 1 && identified;
     if (!same && !identified)
         return fail(r, 24, "events with different sample layouts and no PERF_SAMPLE_IDENTIFIER");
     /* CPU time comes from the first clock event, else the first one. */
@@ -449,6 +451,16 @@ static int choose_layouts(struct reader *r)
     return 0;
 }
 
+/* The event whose ids hold ID, or 0. */
+static size_t event_with_id(const struct reader *r, uint64_t id)
+{
+    for (size_t i = 0; i < r->nevents; i++)
+        for (size_t k = 0; k < r->events[i].nids; k++)
+            if (r->events[i].ids[k] == id)
+                return i;
+    return 0;
+}
+
 static size_t event_of(const struct reader *r, const uint8_t *rec, size_t size, bool sample)
 {
     if (!r->by_identifier)
@@ -456,11 +468,7 @@ static size_t event_of(const struct reader *r, const uint8_t *rec, size_t size, 
     uint64_t id;
     if (!perf_record_identifier(rec, size, sample, &id))
         return 0;
-    for (size_t i = 0; i < r->nevents; i++)
-        for (size_t k = 0; k < r->events[i].nids; k++)
-            if (r->events[i].ids[k] == id)
-                return i;
-    return 0;
+    return event_with_id(r, id);
 }
 
 /* --- the records ------------------------------------------------------------ */
@@ -692,6 +700,13 @@ static void on_sample(void *ctx, const struct perf_record *rec)
         .stack = stack_table_id(r->stacks, p, r->pcs, depth),
         .syscall = -1,
     };
+    if (r->values) {
+        /* The sample stands for its period of its event (one event when
+         * the sample has no period). */
+        bool period = (r->events[event].layout.sample_type & PERF_SAMPLE_PERIOD) != 0;
+        out->thread_values = xcalloc(p->nvalue_types, sizeof(*out->thread_values));
+        out->thread_values[event] = period ? s->period : 1;
+    }
 }
 
 static int index_records(struct reader *r, size_t off, size_t size)
@@ -768,12 +783,56 @@ static void replay(struct reader *r)
             continue; /* checked when indexed */
         if (!rec.has_time)
             rec.time = r->index[i].time; /* the time of the record before it */
+        /* Events of one layout without IDENTIFIER: a sample's ID says. */
+        if (is_sample && !r->by_identifier && r->nevents > 1 &&
+            (r->events[0].layout.sample_type & PERF_SAMPLE_ID))
+            event = event_with_id(r, rec.u.sample.id);
         r->event = event;
         perf_record_visit(&rec, &reader_visitor, r);
     }
 }
 
 /* --- the profile ------------------------------------------------------------ */
+
+static bool is_clock(const struct perf_layout *l)
+{
+    return l->type == PERF_TYPE_SOFTWARE &&
+           (l->config == PERF_COUNT_SW_CPU_CLOCK || l->config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/* Events as value types, each sample's period in its event's column, as
+ * the perf script reader does: `perf record -e task-clock,page-faults`
+ * gives metrics task-clock and page-faults (and cycles with instructions,
+ * ipc).  A file of one clock event alone has none: its periods are the CPU
+ * time already.  A value is named after its event without perf's
+ * modifiers (cycles:u is cycles) unless two events would share the name. */
+static void declare_values(struct reader *r)
+{
+    if ((r->nevents == 1 && is_clock(&r->events[0].layout)) || r->nevents > PROF_VALUE_TYPES_MAX)
+        return;
+    for (size_t e = 0; e < r->nevents; e++) {
+        char fallback[32];
+        snprintf(fallback, sizeof(fallback), "event%zu", e);
+        const char *ev = r->events[e].name && *r->events[e].name ? r->events[e].name : fallback;
+        size_t n = strcspn(ev, ":");
+        bool shared = false;
+        for (size_t k = 0; k < r->nevents; k++) {
+            const char *other = r->events[k].name ? r->events[k].name : "";
+            shared |= k != e && strcspn(other, ":") == n && strncmp(other, ev, n) == 0;
+        }
+        char *name = shared || n == 0 ? xstrdup(ev) : xasprintf("%.*s", (int)n, ev);
+        /* Names must be distinct: a second event of the same name keeps
+         * its index. */
+        if (profile_value_type(r->p, name) >= 0) {
+            free(name);
+            name = xasprintf("%s#%zu", ev, e);
+        }
+        profile_add_value_type(r->p, name, is_clock(&r->events[e].layout) ? "nanoseconds" : "count",
+                               PROF_VALUE_SUM);
+        free(name);
+    }
+    r->values = true;
+}
 
 static void add_meta(struct profile *p, const char *key, const char *value)
 {
@@ -894,6 +953,7 @@ int perf_data_load_buffer(const char *name, const void *data, size_t len, struct
     out->nstacks = 1;
     if (index_records(&r, data_off, data_size) != 0)
         goto out;
+    declare_values(&r);
     replay(&r);
     finish(&r);
     rc = 0;
