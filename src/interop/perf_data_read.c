@@ -12,6 +12,9 @@
 #include "interop/perf_data.h"
 #include "format/stack_table.h"
 #include "interop/perf_records.h"
+#include "record/maps.h"
+#include "record/perf_regs.h"
+#include "record/stack.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -77,6 +80,10 @@ struct u32map {
 struct proc_state {
     bool exec_pending;
     char *comm;
+    /* --call-graph dwarf: the file mappings now, and their unwinder. */
+    struct map_list maps;
+    bool maps_changed;
+    struct dwarf_unwinder *unwinder;
 };
 
 struct thread_state {
@@ -105,11 +112,13 @@ struct reader {
     size_t nindex, index_cap;
     struct u32map thread_of, process_of;
     struct proc_state *procs;
+    size_t nprocs; /* of them initialised */
     struct thread_state *threads;
     size_t procs_cap, threads_cap, pprocs_cap, pthreads_cap, maps_cap, samples_cap;
     uint64_t lost;
     size_t event; /* the event of the record being replayed */
     bool values;  /* each event is a value type (profile.h) */
+    bool unwind;  /* some event samples user registers and stack: unwind them */
     uint64_t *pcs;
     char *cmdline, *host, *kernel, *perf_version;
     const char *err;
@@ -519,6 +528,7 @@ static size_t process_index(struct reader *r, uint32_t pid, uint32_t ppid, uint6
         .pid = pid, .ppid = ppid, .start_ns = wall_of(r, t), .exe = xstrdup("")};
     r->procs = xgrow(r->procs, &r->procs_cap, p->nprocesses, sizeof(*r->procs));
     memset(&r->procs[idx], 0, sizeof(r->procs[idx]));
+    r->nprocs = p->nprocesses;
     u32map_put(&r->process_of, pid, idx);
     if (r->has_kernel_map) {
         struct prof_map k = r->kernel_map;
@@ -570,6 +580,11 @@ static void on_comm(void *ctx, const struct perf_record *rec)
     }
     r->procs[proc].exec_pending = true;
     set_string(&r->p->processes[proc].exe, c->comm);
+    /* A new program: new modules, and a new unwinder for them. */
+    maps_clear(&r->procs[proc].maps);
+    dwarf_unwinder_free(r->procs[proc].unwinder);
+    r->procs[proc].unwinder = NULL;
+    r->procs[proc].maps_changed = true;
 }
 
 static uint32_t map_perms(const struct perf_mmap *m)
@@ -622,6 +637,18 @@ static void on_mmap(void *ctx, const struct perf_record *rec)
         r->procs[proc].exec_pending = false;
     }
     add_map(r, &map);
+    if (r->unwind) {
+        struct map_entry e = {.start = map.start,
+                              .end = map.end,
+                              .offset = map.offset,
+                              .inode = map.inode,
+                              .dev_major = map.dev_major,
+                              .dev_minor = map.dev_minor,
+                              .perms = map.perms,
+                              .path = map.path};
+        maps_replace(&r->procs[proc].maps, &e);
+        r->procs[proc].maps_changed = true;
+    }
 }
 
 static void on_fork(void *ctx, const struct perf_record *rec)
@@ -651,6 +678,10 @@ static void on_fork(void *ctx, const struct perf_record *rec)
                 m.time_ns = now;
                 add_map(r, &m);
             }
+            struct proc_state *from = &r->procs[parent], *to = &r->procs[child];
+            for (size_t i = 0; i < from->maps.count; i++)
+                maps_replace(&to->maps, &from->maps.entries[i]);
+            to->maps_changed = true;
         }
     }
     thread_index(r, t->pid, t->tid, rec->time, name_copy);
@@ -666,6 +697,39 @@ static void on_exit_task(void *ctx, const struct perf_record *rec)
         r->p->threads[idx].end_ns = wall_of(r, rec->time);
     if (t->tid == t->pid && u32map_get(&r->process_of, t->pid, &idx))
         r->p->processes[idx].exit_ns = wall_of(r, rec->time);
+}
+
+/*
+ * --call-graph dwarf: the sample's registers and stack copy unwound by the
+ * recorder's own libdwfl code (stack.h) over the process's file mappings
+ * as the records built them, after the DEPTH kernel frames the call chain
+ * may hold (perf asks for the kernel's part only).  Returns the new depth;
+ * DEPTH when the sample has no user state.
+ */
+static uint32_t unwind_user_stack(struct reader *r, const struct perf_sample *s, uint32_t depth)
+{
+    const struct perf_layout *l = &r->events[r->event].layout;
+    if (!(l->sample_type & PERF_SAMPLE_REGS_USER) || !(l->sample_type & PERF_SAMPLE_STACK_USER))
+        return depth;
+    struct stack_snapshot snap;
+    if (!perf_sample_snapshot(s, l->regs_user_mask, &snap))
+        return depth;
+    uint32_t proc;
+    if (!u32map_get(&r->process_of, s->pid, &proc))
+        return depth;
+    struct proc_state *ps = &r->procs[proc];
+    if (!ps->unwinder)
+        ps->unwinder = dwarf_unwinder_new_offline((pid_t)s->pid);
+    if (!ps->unwinder)
+        return depth;
+    if (ps->maps_changed) {
+        dwarf_unwinder_set_maps(ps->unwinder, ps->maps.entries, ps->maps.count);
+        ps->maps_changed = false;
+    }
+    /* The kernel's frames end at its context marker; the user's begin. */
+    int max = MAX_DEPTH - (int)depth < STACK_MAX_DEPTH ? MAX_DEPTH - (int)depth : STACK_MAX_DEPTH;
+    int n = dwarf_unwind(ps->unwinder, (pid_t)s->tid, &snap, r->pcs + depth, max, NULL);
+    return depth + (uint32_t)(n > 0 ? n : 0);
 }
 
 static void on_sample(void *ctx, const struct perf_record *rec)
@@ -685,6 +749,8 @@ static void on_sample(void *ctx, const struct perf_record *rec)
         if (pc < (uint64_t)PERF_CONTEXT_MAX)
             r->pcs[depth++] = pc;
     }
+    if (r->unwind)
+        depth = unwind_user_stack(r, s, depth);
     if (depth == 0)
         r->pcs[depth++] = s->ip;
     struct profile *p = r->p;
@@ -867,7 +933,10 @@ static void finish(struct reader *r)
     bool chains = false;
     for (size_t i = 0; i < r->nevents; i++)
         chains |= (r->events[i].layout.sample_type & PERF_SAMPLE_CALLCHAIN) != 0;
-    add_meta(p, "stacks", chains ? "perf call chains" : "none (perf record without -g)");
+    add_meta(p, "stacks",
+             r->unwind ? "dwarf (perf's user stack copies, unwound by ptprof)"
+             : chains  ? "perf call chains"
+                       : "none (perf record without -g)");
     if (r->cpu_is_clock)
         add_meta(p, "cpu_time", "sampled");
     add_meta(p, "clock",
@@ -902,6 +971,10 @@ static void reader_free(struct reader *r)
     free(r->index);
     u32map_free(&r->thread_of);
     u32map_free(&r->process_of);
+    for (size_t i = 0; i < r->nprocs; i++) {
+        maps_clear(&r->procs[i].maps);
+        dwarf_unwinder_free(r->procs[i].unwinder);
+    }
     free(r->procs);
     free(r->threads);
     free(r->pcs);
@@ -954,6 +1027,9 @@ int perf_data_load_buffer(const char *name, const void *data, size_t len, struct
     if (index_records(&r, data_off, data_size) != 0)
         goto out;
     declare_values(&r);
+    for (size_t i = 0; i < r.nevents; i++)
+        r.unwind |= (r.events[i].layout.sample_type & PERF_SAMPLE_STACK_USER) &&
+                    (r.events[i].layout.sample_type & PERF_SAMPLE_REGS_USER);
     replay(&r);
     finish(&r);
     rc = 0;

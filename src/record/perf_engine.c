@@ -353,7 +353,7 @@ static struct entry *new_entry(struct engine *e)
 static uint64_t user_pc(const struct perf_sample *s)
 {
     struct user_regs_struct regs;
-    if (s->regs_abi != 0 && s->regs && perf_regs_to_user(s->regs, s->nregs, &regs))
+    if (s->regs_abi != 0 && s->regs && perf_regs_to_user(s->regs, PERF_REGS_USER_MASK, &regs))
         return (uint64_t)REGS_PC(regs);
     return s->ip;
 }
@@ -376,22 +376,14 @@ static int callchain_pcs(const struct perf_sample *s, uint64_t *pcs, int max)
 /* The sample's registers and stack copy as a snapshot (pointing into the
  * record: the unwinders only read it), and the process's unwinder; false
  * when the sample has neither. */
-static bool sample_snapshot(struct process *p, const struct perf_sample *s, uint64_t requested,
+static bool sample_snapshot(struct process *p, const struct perf_sample *s,
                             struct stack_snapshot *snap)
 {
-    memset(snap, 0, sizeof(*snap));
-    if (s->regs_abi == 0 || !s->regs || !perf_regs_to_user(s->regs, s->nregs, &snap->regs))
+    if (!perf_sample_snapshot(s, PERF_REGS_USER_MASK, snap))
         return false;
     if (!p->unwinder)
         p->unwinder = dwarf_unwinder_new(p->pid);
-    if (!p->unwinder)
-        return false;
-    snap->sp = (uint64_t)REGS_SP(snap->regs);
-    snap->data = (uint8_t *)(uintptr_t)s->stack;
-    snap->size = snap->capacity = (size_t)s->stack_size;
-    /* The kernel copies less than asked only where the stack ends. */
-    snap->complete = s->stack_size < requested;
-    return true;
+    return p->unwinder != NULL;
 }
 
 /* -g fp: the kernel's chain, mended through frameless innermost frames by
@@ -401,7 +393,7 @@ static int mended_callchain(struct engine *e, struct process *p, const struct pe
     uint64_t chain[STACK_MAX_DEPTH];
     int depth = callchain_pcs(s, chain, STACK_MAX_DEPTH);
     struct stack_snapshot snap;
-    if (!sample_snapshot(p, s, e->ev.attr.sample_stack_user, &snap)) {
+    if (!sample_snapshot(p, s, &snap)) {
         memcpy(e->pcs, chain, (size_t)depth * sizeof(*chain));
         return depth;
     }
@@ -414,7 +406,7 @@ static int unwound_pcs(struct engine *e, struct process *p, const struct perf_sa
 {
     struct stack_snapshot snap;
     *cut = false;
-    if (!sample_snapshot(p, s, e->ev.attr.sample_stack_user, &snap)) {
+    if (!sample_snapshot(p, s, &snap)) {
         e->pcs[0] = user_pc(s);
         return 1;
     }

@@ -181,30 +181,49 @@ static void ptprof_report(const struct perf_file *f, const char *path, bool tota
     ptprof_report_of(f, path, total, "cpu", funcs, NFUNCS, pct);
 }
 
-static void check_same_report(bool callchains, bool pipe)
+/* perf report and ptprof report of F (its pipe stream with PIPE) give the
+ * workload's functions the same self shares, and with call stacks
+ * (STACKS, named WHAT in messages) the same total shares. */
+static void compare_reports(struct perf_file *f, bool stacks, bool pipe, const char *what)
 {
-    struct perf_file f;
-    perf_record(&f, callchains, pipe);
-    for (int total = 0; total <= (callchains ? 1 : 0); total++) {
+    for (int total = 0; total <= (stacks ? 1 : 0); total++) {
         double theirs[NFUNCS], ours[NFUNCS];
-        perf_report(&f, total, theirs);
+        perf_report(f, total, theirs);
         /* perf reads the file; ptprof the file, or the pipe stream. */
-        ptprof_report(&f, pipe ? f.pipe : f.path, total, ours);
+        ptprof_report(f, pipe ? f->pipe : f->path, total, ours);
         double sum = 0;
         for (size_t i = 0; i < NFUNCS; i++) {
-            cr_log_info("%s%s %s: perf report %.2f%%, ptprof report %.2f%%",
-                        callchains ? "-g" : "no -g", pipe ? ", pipe" : "",
-                        total ? "children" : "self", theirs[i], ours[i]);
+            cr_log_info("%s%s %s: perf report %.2f%%, ptprof report %.2f%%", what,
+                        pipe ? ", pipe" : "", total ? "children" : "self", theirs[i], ours[i]);
             sum += theirs[i];
             /* The same samples, weighted alike: only rounding and the odd
              * return address at a function's end may differ. */
             cr_expect_leq(fabs(theirs[i] - ours[i]), 0.5,
-                          "%s (%s, %s): perf report %.2f%%, ptprof report %.2f%%", funcs[i],
-                          callchains ? "-g" : "no -g", total ? "children" : "self", theirs[i],
-                          ours[i]);
+                          "%s (%s, %s): perf report %.2f%%, ptprof report %.2f%%", funcs[i], what,
+                          total ? "children" : "self", theirs[i], ours[i]);
         }
         cr_assert_gt(sum, 50, "perf report found the workload's functions in only %.1f%%", sum);
     }
+}
+
+static void check_same_report(bool callchains, bool pipe)
+{
+    struct perf_file f;
+    perf_record(&f, callchains, pipe);
+    compare_reports(&f, callchains, pipe, callchains ? "-g" : "no -g");
+    perf_file_free(&f);
+}
+
+/* perf record --call-graph dwarf keeps each sample's user registers and
+ * stack copy: ptprof unwinds them with the recorder's own libdwfl code, and
+ * each function's total share is perf report's, on a build without frame
+ * pointers (whose stacks only CFI unwinds). */
+Test(perf_data, dwarf_call_graphs_are_unwound_like_perf_report, .timeout = 120)
+{
+    struct perf_file f;
+    const char *options[] = {"--call-graph", "dwarf", "-e", "cpu-clock", NULL};
+    perf_record_with(&f, options, "callers-nofp", "2");
+    compare_reports(&f, true, false, "--call-graph dwarf");
     perf_file_free(&f);
 }
 
