@@ -78,7 +78,10 @@ static void sampling_attr(struct perf_event_attr *a, const struct record_options
     a->config = PERF_COUNT_SW_TASK_CLOCK;
     uint64_t period = (uint64_t)llround(1e9 / opts->frequency);
     a->sample_period = period ? period : 1;
-    a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+    /* CPU: a thread has an event per CPU, and a value read with a sample
+     * is that CPU's event's. */
+    a->sample_type =
+        PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
     if (opts->stack_mode == STACK_FP) {
         a->sample_type |= PERF_SAMPLE_CALLCHAIN;
         a->exclude_callchain_kernel = 1;
@@ -314,6 +317,14 @@ int perf_events_init(struct perf_event_set *s, const struct record_options *opts
         .exclude_kernel = !s->kernel,
     };
     online_cpus(s);
+    for (size_t i = 0; i < s->ncpus; i++)
+        if ((size_t)s->cpus[i] + 1 > s->slots_of_cpus)
+            s->slots_of_cpus = (size_t)s->cpus[i] + 1;
+    s->slot_of_cpu = xmalloc(s->slots_of_cpus * sizeof(*s->slot_of_cpu));
+    for (size_t c = 0; c < s->slots_of_cpus; c++)
+        s->slot_of_cpu[c] = -1;
+    for (size_t i = 0; i < s->ncpus; i++)
+        s->slot_of_cpu[s->cpus[i]] = (int)i;
     s->rings = xcalloc(s->ncpus, sizeof(*s->rings));
     s->ring_fd = xmalloc(s->ncpus * sizeof(*s->ring_fd));
     for (size_t i = 0; i < s->ncpus; i++)
@@ -421,6 +432,11 @@ int perf_events_open_task(struct perf_event_set *s, pid_t tid, bool on_exec)
     return 0;
 }
 
+int perf_events_cpu_slot(const struct perf_event_set *s, uint32_t cpu)
+{
+    return cpu < s->slots_of_cpus ? s->slot_of_cpu[cpu] : -1;
+}
+
 uint64_t perf_events_task_clock(const struct perf_event_set *s)
 {
     uint64_t total = 0;
@@ -456,5 +472,6 @@ void perf_events_close(struct perf_event_set *s)
     free(s->rings);
     free(s->ring_fd);
     free(s->cpus);
+    free(s->slot_of_cpu);
     memset(s, 0, sizeof(*s));
 }

@@ -9,7 +9,7 @@
  *    period), `inherit` so every thread and child created later is
  *    sampled too, excluding the kernel (samples that land in a system call
  *    are taken at the user-space PC that made it).  A sample holds IP, TID,
- *    TIME (CLOCK_MONOTONIC), PERIOD and the stack -g asks for: the user
+ *    TIME (CLOCK_MONOTONIC), CPU, PERIOD and the stack -g asks for: the user
  *    call chain (fp), the user registers and the top of the user stack
  *    (dwarf), or nothing (none).  The event also reports MMAP2, COMM
  *    (exec), FORK and EXIT records.
@@ -53,6 +53,8 @@ struct perf_event_set {
     bool read_cpu; /* each sample reads the thread's task-clock (PERF_SAMPLE_READ) */
     size_t ncpus;
     int *cpus;               /* online CPU numbers */
+    int *slot_of_cpu;        /* CPU number -> index in cpus, -1 for none */
+    size_t slots_of_cpus;    /* entries of slot_of_cpu */
     struct perf_ring *rings; /* one per CPU, mapped at the first task */
     int *ring_fd;            /* the fd each ring belongs to, -1 before */
     int *leaders;            /* every sampling event opened */
@@ -70,6 +72,8 @@ int perf_events_init(struct perf_event_set *s, const struct record_options *opts
 /* Open the events of TID on every CPU: disabled until TID calls exec when
  * ON_EXEC, else counting at once. */
 int perf_events_open_task(struct perf_event_set *s, pid_t tid, bool on_exec);
+/* The index in S->cpus of CPU number CPU, or -1. */
+int perf_events_cpu_slot(const struct perf_event_set *s, uint32_t cpu);
 /* The bytes of stack each -g dwarf sample brings (--stack-size, or the
  * perf engine's default, at most what a record holds). */
 size_t perf_events_stack_copy(const struct record_options *opts);
