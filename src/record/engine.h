@@ -19,7 +19,8 @@
  * Counters (-e) need perf.  CHOICE->reason says in words why, for -d,
  * `ptprof info` and the profile's META ("engine", "engine_reason").
  * Each engine provides `permitted` (may it record OPTS here) and `run`
- * (the whole recording, recorder.h's contract: returns the exit code).
+ * (the whole recording, recorder.h's contract: returns the exit code);
+ * record_run() (recorder.c) does nothing else than choose and run one.
  */
 #ifndef PTPROF_RECORD_ENGINE_H
 #define PTPROF_RECORD_ENGINE_H
