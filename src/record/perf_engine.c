@@ -14,7 +14,9 @@
  * entries (stack unwound at once), looks at every thread that took no
  * sample for whether it is blocked (perf_offcpu.h), and writes one SAMPLE
  * holding all of that at the tick's time: the reading of an interval and
- * the CPU time spent in it stay together, as with ptrace.
+ * the CPU time spent in it stay together, as with ptrace.  What both
+ * engines share (output, measurement source, signals, ticks, the -d
+ * summary's common lines) is in recording.h.
  */
 #include "pmu/pmu.h"
 #include "record/engine.h"

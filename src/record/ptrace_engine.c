@@ -2,16 +2,17 @@
  * ptrace_engine.c - the ptrace engine (engine.h, docs/recording.md): the
  * profiler stops every thread that ran at each tick.
  *
- * One thread does everything: a poll() over a timerfd (absolute, periodic
- * deadlines: no drift) and a signalfd (SIGCHLD for ptrace events, and the
- * signals sent to the profiler itself).  Between samples every ptrace stop
+ * One thread does everything: a poll() over the tick clock (tick_clock.h:
+ * absolute, jittered deadlines, never back to back) and a signalfd
+ * (SIGCHLD for ptrace events, and the signals sent to the profiler itself,
+ * handled as profiler_signals.h says).  What both engines share is in
+ * recording.h.  Between samples every ptrace stop
  * is answered at once, so new threads, exits and the target's own signals
  * never wait for the next tick.  A sample stops every thread, copies what
  * must be copied while they stand still (registers, the top of the stack),
  * resumes them, and only then does the slow work: CPU times, unwinding,
  * map refreshes, writing.
  */
-#include "pmu/pmu.h"
 #include "record/engine.h"
 #include "record/jit_maps.h"
 #include "record/output.h"
@@ -24,7 +25,6 @@
 #include "record/tracer.h"
 #include "util/log.h"
 #include "util/timeutil.h"
-#include "util/version.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -36,8 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/timerfd.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
