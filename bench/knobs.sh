@@ -3,7 +3,7 @@
 # alternatives, on cpuburn.  Usage: bench/knobs.sh [BUILD_DIR]
 #
 # Each row runs `ptprof record --engine ptrace -g none -d` (the sampling mechanism alone)
-# with one knob changed (src/record/recorder.c, read_benchmark_knobs()):
+# with one knob changed (src/record/ptrace_engine.c, read_benchmark_knobs()):
 #   default           as ptprof ships
 #   PTPROF_SPIN_NS    poll 50 us for the stops before sleeping
 #   PTPROF_CPU        keep the tracer on the last CPU

@@ -717,7 +717,10 @@ struct timeline *timeline_finish(struct timeline_builder *b, const struct walk_t
         t->samples = wt->samples;
         t->thread_samples = wt->thread_samples;
         t->requested_hz = wt->requested_hz;
-        t->achieved_hz = wt->duration_s > 0 ? wt->recorded_samples / wt->duration_s : 0;
+        /* The rate report gives: per second of the span the samples
+         * measure (of CPU time for the perf engine's). */
+        t->achieved_hz = wt->rate_span_s > 0 ? wt->recorded_samples / wt->rate_span_s : 0;
+        t->achieved_per_cpu_second = wt->per_cpu_second;
         t->latency_per_sample_s = wt->has_latency && wt->recorded_samples > 0
                                       ? wt->latency_s / wt->recorded_samples
                                       : NAN;

@@ -117,6 +117,7 @@ struct timeline {
     double samples;          /* sampling rounds in the file */
     double thread_samples;
     double requested_hz, achieved_hz; /* 0 if unknown */
+    bool achieved_per_cpu_second;     /* as report: per CPU second (a perf engine profile) */
     double latency_per_sample_s;      /* NaN if unknown */
     bool truncated;
     char *key_names; /* "procedure", "binary:procedure"... */

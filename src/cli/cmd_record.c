@@ -62,7 +62,8 @@ static void usage_record(FILE *out)
             "                         PTPROF_ENGINE\n"
             "  -e, --event=EVENTS     counters read with each sample (perf engine), e.g.\n"
             "                         page-faults,context-switches; see --help-events\n"
-            "      --stack-size=BYTES stack bytes copied per thread for dwarf (default 8192)\n"
+            "      --stack-size=BYTES stack bytes copied per sample for dwarf (default: 8192,\n"
+            "                         growing per thread, with ptrace; 32768 with perf)\n"
             "      --format=FORMAT    native (default) or pperf (the original raw format:\n"
             "                         no stacks, first process only)\n"
             "      --no-inherit       do not follow fork/vfork/clone children\n"
@@ -181,7 +182,7 @@ static int run(int argc, char **argv, bool sampler)
         .output = sampler ? NULL : DEFAULT_OUTPUT,
         .format = sampler ? OUTPUT_PPERF : OUTPUT_NATIVE,
         .stack_mode = sampler ? STACK_NONE : STACK_DWARF,
-        .stack_size = STACK_COPY_DEFAULT,
+        .stack_size = 0, /* each engine's own default */
         .inherit = !sampler,
         .engine = sampler ? ENGINE_PTRACE : ENGINE_AUTO,
     };

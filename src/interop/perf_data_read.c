@@ -12,6 +12,9 @@
 #include "interop/perf_data.h"
 #include "format/stack_table.h"
 #include "interop/perf_records.h"
+#include "record/maps.h"
+#include "record/perf_regs.h"
+#include "record/stack.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -77,6 +80,10 @@ struct u32map {
 struct proc_state {
     bool exec_pending;
     char *comm;
+    /* --call-graph dwarf: the file mappings now, and their unwinder. */
+    struct map_list maps;
+    bool maps_changed;
+    struct dwarf_unwinder *unwinder;
 };
 
 struct thread_state {
@@ -105,10 +112,13 @@ struct reader {
     size_t nindex, index_cap;
     struct u32map thread_of, process_of;
     struct proc_state *procs;
+    size_t nprocs; /* of them initialised */
     struct thread_state *threads;
     size_t procs_cap, threads_cap, pprocs_cap, pthreads_cap, maps_cap, samples_cap;
     uint64_t lost;
     size_t event; /* the event of the record being replayed */
+    bool values;  /* each event is a value type (profile.h) */
+    bool unwind;  /* some event samples user registers and stack: unwind them */
     uint64_t *pcs;
     char *cmdline, *host, *kernel, *perf_version;
     const char *err;
@@ -430,7 +440,8 @@ static int choose_layouts(struct reader *r)
                 b->regs_intr_mask == a->regs_intr_mask;
         identified &= (b->sample_type & PERF_SAMPLE_IDENTIFIER) != 0;
     }
-    r->by_identifier = !same && identified;
+    /* Several events: each record says whose it is. */
+    r->by_identifier = r->nevents > 1 && identified;
     if (!same && !identified)
         return fail(r, 24, "events with different sample layouts and no PERF_SAMPLE_IDENTIFIER");
     /* CPU time comes from the first clock event, else the first one. */
@@ -449,6 +460,16 @@ static int choose_layouts(struct reader *r)
     return 0;
 }
 
+/* The event whose ids hold ID, or 0. */
+static size_t event_with_id(const struct reader *r, uint64_t id)
+{
+    for (size_t i = 0; i < r->nevents; i++)
+        for (size_t k = 0; k < r->events[i].nids; k++)
+            if (r->events[i].ids[k] == id)
+                return i;
+    return 0;
+}
+
 static size_t event_of(const struct reader *r, const uint8_t *rec, size_t size, bool sample)
 {
     if (!r->by_identifier)
@@ -456,11 +477,7 @@ static size_t event_of(const struct reader *r, const uint8_t *rec, size_t size, 
     uint64_t id;
     if (!perf_record_identifier(rec, size, sample, &id))
         return 0;
-    for (size_t i = 0; i < r->nevents; i++)
-        for (size_t k = 0; k < r->events[i].nids; k++)
-            if (r->events[i].ids[k] == id)
-                return i;
-    return 0;
+    return event_with_id(r, id);
 }
 
 /* --- the records ------------------------------------------------------------ */
@@ -511,6 +528,7 @@ static size_t process_index(struct reader *r, uint32_t pid, uint32_t ppid, uint6
         .pid = pid, .ppid = ppid, .start_ns = wall_of(r, t), .exe = xstrdup("")};
     r->procs = xgrow(r->procs, &r->procs_cap, p->nprocesses, sizeof(*r->procs));
     memset(&r->procs[idx], 0, sizeof(r->procs[idx]));
+    r->nprocs = p->nprocesses;
     u32map_put(&r->process_of, pid, idx);
     if (r->has_kernel_map) {
         struct prof_map k = r->kernel_map;
@@ -562,6 +580,11 @@ static void on_comm(void *ctx, const struct perf_record *rec)
     }
     r->procs[proc].exec_pending = true;
     set_string(&r->p->processes[proc].exe, c->comm);
+    /* A new program: new modules, and a new unwinder for them. */
+    maps_clear(&r->procs[proc].maps);
+    dwarf_unwinder_free(r->procs[proc].unwinder);
+    r->procs[proc].unwinder = NULL;
+    r->procs[proc].maps_changed = true;
 }
 
 static uint32_t map_perms(const struct perf_mmap *m)
@@ -614,6 +637,18 @@ static void on_mmap(void *ctx, const struct perf_record *rec)
         r->procs[proc].exec_pending = false;
     }
     add_map(r, &map);
+    if (r->unwind) {
+        struct map_entry e = {.start = map.start,
+                              .end = map.end,
+                              .offset = map.offset,
+                              .inode = map.inode,
+                              .dev_major = map.dev_major,
+                              .dev_minor = map.dev_minor,
+                              .perms = map.perms,
+                              .path = map.path};
+        maps_replace(&r->procs[proc].maps, &e);
+        r->procs[proc].maps_changed = true;
+    }
 }
 
 static void on_fork(void *ctx, const struct perf_record *rec)
@@ -643,6 +678,10 @@ static void on_fork(void *ctx, const struct perf_record *rec)
                 m.time_ns = now;
                 add_map(r, &m);
             }
+            struct proc_state *from = &r->procs[parent], *to = &r->procs[child];
+            for (size_t i = 0; i < from->maps.count; i++)
+                maps_replace(&to->maps, &from->maps.entries[i]);
+            to->maps_changed = true;
         }
     }
     thread_index(r, t->pid, t->tid, rec->time, name_copy);
@@ -658,6 +697,39 @@ static void on_exit_task(void *ctx, const struct perf_record *rec)
         r->p->threads[idx].end_ns = wall_of(r, rec->time);
     if (t->tid == t->pid && u32map_get(&r->process_of, t->pid, &idx))
         r->p->processes[idx].exit_ns = wall_of(r, rec->time);
+}
+
+/*
+ * --call-graph dwarf: the sample's registers and stack copy unwound by the
+ * recorder's own libdwfl code (stack.h) over the process's file mappings
+ * as the records built them, after the DEPTH kernel frames the call chain
+ * may hold (perf asks for the kernel's part only).  Returns the new depth;
+ * DEPTH when the sample has no user state.
+ */
+static uint32_t unwind_user_stack(struct reader *r, const struct perf_sample *s, uint32_t depth)
+{
+    const struct perf_layout *l = &r->events[r->event].layout;
+    if (!(l->sample_type & PERF_SAMPLE_REGS_USER) || !(l->sample_type & PERF_SAMPLE_STACK_USER))
+        return depth;
+    struct stack_snapshot snap;
+    if (!perf_sample_snapshot(s, l->regs_user_mask, &snap))
+        return depth;
+    uint32_t proc;
+    if (!u32map_get(&r->process_of, s->pid, &proc))
+        return depth;
+    struct proc_state *ps = &r->procs[proc];
+    if (!ps->unwinder)
+        ps->unwinder = dwarf_unwinder_new_offline((pid_t)s->pid);
+    if (!ps->unwinder)
+        return depth;
+    if (ps->maps_changed) {
+        dwarf_unwinder_set_maps(ps->unwinder, ps->maps.entries, ps->maps.count);
+        ps->maps_changed = false;
+    }
+    /* The kernel's frames end at its context marker; the user's begin. */
+    int max = MAX_DEPTH - (int)depth < STACK_MAX_DEPTH ? MAX_DEPTH - (int)depth : STACK_MAX_DEPTH;
+    int n = dwarf_unwind(ps->unwinder, (pid_t)s->tid, &snap, r->pcs + depth, max, NULL);
+    return depth + (uint32_t)(n > 0 ? n : 0);
 }
 
 static void on_sample(void *ctx, const struct perf_record *rec)
@@ -677,6 +749,8 @@ static void on_sample(void *ctx, const struct perf_record *rec)
         if (pc < (uint64_t)PERF_CONTEXT_MAX)
             r->pcs[depth++] = pc;
     }
+    if (r->unwind)
+        depth = unwind_user_stack(r, s, depth);
     if (depth == 0)
         r->pcs[depth++] = s->ip;
     struct profile *p = r->p;
@@ -692,6 +766,13 @@ static void on_sample(void *ctx, const struct perf_record *rec)
         .stack = stack_table_id(r->stacks, p, r->pcs, depth),
         .syscall = -1,
     };
+    if (r->values) {
+        /* The sample stands for its period of its event (one event when
+         * the sample has no period). */
+        bool period = (r->events[event].layout.sample_type & PERF_SAMPLE_PERIOD) != 0;
+        out->thread_values = xcalloc(p->nvalue_types, sizeof(*out->thread_values));
+        out->thread_values[event] = period ? s->period : 1;
+    }
 }
 
 static int index_records(struct reader *r, size_t off, size_t size)
@@ -768,12 +849,56 @@ static void replay(struct reader *r)
             continue; /* checked when indexed */
         if (!rec.has_time)
             rec.time = r->index[i].time; /* the time of the record before it */
+        /* Events of one layout without IDENTIFIER: a sample's ID says. */
+        if (is_sample && !r->by_identifier && r->nevents > 1 &&
+            (r->events[0].layout.sample_type & PERF_SAMPLE_ID))
+            event = event_with_id(r, rec.u.sample.id);
         r->event = event;
         perf_record_visit(&rec, &reader_visitor, r);
     }
 }
 
 /* --- the profile ------------------------------------------------------------ */
+
+static bool is_clock(const struct perf_layout *l)
+{
+    return l->type == PERF_TYPE_SOFTWARE &&
+           (l->config == PERF_COUNT_SW_CPU_CLOCK || l->config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/* Events as value types, each sample's period in its event's column, as
+ * the perf script reader does: `perf record -e task-clock,page-faults`
+ * gives metrics task-clock and page-faults (and cycles with instructions,
+ * ipc).  A file of one clock event alone has none: its periods are the CPU
+ * time already.  A value is named after its event without perf's
+ * modifiers (cycles:u is cycles) unless two events would share the name. */
+static void declare_values(struct reader *r)
+{
+    if ((r->nevents == 1 && is_clock(&r->events[0].layout)) || r->nevents > PROF_VALUE_TYPES_MAX)
+        return;
+    for (size_t e = 0; e < r->nevents; e++) {
+        char fallback[32];
+        snprintf(fallback, sizeof(fallback), "event%zu", e);
+        const char *ev = r->events[e].name && *r->events[e].name ? r->events[e].name : fallback;
+        size_t n = strcspn(ev, ":");
+        bool shared = false;
+        for (size_t k = 0; k < r->nevents; k++) {
+            const char *other = r->events[k].name ? r->events[k].name : "";
+            shared |= k != e && strcspn(other, ":") == n && strncmp(other, ev, n) == 0;
+        }
+        char *name = shared || n == 0 ? xstrdup(ev) : xasprintf("%.*s", (int)n, ev);
+        /* Names must be distinct: a second event of the same name keeps
+         * its index. */
+        if (profile_value_type(r->p, name) >= 0) {
+            free(name);
+            name = xasprintf("%s#%zu", ev, e);
+        }
+        profile_add_value_type(r->p, name, is_clock(&r->events[e].layout) ? "nanoseconds" : "count",
+                               PROF_VALUE_SUM);
+        free(name);
+    }
+    r->values = true;
+}
 
 static void add_meta(struct profile *p, const char *key, const char *value)
 {
@@ -808,7 +933,10 @@ static void finish(struct reader *r)
     bool chains = false;
     for (size_t i = 0; i < r->nevents; i++)
         chains |= (r->events[i].layout.sample_type & PERF_SAMPLE_CALLCHAIN) != 0;
-    add_meta(p, "stacks", chains ? "perf call chains" : "none (perf record without -g)");
+    add_meta(p, "stacks",
+             r->unwind ? "dwarf (perf's user stack copies, unwound by ptprof)"
+             : chains  ? "perf call chains"
+                       : "none (perf record without -g)");
     if (r->cpu_is_clock)
         add_meta(p, "cpu_time", "sampled");
     add_meta(p, "clock",
@@ -843,6 +971,10 @@ static void reader_free(struct reader *r)
     free(r->index);
     u32map_free(&r->thread_of);
     u32map_free(&r->process_of);
+    for (size_t i = 0; i < r->nprocs; i++) {
+        maps_clear(&r->procs[i].maps);
+        dwarf_unwinder_free(r->procs[i].unwinder);
+    }
     free(r->procs);
     free(r->threads);
     free(r->pcs);
@@ -894,6 +1026,10 @@ int perf_data_load_buffer(const char *name, const void *data, size_t len, struct
     out->nstacks = 1;
     if (index_records(&r, data_off, data_size) != 0)
         goto out;
+    declare_values(&r);
+    for (size_t i = 0; i < r.nevents; i++)
+        r.unwind |= (r.events[i].layout.sample_type & PERF_SAMPLE_STACK_USER) &&
+                    (r.events[i].layout.sample_type & PERF_SAMPLE_REGS_USER);
     replay(&r);
     finish(&r);
     rc = 0;

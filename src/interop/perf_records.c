@@ -295,6 +295,7 @@ static void parse_sample(const struct perf_layout *l, struct cursor *c, struct p
             /* dyn_size: how much of the copy is real stack. */
             s->stack = data;
             s->stack_size = dyn < size ? dyn : size;
+            s->stack_requested = size;
         }
     }
     if (t & PERF_SAMPLE_WEIGHT || t & PERF_SAMPLE_WEIGHT_STRUCT)

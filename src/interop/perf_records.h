@@ -106,6 +106,7 @@ struct perf_sample {
     unsigned nregs;           /* popcount of the user register mask */
     const uint8_t *regs;      /* nregs u64s, in mask bit order */
     uint64_t stack_size;      /* bytes of user stack */
+    uint64_t stack_requested; /* bytes the sample had room for (its static size) */
     const uint8_t *stack;
 };
 

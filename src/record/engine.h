@@ -5,8 +5,11 @@
  *  - perf: the kernel samples every thread's CPU time through
  *    perf_event_open (a task-clock event inherited by every thread and
  *    child) without stopping anybody; the profiler reads the ring buffers.
- *  - ptrace: the profiler stops every thread at each tick (recorder.c).
- * Both write the same native profile through output.h.
+ *  - ptrace: the profiler stops every thread at each tick
+ *    (ptrace_engine.c).
+ * Both write the same native profile through output.h, and share what
+ * recording.h gathers (the output, the measurement source, the profiler's
+ * signals, the tick schedule, the -d summary's common lines).
  *
  * Contract: engine_choose() decides before anything starts.  --engine
  * ptrace, --format pperf and the sampler command take ptrace; --engine
@@ -16,7 +19,8 @@
  * Counters (-e) need perf.  CHOICE->reason says in words why, for -d,
  * `ptprof info` and the profile's META ("engine", "engine_reason").
  * Each engine provides `permitted` (may it record OPTS here) and `run`
- * (the whole recording, recorder.h's contract: returns the exit code).
+ * (the whole recording, recorder.h's contract: returns the exit code);
+ * record_run() (recorder.c) does nothing else than choose and run one.
  */
 #ifndef PTPROF_RECORD_ENGINE_H
 #define PTPROF_RECORD_ENGINE_H
@@ -46,7 +50,8 @@ struct record_engine_ops {
     int (*run)(const struct record_options *opts, const struct engine_choice *choice);
 };
 
-extern const struct record_engine_ops perf_engine_ops;
+extern const struct record_engine_ops perf_engine_ops;   /* perf_engine.c */
+extern const struct record_engine_ops ptrace_engine_ops; /* ptrace_engine.c */
 
 /* "auto", "perf" or "ptrace"; -1 for anything else. */
 int engine_parse(const char *name, enum record_engine *engine);

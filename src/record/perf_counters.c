@@ -10,35 +10,39 @@
 
 /* perf's names (tools/perf/util/parse-events.c), the ones every kernel has. */
 static const struct perf_counter counters[] = {
-    {"cycles", "cpu-cycles", HW, PERF_COUNT_HW_CPU_CYCLES, "cycles", "CPU cycles"},
-    {"instructions", NULL, HW, PERF_COUNT_HW_INSTRUCTIONS, "instructions", "instructions retired"},
-    {"cache-references", NULL, HW, PERF_COUNT_HW_CACHE_REFERENCES, "references",
-     "last-level cache accesses"},
-    {"cache-misses", NULL, HW, PERF_COUNT_HW_CACHE_MISSES, "misses", "last-level cache misses"},
-    {"branch-instructions", "branches", HW, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "branches",
-     "branch instructions retired"},
-    {"branch-misses", NULL, HW, PERF_COUNT_HW_BRANCH_MISSES, "misses", "mispredicted branches"},
-    {"bus-cycles", NULL, HW, PERF_COUNT_HW_BUS_CYCLES, "cycles", "bus cycles"},
+    {"cycles", "cpu-cycles", HW, PERF_COUNT_HW_CPU_CYCLES, "count", "CPU cycles", false},
+    {"instructions", NULL, HW, PERF_COUNT_HW_INSTRUCTIONS, "count", "instructions retired", false},
+    {"cache-references", NULL, HW, PERF_COUNT_HW_CACHE_REFERENCES, "count",
+     "last-level cache accesses", false},
+    {"cache-misses", NULL, HW, PERF_COUNT_HW_CACHE_MISSES, "count", "last-level cache misses",
+     false},
+    {"branch-instructions", "branches", HW, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "count",
+     "branch instructions retired", false},
+    {"branch-misses", NULL, HW, PERF_COUNT_HW_BRANCH_MISSES, "count", "mispredicted branches",
+     false},
+    {"bus-cycles", NULL, HW, PERF_COUNT_HW_BUS_CYCLES, "count", "bus cycles", false},
     {"stalled-cycles-frontend", "idle-cycles-frontend", HW, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND,
-     "cycles", "cycles the front end stalled"},
+     "count", "cycles the front end stalled", false},
     {"stalled-cycles-backend", "idle-cycles-backend", HW, PERF_COUNT_HW_STALLED_CYCLES_BACKEND,
-     "cycles", "cycles the back end stalled"},
-    {"ref-cycles", NULL, HW, PERF_COUNT_HW_REF_CPU_CYCLES, "cycles",
-     "reference cycles (not scaled by frequency)"},
-    {"cpu-clock", NULL, SW, PERF_COUNT_SW_CPU_CLOCK, "ns", "CPU clock time"},
-    {"task-clock", NULL, SW, PERF_COUNT_SW_TASK_CLOCK, "ns", "time the thread ran"},
-    {"page-faults", "faults", SW, PERF_COUNT_SW_PAGE_FAULTS, "faults", "page faults"},
-    {"minor-faults", NULL, SW, PERF_COUNT_SW_PAGE_FAULTS_MIN, "faults",
-     "page faults served without I/O"},
-    {"major-faults", NULL, SW, PERF_COUNT_SW_PAGE_FAULTS_MAJ, "faults", "page faults that read"},
-    {"context-switches", "cs", SW, PERF_COUNT_SW_CONTEXT_SWITCHES, "switches",
-     "times the thread was switched out"},
-    {"cpu-migrations", "migrations", SW, PERF_COUNT_SW_CPU_MIGRATIONS, "migrations",
-     "moves to another CPU"},
-    {"alignment-faults", NULL, SW, PERF_COUNT_SW_ALIGNMENT_FAULTS, "faults",
-     "unaligned accesses fixed up by the kernel"},
-    {"emulation-faults", NULL, SW, PERF_COUNT_SW_EMULATION_FAULTS, "faults",
-     "instructions the kernel emulated"},
+     "count", "cycles the back end stalled", false},
+    {"ref-cycles", NULL, HW, PERF_COUNT_HW_REF_CPU_CYCLES, "count",
+     "reference cycles (not scaled by frequency)", false},
+    {"cpu-clock", NULL, SW, PERF_COUNT_SW_CPU_CLOCK, "nanoseconds", "CPU clock time", false},
+    {"task-clock", NULL, SW, PERF_COUNT_SW_TASK_CLOCK, "nanoseconds", "time the thread ran", false},
+    {"page-faults", "faults", SW, PERF_COUNT_SW_PAGE_FAULTS, "count", "page faults", false},
+    {"minor-faults", NULL, SW, PERF_COUNT_SW_PAGE_FAULTS_MIN, "count",
+     "page faults served without I/O", false},
+    {"major-faults", NULL, SW, PERF_COUNT_SW_PAGE_FAULTS_MAJ, "count", "page faults that read",
+     false},
+    /* The scheduler counts these from kernel mode only. */
+    {"context-switches", "cs", SW, PERF_COUNT_SW_CONTEXT_SWITCHES, "count",
+     "times the thread was switched out", true},
+    {"cpu-migrations", "migrations", SW, PERF_COUNT_SW_CPU_MIGRATIONS, "count",
+     "moves to another CPU", true},
+    {"alignment-faults", NULL, SW, PERF_COUNT_SW_ALIGNMENT_FAULTS, "count",
+     "unaligned accesses fixed up by the kernel", false},
+    {"emulation-faults", NULL, SW, PERF_COUNT_SW_EMULATION_FAULTS, "count",
+     "instructions the kernel emulated", false},
 };
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
 
@@ -110,7 +114,10 @@ void perf_counters_list(FILE *out)
             char names[64];
             snprintf(names, sizeof(names), "%s%s%s", c->name, c->alias ? ", " : "",
                      c->alias ? c->alias : "");
-            fprintf(out, "  %-42s %s\n", names, c->about);
+            fprintf(out, "  %-42s %s%s\n", names, c->about, c->kernel_only ? " (*)" : "");
         }
     }
+    fprintf(out, "\nCounters count in user and kernel mode where kernel.perf_event_paranoid\n"
+                 "(1 or below) or CAP_PERFMON allows it, else in user mode only; (*) happens\n"
+                 "in kernel mode only, so it needs that permission.\n");
 }

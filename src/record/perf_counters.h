@@ -8,6 +8,11 @@
  * name, a name given twice and more than PERF_COUNTERS_MAX events with one
  * line naming the problem.  Whether the CPU has a hardware event is only
  * known when it is opened (perf_events.h), still before the program runs.
+ * Counters count in kernel mode too where the user may count kernel
+ * events (as `perf stat` does), else in user mode only (`perf stat`'s
+ * fallback to `:u`); a `kernel_only` event (context-switches,
+ * cpu-migrations: the scheduler counts them from kernel mode) then counts
+ * nothing and is refused (perf_events.h).
  */
 #ifndef PTPROF_RECORD_PERF_COUNTERS_H
 #define PTPROF_RECORD_PERF_COUNTERS_H
@@ -24,8 +29,9 @@ struct perf_counter {
     const char *alias; /* perf's other name, or NULL */
     uint32_t type;     /* PERF_TYPE_HARDWARE or PERF_TYPE_SOFTWARE */
     uint64_t config;
-    const char *unit; /* of one count, for the profile's value types */
+    const char *unit; /* the profile's value type unit: count, nanoseconds */
     const char *about;
+    bool kernel_only; /* the kernel counts it in kernel mode only (the scheduler's) */
 };
 
 struct perf_counter_list {

@@ -14,7 +14,9 @@
  * entries (stack unwound at once), looks at every thread that took no
  * sample for whether it is blocked (perf_offcpu.h), and writes one SAMPLE
  * holding all of that at the tick's time: the reading of an interval and
- * the CPU time spent in it stay together, as with ptrace.
+ * the CPU time spent in it stay together, as with ptrace.  What both
+ * engines share (output, measurement source, signals, ticks, the -d
+ * summary's common lines) is in recording.h.
  */
 #include "pmu/pmu.h"
 #include "record/engine.h"
@@ -28,8 +30,8 @@
 #include "record/perf_threads.h"
 #include "record/process.h"
 #include "record/profiler_signals.h"
-#include "record/record_meta.h"
 #include "record/recorder.h"
+#include "record/recording.h"
 #include "record/regs.h"
 #include "record/tick_clock.h"
 #include "util/log.h"
@@ -55,8 +57,6 @@
 #define HOLDBACK_NS (100 * 1000ULL)
 /* How long the witness may take to report a signal the group received. */
 #define SIGNAL_ECHO_NS (100 * 1000 * 1000ULL)
-/* A job-control stop the program never performs is forgotten after this. */
-#define JOB_STOP_PATIENCE_NS (1000 * 1000 * 1000ULL)
 
 /* What a process needs beyond process.h, by the same index. */
 struct perf_proc {
@@ -79,20 +79,14 @@ struct entry {
 };
 
 struct engine {
+    struct recording rec; /* the output, the measurement source, signals, the ticks */
     const struct record_options *opts;
-    const struct engine_choice *choice;
     struct perf_event_set ev;
     struct perf_threads threads;
     struct process_table procs;
     struct perf_proc *extra;
     size_t extra_cap;
-    struct output *out;
-    struct pmu_source *pmu;
-    double *values;
-    bool pmu_failed;
-    struct tick_clock clock;
-    int signal_fd, pidfd;
-    sigset_t original_mask;
+    int pidfd;
     struct group_witness witness;
     struct launch_hold launch;
 
@@ -102,9 +96,7 @@ struct engine {
     bool target_stopped;
     bool sampling, finished, stop_requested;
     int finish_rc; /* output_finish()'s */
-    uint64_t deadline;
-    bool job_stop_pending;
-    uint64_t job_stop_since;
+    struct profsig_job job;
     int64_t realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 
     uint8_t *arena;
@@ -117,11 +109,14 @@ struct engine {
     size_t nentries, entries_cap;
     struct prof_thread_sample *batch;
     size_t batch_cap;
+    uint64_t *counter_values; /* the batch's, thread by thread */
+    size_t counter_values_cap;
     struct stack_snapshot offcpu_snap;
     uint64_t pcs[STACK_MAX_DEPTH];
 
-    uint64_t start_mono, end_mono;
     uint64_t cpu_samples, lost, throttled, ticks, threads_seen;
+    uint64_t children_ended, children_status_known; /* processes other than the first */
+    uint64_t sample_bytes, unwind_ns, truncated;    /* CPU samples' records, their stacks */
     uint64_t counter_totals[PERF_COUNTERS_MAX];
 };
 
@@ -160,7 +155,7 @@ static struct perf_thread *add_thread(struct engine *e, size_t proc, pid_t tid, 
     snprintf(th->name, sizeof(th->name), "%s", name ? name : "");
     if (!name)
         proc_thread_name(pid, tid, th->name, sizeof(th->name));
-    output_thread(e->out, (uint32_t)pid, (uint32_t)tid, to_realtime(e, mono), th->name);
+    output_thread(e->rec.out, (uint32_t)pid, (uint32_t)tid, to_realtime(e, mono), th->name);
     e->threads_seen++;
     return th;
 }
@@ -179,7 +174,7 @@ static void write_pending_exec(struct engine *e, size_t proc, const char *first_
         snprintf(exe, sizeof(exe), "%s", first_file);
     else
         proc_exe(p->pid, exe, sizeof(exe));
-    output_exec(e->out, (uint32_t)p->pid, to_realtime(e, x->exec_time), exe);
+    output_exec(e->rec.out, (uint32_t)p->pid, to_realtime(e, x->exec_time), exe);
     set_exe(e, proc, exe);
     x->exec_pending = false;
 }
@@ -220,9 +215,9 @@ static void on_mmap(void *ctx, const struct perf_record *r)
         return;
     maps_replace(&p->maps, &me);
     p->maps_version++;
-    process_report_map(p, &me, e->out, to_realtime(e, r->time));
+    process_report_map(p, &me, e->rec.out, to_realtime(e, r->time));
     if (strcmp(m->filename, "[vdso]") == 0 && !p->vdso_captured)
-        p->vdso_captured = process_capture_image(p, me.start, me.end, "[vdso]", e->out);
+        p->vdso_captured = process_capture_image(p, me.start, me.end, "[vdso]", e->rec.out);
     if (p->unwinder)
         dwarf_unwinder_maps_changed(p->unwinder);
 }
@@ -254,7 +249,7 @@ static void on_comm(void *ctx, const struct perf_record *r)
     for (size_t i = e->threads.count; i-- > 0;) {
         struct perf_thread *other = e->threads.all[i];
         if (other->pid == p->pid && other->tid != p->pid) {
-            output_thread_exit(e->out, (uint32_t)other->tid, to_realtime(e, r->time));
+            output_thread_exit(e->rec.out, (uint32_t)other->tid, to_realtime(e, r->time));
             perf_threads_remove(&e->threads, other->tid);
         }
     }
@@ -283,18 +278,18 @@ static void on_fork(void *ctx, const struct perf_record *r)
     parent = &e->procs.procs[parent_idx];
     struct process *child = &e->procs.procs[idx];
     uint64_t rt = to_realtime(e, r->time);
-    output_process(e->out, t->pid, t->ppid, rt);
+    output_process(e->rec.out, t->pid, t->ppid, rt);
     /* The child runs its parent's program in a copy of its address space,
      * which no MMAP record will describe. */
     const char *exe = extra_of(e, parent_idx)->exe;
     char exe_copy[4096] = "";
     if (exe)
         snprintf(exe_copy, sizeof(exe_copy), "%s", exe);
-    output_exec(e->out, t->pid, rt, exe_copy);
+    output_exec(e->rec.out, t->pid, rt, exe_copy);
     set_exe(e, idx, exe_copy);
     for (size_t i = 0; i < parent->maps.count; i++) {
         maps_replace(&child->maps, &parent->maps.entries[i]);
-        process_report_map(child, &parent->maps.entries[i], e->out, rt);
+        process_report_map(child, &parent->maps.entries[i], e->rec.out, rt);
     }
     add_thread(e, idx, (pid_t)t->tid, r->time, name ? name_copy : NULL);
 }
@@ -315,15 +310,22 @@ static void on_exit_record(void *ctx, const struct perf_record *r)
     if (!th)
         return;
     pid_t pid = th->pid;
-    output_thread_exit(e->out, t->tid, to_realtime(e, r->time));
+    output_thread_exit(e->rec.out, t->tid, to_realtime(e, r->time));
     perf_threads_remove(&e->threads, (pid_t)t->tid);
-    /* A process other than the first ends with its last thread: it is not
-     * our child, so its exit status is not ours to know (no EXIT record). */
+    /* A process other than the first ends with its last thread.  It is
+     * not our child: its status is known only while it is a zombie its
+     * parent has not reaped yet (docs/recording.md). */
     struct process *p = process_find(&e->procs, pid);
     if (p && pid != e->first_pid && live_threads_of(e, pid) == 0) {
         /* Its JIT's names outlive it until the pid is reused: now. */
-        jit_maps_capture(e->out, (uint32_t)pid, &p->maps);
+        jit_maps_capture(e->rec.out, (uint32_t)pid, &p->maps);
         p->exited = true;
+        int status;
+        e->children_ended++;
+        if (proc_zombie_status(pid, &status)) {
+            output_exit(e->rec.out, (uint32_t)pid, to_realtime(e, r->time), status);
+            e->children_status_known++;
+        }
     }
 }
 
@@ -337,6 +339,17 @@ static struct entry *new_entry(struct engine *e)
     return en;
 }
 
+/* Where the thread was in its own code: the sampled IP, or, for a sample
+ * taken in the kernel, the user PC it entered the kernel from (its user
+ * registers), to which the ptrace engine charges kernel time too. */
+static uint64_t user_pc(const struct perf_sample *s)
+{
+    struct user_regs_struct regs;
+    if (s->regs_abi != 0 && s->regs && perf_regs_to_user(s->regs, PERF_REGS_USER_MASK, &regs))
+        return (uint64_t)REGS_PC(regs);
+    return s->ip;
+}
+
 /* The user call chain of -g fp, without the kernel's context markers. */
 static int callchain_pcs(const struct perf_sample *s, uint64_t *pcs, int max)
 {
@@ -348,29 +361,21 @@ static int callchain_pcs(const struct perf_sample *s, uint64_t *pcs, int max)
         pcs[depth++] = pc;
     }
     if (depth == 0)
-        pcs[depth++] = s->ip;
+        pcs[depth++] = user_pc(s);
     return depth;
 }
 
 /* The sample's registers and stack copy as a snapshot (pointing into the
  * record: the unwinders only read it), and the process's unwinder; false
  * when the sample has neither. */
-static bool sample_snapshot(struct process *p, const struct perf_sample *s, uint64_t requested,
+static bool sample_snapshot(struct process *p, const struct perf_sample *s,
                             struct stack_snapshot *snap)
 {
-    memset(snap, 0, sizeof(*snap));
-    if (s->regs_abi == 0 || !s->regs || !perf_regs_to_user(s->regs, s->nregs, &snap->regs))
+    if (!perf_sample_snapshot(s, PERF_REGS_USER_MASK, snap))
         return false;
     if (!p->unwinder)
         p->unwinder = dwarf_unwinder_new(p->pid);
-    if (!p->unwinder)
-        return false;
-    snap->sp = (uint64_t)REGS_SP(snap->regs);
-    snap->data = (uint8_t *)(uintptr_t)s->stack;
-    snap->size = snap->capacity = (size_t)s->stack_size;
-    /* The kernel copies less than asked only where the stack ends. */
-    snap->complete = s->stack_size < requested;
-    return true;
+    return p->unwinder != NULL;
 }
 
 /* -g fp: the kernel's chain, mended through frameless innermost frames by
@@ -380,7 +385,7 @@ static int mended_callchain(struct engine *e, struct process *p, const struct pe
     uint64_t chain[STACK_MAX_DEPTH];
     int depth = callchain_pcs(s, chain, STACK_MAX_DEPTH);
     struct stack_snapshot snap;
-    if (!sample_snapshot(p, s, e->ev.attr.sample_stack_user, &snap)) {
+    if (!sample_snapshot(p, s, &snap)) {
         memcpy(e->pcs, chain, (size_t)depth * sizeof(*chain));
         return depth;
     }
@@ -393,31 +398,61 @@ static int unwound_pcs(struct engine *e, struct process *p, const struct perf_sa
 {
     struct stack_snapshot snap;
     *cut = false;
-    if (!sample_snapshot(p, s, e->ev.attr.sample_stack_user, &snap)) {
-        e->pcs[0] = s->ip;
+    if (!sample_snapshot(p, s, &snap)) {
+        e->pcs[0] = user_pc(s);
         return 1;
     }
     int depth = dwarf_unwind(p->unwinder, (pid_t)s->tid, &snap, e->pcs, STACK_MAX_DEPTH, cut);
     if (depth <= 0) {
-        e->pcs[0] = s->ip;
+        e->pcs[0] = user_pc(s);
         depth = 1;
     }
     return depth;
 }
 
-static void take_counters(struct engine *e, struct perf_thread *th, const struct perf_sample *s,
-                          struct entry *en)
+/*
+ * What the sample read (the group's values: task-clock first, then -e's)
+ * as increases since the thread's previous sample.  A thread has an
+ * inherited event per CPU, counting only while it runs there, and a sample
+ * reads the event of the CPU it was taken on: the increase of value K is
+ * its value less what the same CPU's event said at the thread's previous
+ * sample there (0 before: each event starts at the thread's birth).
+ * Returns false when the sample read nothing usable.
+ */
+static bool read_increases(struct engine *e, struct perf_thread *th, const struct perf_sample *s,
+                           uint64_t *inc)
 {
-    size_t n = e->ev.counters.n;
-    /* The group's values: the leader (task-clock) first, then -e's. */
-    if (!n || !s->read.entries || s->read.nr < n + 1)
-        return;
+    size_t n = 1 + e->ev.counters.n;
+    int slot = perf_events_cpu_slot(&e->ev, s->cpu);
+    if (!s->read.entries || s->read.nr < n || slot < 0)
+        return false;
+    if (!th->last_read)
+        th->last_read = xcalloc(e->ev.ncpus * n, sizeof(*th->last_read));
+    uint64_t *last = th->last_read + (size_t)slot * n;
     for (size_t k = 0; k < n; k++) {
-        uint64_t v = perf_read_value(&s->read, k + 1, NULL);
-        uint64_t delta = v >= th->counter_last[k] ? v - th->counter_last[k] : 0;
-        th->counter_last[k] = v;
-        en->counters[k] = delta;
-        e->counter_totals[k] += delta;
+        uint64_t v = perf_read_value(&s->read, k, NULL);
+        inc[k] = v >= last[k] ? v - last[k] : 0;
+        last[k] = v;
+    }
+    return true;
+}
+
+/* The thread's CPU time (its task-clock, exact, kernel time included even
+ * where kernel mode is not sampled) and the counters' increases, from what
+ * the sample read; the sum of its periods where the kernel reads nothing
+ * with a sample (before Linux 6.12). */
+static void take_reads(struct engine *e, struct perf_thread *th, const struct perf_sample *s,
+                       struct entry *en)
+{
+    uint64_t inc[1 + PERF_COUNTERS_MAX];
+    if (!e->ev.read_cpu || !read_increases(e, th, s, inc)) {
+        th->cpu_ns += s->period;
+        return;
+    }
+    th->cpu_ns += inc[0];
+    for (size_t k = 0; k < e->ev.counters.n; k++) {
+        en->counters[k] = inc[1 + k];
+        e->counter_totals[k] += inc[1 + k];
     }
 }
 
@@ -437,31 +472,35 @@ static void on_sample(void *ctx, const struct perf_record *r)
     struct process *p = &e->procs.procs[th->proc];
     write_pending_exec(e, th->proc, NULL);
     e->cpu_samples++;
-    th->cpu_ns += s->period;
+    struct entry *en = new_entry(e);
+    take_reads(e, th, s, en);
     th->sampled = true;
     th->blocked = false;
     int depth;
     bool cut = false;
+    uint64_t unwind_start = monotonic_ns();
+    e->sample_bytes += r->size;
     if (e->opts->stack_mode == STACK_FP) {
         depth = mended_callchain(e, p, s);
     } else if (e->opts->stack_mode == STACK_DWARF) {
         depth = unwound_pcs(e, p, s, &cut);
     } else {
-        e->pcs[0] = s->ip;
+        e->pcs[0] = user_pc(s);
         depth = 1;
     }
-    struct entry *en = new_entry(e);
+    e->unwind_ns += monotonic_ns() - unwind_start;
+    e->truncated += cut;
     en->s = (struct prof_thread_sample){
         .pid = (uint32_t)th->pid,
         .tid = (uint32_t)th->tid,
-        .pc = s->ip,
+        .pc = e->pcs[0],
         .cpu_ns = th->cpu_ns,
-        .stack =
-            e->opts->stack_mode == STACK_NONE ? 0 : output_stack(e->out, e->pcs, (uint32_t)depth),
+        .stack = e->opts->stack_mode == STACK_NONE
+                     ? 0
+                     : output_stack(e->rec.out, e->pcs, (uint32_t)depth),
         .syscall = -1,
         .flags = cut && e->opts->stack_mode != STACK_NONE ? PROF_THREAD_STACK_TRUNCATED : 0,
     };
-    take_counters(e, th, s, en);
 }
 
 /* --- the record queue ----------------------------------------------------- */
@@ -560,19 +599,6 @@ static void drain(struct engine *e, uint64_t horizon)
 
 /* --- ticks ---------------------------------------------------------------- */
 
-static void read_pmu(struct engine *e)
-{
-    if (!e->pmu)
-        return;
-    if (!e->pmu_failed && pmu_read(e->pmu, e->values) != 0) {
-        pt_warn("PMU '%s' stopped answering; its values are recorded as NaN", e->pmu->ops->name);
-        e->pmu_failed = true;
-    }
-    if (e->pmu_failed)
-        for (unsigned i = 0; i < e->pmu->nchannels; i++)
-            e->values[i] = NAN;
-}
-
 /* Every thread that took no CPU sample since the last tick and sits
  * blocked: an entry where it waits, its stack copied once per wait. */
 static void look_off_cpu(struct engine *e)
@@ -600,7 +626,7 @@ static void look_off_cpu(struct engine *e)
             }
             th->blocked_stack = e->opts->stack_mode == STACK_NONE
                                     ? 0
-                                    : output_stack(e->out, e->pcs, (uint32_t)depth);
+                                    : output_stack(e->rec.out, e->pcs, (uint32_t)depth);
             th->blocked = true;
             th->syscall_raw = look.syscall;
             /* A call a stop signal restarted reads as restart_syscall. */
@@ -625,13 +651,23 @@ static void look_off_cpu(struct engine *e)
     }
 }
 
-/* One SAMPLE with every entry gathered since the last one. */
+/* One SAMPLE with every entry gathered since the last one, each with its
+ * counters' increases (0 for a thread seen off CPU: what it counted while
+ * blocked goes to its next CPU sample). */
 static void flush_entries(struct engine *e, uint64_t time_rt)
 {
-    e->batch = xgrow(e->batch, &e->batch_cap, e->nentries ? e->nentries : 1, sizeof(*e->batch));
-    for (size_t i = 0; i < e->nentries; i++)
+    size_t n = e->nentries ? e->nentries : 1, ncounters = e->ev.counters.n;
+    e->batch = xgrow(e->batch, &e->batch_cap, n, sizeof(*e->batch));
+    if (ncounters)
+        e->counter_values =
+            xgrow(e->counter_values, &e->counter_values_cap, n * ncounters, sizeof(uint64_t));
+    for (size_t i = 0; i < e->nentries; i++) {
         e->batch[i] = e->entries[i].s;
-    if (output_sample(e->out, time_rt, e->values, e->batch, (uint32_t)e->nentries) != 0) {
+        for (size_t k = 0; k < ncounters; k++)
+            e->counter_values[i * ncounters + k] = e->entries[i].counters[k];
+    }
+    if (output_sample_values(e->rec.out, time_rt, e->rec.pmu_values, e->batch,
+                             (uint32_t)e->nentries, ncounters ? e->counter_values : NULL) != 0) {
         pt_err("cannot write the profile; sampling stops");
         e->sampling = false;
     }
@@ -641,14 +677,14 @@ static void flush_entries(struct engine *e, uint64_t time_rt)
 static void on_tick(struct engine *e)
 {
     uint64_t now = monotonic_ns();
-    read_pmu(e);
+    recording_read_pmu(&e->rec);
     drain(e, now - HOLDBACK_NS);
     look_off_cpu(e);
     flush_entries(e, to_realtime(e, now));
     for (size_t i = 0; i < e->threads.count; i++)
         e->threads.all[i]->sampled = false;
     e->ticks++;
-    if (e->deadline && now >= e->deadline)
+    if (e->rec.deadline && now >= e->rec.deadline)
         e->stop_requested = true;
 }
 
@@ -656,27 +692,37 @@ static void on_tick(struct engine *e)
 
 static void print_summary(const struct engine *e, uint64_t task_clock)
 {
-    double wall = (double)(e->end_mono - e->start_mono) / 1e9;
+    double wall = (double)(e->rec.end_mono - e->rec.start_mono) / 1e9;
     double cpu = (double)task_clock / 1e9;
-    double ideal = cpu * e->opts->frequency;
-    fprintf(stderr, "[debug] engine:      perf (%s)\n", e->choice->reason);
-    fprintf(stderr, "[debug] wall time:   %.6f s\n", wall);
-    fprintf(stderr, "[debug] latency:     %.6f s total, %.2f us per sample (nothing is stopped)\n",
-            0.0, 0.0);
-    fprintf(stderr, "[debug] samples:     %llu ideal, %llu actual (CPU time x frequency)\n",
-            (unsigned long long)llround(floor(ideal)), (unsigned long long)e->cpu_samples);
-    fprintf(stderr, "[debug] frequency:   %.2f Hz requested, %.2f Hz achieved (per CPU second)\n",
-            e->opts->frequency, cpu > 0 ? (double)e->cpu_samples / cpu : 0.0);
-    fprintf(stderr, "[debug] cpu time:    %.6f s (task-clock of every thread)\n", cpu);
+    struct recording_summary common = {
+        .samples = e->cpu_samples,
+        .ideal = (uint64_t)floor(cpu * e->opts->frequency),
+        .samples_note = " (CPU time x frequency)",
+        .per_cpu_second = true,
+        .threads = e->threads_seen,
+    };
+    recording_print_summary(&e->rec, &common);
+    double per = e->cpu_samples ? (double)e->cpu_samples : 1.0;
+    fprintf(stderr, "[debug] cpu time:    %.6f s (task-clock of every thread, %s mode)\n", cpu,
+            e->ev.kernel ? "user and kernel" : "user");
     fprintf(stderr, "[debug] lost:        %llu samples (ring buffer full), %llu throttled\n",
             (unsigned long long)e->lost, (unsigned long long)e->throttled);
+    fprintf(stderr, "[debug] rings:       %zu KiB per CPU, %.0f bytes per sample record\n",
+            e->ev.ring_pages * (size_t)sysconf(_SC_PAGESIZE) / 1024, (double)e->sample_bytes / per);
     fprintf(stderr, "[debug] ticks:       %llu (%.2f Hz: off-CPU threads, measurements)\n",
             (unsigned long long)e->ticks, wall > 0 ? (double)e->ticks / wall : 0.0);
-    fprintf(stderr, "[debug] threads:     %llu seen\n", (unsigned long long)e->threads_seen);
+    fprintf(stderr, "[debug] outside:     unwind %.2f us per sample\n",
+            (double)e->unwind_ns / 1e3 / per);
+    fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",
+            (unsigned long long)e->truncated);
+    fprintf(stderr,
+            "[debug] children:    %llu ended, the exit status of %llu read before their "
+            "parent reaped them\n",
+            (unsigned long long)e->children_ended, (unsigned long long)e->children_status_known);
     for (size_t k = 0; k < e->ev.counters.n; k++)
-        fprintf(stderr, "[debug] counter:     %s %llu (%s, in samples)\n",
+        fprintf(stderr, "[debug] counter:     %s %llu (in samples, %s mode)\n",
                 e->ev.counters.c[k]->name, (unsigned long long)e->counter_totals[k],
-                e->ev.counters.c[k]->unit);
+                e->ev.kernel ? "user and kernel" : "user");
 }
 
 /* Sampling is over: take the last records, write the last SAMPLE and END.
@@ -687,32 +733,33 @@ static int finish_profile(struct engine *e)
         return e->finish_rc;
     e->finished = true;
     e->sampling = false;
-    tick_clock_stop(&e->clock);
-    e->end_mono = monotonic_ns();
+    tick_clock_stop(&e->rec.clock);
+    e->rec.end_mono = monotonic_ns();
     perf_events_disable(&e->ev);
-    read_pmu(e);
+    recording_read_pmu(&e->rec);
     drain(e, UINT64_MAX);
-    flush_entries(e, to_realtime(e, e->end_mono));
+    flush_entries(e, to_realtime(e, e->rec.end_mono));
     /* The JIT names of every process still known (the first's too). */
     for (size_t i = 0; i < e->procs.count; i++)
         if (!e->procs.procs[i].exited)
-            jit_maps_capture(e->out, (uint32_t)e->procs.procs[i].pid, &e->procs.procs[i].maps);
+            jit_maps_capture(e->rec.out, (uint32_t)e->procs.procs[i].pid, &e->procs.procs[i].maps);
     /* Attached, we are not its parent: its status is not ours to know. */
     if (e->first_exited && !e->opts->attach_pid)
-        output_exit(e->out, (uint32_t)e->first_pid, to_realtime(e, e->end_mono), e->first_status);
+        output_exit(e->rec.out, (uint32_t)e->first_pid, to_realtime(e, e->rec.end_mono),
+                    e->first_status);
     uint64_t task_clock = perf_events_task_clock(&e->ev);
     char buf[32];
     snprintf(buf, sizeof(buf), "%llu", (unsigned long long)e->lost);
-    output_meta(e->out, "lost_samples", buf);
+    output_meta(e->rec.out, "lost_samples", buf);
     struct prof_totals totals = {
-        .wall_ns = e->end_mono - e->start_mono,
+        .wall_ns = e->rec.end_mono - e->rec.start_mono,
         .latency_ns = 0,
         .samples = e->cpu_samples,
         .ideal_samples = (uint64_t)floor((double)task_clock / 1e9 * e->opts->frequency),
     };
     struct map_list no_pperf_maps = {0}; /* the native format has its MAP records */
-    e->finish_rc = output_finish(e->out, &totals, &no_pperf_maps);
-    e->out = NULL;
+    e->finish_rc = output_finish(e->rec.out, &totals, &no_pperf_maps);
+    e->rec.out = NULL;
     if (e->opts->debug)
         print_summary(e, task_clock);
     return e->finish_rc;
@@ -722,18 +769,22 @@ static int finish_profile(struct engine *e)
 
 /* Did the program get SIG already, from its process group?  Only if the
  * witness (our group) got it and the program is still in that group. */
-static bool group_got(struct engine *e, int sig)
+static bool program_got(void *ctx, int sig, uint64_t since)
 {
+    (void)since; /* the witness reports each signal once */
+    struct engine *e = ctx;
     return group_witness_saw(&e->witness, sig, SIGNAL_ECHO_NS) &&
            getpgid(e->first_pid) == getpgrp();
 }
 
-static void forward_if_needed(struct engine *e, int sig)
+static bool program_stopped(void *ctx)
 {
-    if (e->first_exited || group_got(e, sig))
-        return;
-    pt_debug("forwarding signal %d to %d", sig, (int)e->first_pid);
-    kill(e->first_pid, sig);
+    return ((struct engine *)ctx)->target_stopped;
+}
+
+static bool program_gone(void *ctx)
+{
+    return ((struct engine *)ctx)->first_exited;
 }
 
 static void reap(struct engine *e)
@@ -754,49 +805,44 @@ static void reap(struct engine *e)
     }
 }
 
-static void on_profiler_signal(struct engine *e, int sig)
+static void read_signals(struct engine *e);
+
+static void pump(void *ctx)
 {
-    switch (sig) {
-    case SIGINT:
-    case SIGTERM:
-    case SIGHUP:
-    case SIGQUIT:
-        /* Attached to someone else's process: the signal is for us only. */
-        if (!e->opts->attach_pid)
-            forward_if_needed(e, sig);
+    read_signals(ctx);
+}
+
+/* The program, as profiler_signals.h handles signals for it. */
+static struct profsig_program program_of(struct engine *e)
+{
+    return (struct profsig_program){.pid = e->first_pid,
+                                    .attached = e->opts->attach_pid != 0,
+                                    .ctx = e,
+                                    .got = program_got,
+                                    .job_stopped = program_stopped,
+                                    .gone = program_gone,
+                                    .pump = pump};
+}
+
+static void on_profiler_signal(void *ctx, const struct signalfd_siginfo *si)
+{
+    struct engine *e = ctx;
+    int sig = (int)si->ssi_signo;
+    if (sig == SIGCHLD) {
+        reap(e);
+        return;
+    }
+    struct profsig_program program = program_of(e);
+    if (profsig_handle(&e->job, &program, sig, monotonic_ns()) == PROFSIG_STOP) {
         if (e->sampling)
             pt_debug("signal %d: sampling stops", sig);
         e->stop_requested = true;
-        break;
-    case SIGTSTP:
-    case SIGTTIN:
-    case SIGTTOU:
-        if (e->opts->attach_pid) {
-            raise(SIGSTOP);
-            break;
-        }
-        forward_if_needed(e, sig);
-        e->job_stop_pending = true;
-        e->job_stop_since = monotonic_ns();
-        break;
-    case SIGCHLD:
-        reap(e);
-        break;
-    default: /* SIGPIPE, SIGCONT */
-        break;
     }
 }
 
 static void read_signals(struct engine *e)
 {
-    struct signalfd_siginfo si[16];
-    for (;;) {
-        ssize_t n = read(e->signal_fd, si, sizeof(si));
-        if (n <= 0)
-            break;
-        for (size_t i = 0; i < (size_t)n / sizeof(si[0]); i++)
-            on_profiler_signal(e, (int)si[i].ssi_signo);
-    }
+    profsig_read(e->rec.signal_fd, on_profiler_signal, e);
     reap(e); /* a SIGCHLD merged with another is still a reason to look */
 }
 
@@ -804,23 +850,8 @@ static void read_signals(struct engine *e)
  * it; when continued, make sure the program is continued too. */
 static void follow_job_stop(struct engine *e)
 {
-    if (!e->job_stop_pending)
-        return;
-    if (monotonic_ns() - e->job_stop_since > JOB_STOP_PATIENCE_NS) {
-        e->job_stop_pending = false;
-        return;
-    }
-    if (!e->target_stopped)
-        return;
-    e->job_stop_pending = false;
-    raise(SIGSTOP);
-    struct pollfd p = {.fd = e->signal_fd, .events = POLLIN};
-    for (int tries = 0; tries < 10 && e->target_stopped; tries++) {
-        poll(&p, 1, 10);
-        read_signals(e);
-    }
-    if (e->target_stopped && !e->first_exited)
-        kill(e->first_pid, SIGCONT);
+    struct profsig_program program = program_of(e);
+    profsig_follow_job_stop(&e->job, &program, e->rec.signal_fd);
 }
 
 /* --- start ---------------------------------------------------------------- */
@@ -843,9 +874,29 @@ static void measure_clock_offset(struct engine *e)
     e->realtime_offset = (int64_t)rt - (int64_t)(m1 + (m2 - m1) / 2);
 }
 
+/* The META records, and the counters as the profile's value types: each
+ * thread sample carries what each counted since the thread's previous
+ * sample. */
+static void write_header(struct engine *e)
+{
+    recording_start_output(&e->rec, e->first_pid, perf_events_stack_copy(e->opts));
+    output_meta(e->rec.out, "cpu_time", "sampled");
+    output_meta(e->rec.out, "sampled_modes", e->ev.kernel ? "user and kernel" : "user");
+    const struct perf_counter_list *c = &e->ev.counters;
+    if (!c->n)
+        return;
+    output_meta(e->rec.out, "counters_mode", e->ev.kernel ? "user and kernel" : "user");
+    struct prof_value_type types[PERF_COUNTERS_MAX];
+    for (size_t k = 0; k < c->n; k++)
+        types[k] = (struct prof_value_type){
+            .name = (char *)c->c[k]->name, .unit = (char *)c->c[k]->unit, .agg = PROF_VALUE_SUM};
+    /* A write error shows at the first sample, which stops sampling. */
+    output_value_types(e->rec.out, types, (uint32_t)c->n);
+}
+
 static int start_launched(struct engine *e)
 {
-    int rc = launch_hold(e->opts->argv, &e->original_mask, &e->launch);
+    int rc = launch_hold(e->opts->argv, &e->rec.original_mask, &e->launch);
     if (rc != 0)
         return rc;
     e->first_pid = e->launch.pid;
@@ -856,7 +907,7 @@ static int start_launched(struct engine *e)
     }
     uint64_t now = monotonic_ns();
     size_t idx = process_add(&e->procs, e->first_pid, 0);
-    output_process(e->out, (uint32_t)e->first_pid, 0, to_realtime(e, now));
+    output_process(e->rec.out, (uint32_t)e->first_pid, 0, to_realtime(e, now));
     char self[4096];
     proc_exe(getpid(), self, sizeof(self));
     set_exe(e, idx, self);
@@ -868,9 +919,7 @@ static int start_launched(struct engine *e)
     rc = launch_release(&e->launch);
     if (rc != 0)
         return rc; /* reaped, with the shell's message */
-    output_started(e->out);
-    record_meta_write(e->out, e->opts, e->first_pid, e->choice);
-    output_meta(e->out, "cpu_time", "sampled");
+    write_header(e);
     return 0;
 }
 
@@ -887,15 +936,13 @@ static int start_attached(struct engine *e)
     uint64_t now = monotonic_ns();
     size_t idx = process_add(&e->procs, pid, 0);
     uint64_t rt = to_realtime(e, now);
-    output_started(e->out);
-    record_meta_write(e->out, e->opts, pid, e->choice);
-    output_meta(e->out, "cpu_time", "sampled");
-    output_process(e->out, (uint32_t)pid, 0, rt);
+    write_header(e);
+    output_process(e->rec.out, (uint32_t)pid, 0, rt);
     char exe[4096];
     proc_exe(pid, exe, sizeof(exe));
-    output_exec(e->out, (uint32_t)pid, rt, exe);
+    output_exec(e->rec.out, (uint32_t)pid, rt, exe);
     set_exe(e, idx, exe);
-    process_refresh_maps(&e->procs.procs[idx], e->out, rt);
+    process_refresh_maps(&e->procs.procs[idx], e->rec.out, rt);
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
     for (int pass = 0; pass < 100; pass++) {
@@ -951,13 +998,13 @@ static void run_loop(struct engine *e)
 {
     size_t nfds = 2 + e->ev.ncpus + 1;
     struct pollfd *fds = xcalloc(nfds, sizeof(*fds));
-    fds[0] = (struct pollfd){.fd = e->signal_fd, .events = POLLIN};
-    fds[1] = (struct pollfd){.fd = e->clock.fd, .events = POLLIN};
+    fds[0] = (struct pollfd){.fd = e->rec.signal_fd, .events = POLLIN};
+    fds[1] = (struct pollfd){.fd = e->rec.clock.fd, .events = POLLIN};
     for (size_t i = 0; i < e->ev.ncpus; i++)
         fds[2 + i] = (struct pollfd){.fd = e->ev.ring_fd[i], .events = POLLIN};
     fds[nfds - 1] = (struct pollfd){.fd = e->pidfd, .events = POLLIN};
     while (!recording_over(e)) {
-        int timeout = e->job_stop_pending ? 50 : -1;
+        int timeout = e->job.stop_pending ? 50 : -1;
         if (poll(fds, (nfds_t)nfds, timeout) < 0 && errno != EINTR)
             break;
         read_signals(e);
@@ -965,9 +1012,9 @@ static void run_loop(struct engine *e)
             attached_process_gone(e);
         if (e->first_exited)
             break;
-        if (e->sampling && (fds[1].revents & POLLIN) && tick_clock_due(&e->clock)) {
+        if (e->sampling && (fds[1].revents & POLLIN) && tick_clock_due(&e->rec.clock)) {
             on_tick(e);
-            tick_clock_next(&e->clock);
+            tick_clock_next(&e->rec.clock, monotonic_ns());
         }
         bool ring_ready = false;
         for (size_t i = 0; i < e->ev.ncpus; i++)
@@ -987,17 +1034,11 @@ static void run_loop(struct engine *e)
 
 static void free_engine(struct engine *e)
 {
-    output_abort(e->out);
+    recording_close(&e->rec);
     perf_events_close(&e->ev);
-    tick_clock_close(&e->clock);
-    if (e->signal_fd >= 0)
-        profsig_close(e->signal_fd, &e->original_mask);
     if (e->pidfd >= 0)
         close(e->pidfd);
     group_witness_stop(&e->witness);
-    if (e->pmu)
-        pmu_close(e->pmu);
-    free(e->values);
     perf_threads_free(&e->threads);
     process_table_free(&e->procs);
     for (size_t i = 0; i < e->extra_cap; i++)
@@ -1007,66 +1048,39 @@ static void free_engine(struct engine *e)
     free(e->queue);
     free(e->entries);
     free(e->batch);
+    free(e->counter_values);
     if (e->offcpu_snap.data)
         stack_snapshot_free(&e->offcpu_snap);
 }
 
-static int exit_code(const struct engine *e, int written)
-{
-    int rc;
-    if (e->opts->attach_pid)
-        rc = written == 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
-    else if (WIFSIGNALED(e->first_status))
-        rc = 128 + WTERMSIG(e->first_status);
-    else
-        rc = WEXITSTATUS(e->first_status);
-    if (written != 0 && rc == 0)
-        rc = PT_EXIT_USAGE; /* the run went fine, but its profile is lost */
-    return rc;
-}
-
 static int perf_engine_run(const struct record_options *opts, const struct engine_choice *choice)
 {
-    struct engine e = {.opts = opts, .choice = choice, .signal_fd = -1, .pidfd = -1};
-    e.clock.fd = -1;
+    struct engine e = {.opts = opts, .pidfd = -1};
     perf_threads_init(&e.threads);
-    int rc = PT_EXIT_USAGE;
     /* Everything that can fail for the user's reasons fails before the
      * program runs. */
-    if (perf_events_init(&e.ev, opts) != 0)
+    int rc = recording_open(&e.rec, opts, choice);
+    if (rc != 0 || perf_events_init(&e.ev, opts) != 0) {
+        rc = PT_EXIT_USAGE;
         goto out;
-    if (opts->pmu_spec) {
-        e.pmu = pmu_open(opts->pmu_spec);
-        if (!e.pmu)
-            goto out;
-        e.values = xcalloc(e.pmu->nchannels ? e.pmu->nchannels : 1, sizeof(double));
     }
-    e.out = output_open(opts->output, opts->format, e.pmu);
-    if (!e.out)
-        goto out;
     if (opts->stack_mode != STACK_NONE)
         stack_snapshot_init(&e.offcpu_snap, opts->stack_size);
     raise_fd_limit();
     measure_clock_offset(&e);
     if (!opts->attach_pid && group_witness_start(&e.witness) != 0)
         pt_debug("no signal witness: signals to the profiler are always forwarded");
-    e.signal_fd = profsig_open(&e.original_mask);
-    if (e.signal_fd < 0)
+    if (recording_catch_signals(&e.rec) != 0) {
+        rc = PT_EXIT_USAGE;
         goto out;
+    }
     rc = opts->attach_pid ? start_attached(&e) : start_launched(&e);
     if (rc != 0)
         goto out;
-    /* The program has its environment; the unwinder must not fetch debug
-     * info over the network in the middle of a recording. */
-    unsetenv("DEBUGINFOD_URLS");
-    e.start_mono = monotonic_ns();
-    if (opts->duration > 0)
-        e.deadline = e.start_mono + (uint64_t)(opts->duration * 1e9);
-    if (e.pmu && pmu_read(e.pmu, e.values) != 0) /* prime counters */
-        e.pmu_failed = true;
-    if (tick_clock_start(&e.clock, opts->frequency) != 0) {
+    if (recording_begin(&e.rec) != 0) {
         if (!opts->attach_pid)
             kill(e.first_pid, SIGKILL);
+        rc = PT_EXIT_USAGE;
         goto out;
     }
     e.sampling = true;
@@ -1075,12 +1089,12 @@ static int perf_engine_run(const struct record_options *opts, const struct engin
     /* Interrupted: the program may still be running; it ends on its own
      * (it got the signal) and we end with its status. */
     while (!opts->attach_pid && !e.first_exited) {
-        struct pollfd p = {.fd = e.signal_fd, .events = POLLIN};
-        poll(&p, 1, e.job_stop_pending ? 50 : -1);
+        struct pollfd p = {.fd = e.rec.signal_fd, .events = POLLIN};
+        poll(&p, 1, e.job.stop_pending ? 50 : -1);
         read_signals(&e);
         follow_job_stop(&e);
     }
-    rc = exit_code(&e, written);
+    rc = recording_exit_code(&e.rec, e.first_status, written);
 out:
     free_engine(&e);
     return rc;

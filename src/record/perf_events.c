@@ -16,10 +16,17 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The ring buffer per CPU: 512 KiB, what `perf record` takes, and what
- * kernel.perf_event_mlock_kb (516 KiB) lets any user lock per CPU. */
+/* The ring buffer per CPU: at least 512 KiB, what `perf record` takes and
+ * what kernel.perf_event_mlock_kb (516 KiB) lets any user lock per CPU;
+ * more for the records of RING_HOLD_MS at the requested rate, up to
+ * 64 MiB (ring_pages_for()). */
 #define RING_PAGES 128
+#define RING_PAGES_MAX 16384
 #define RING_PAGES_MIN 8
+#define RING_HOLD_MS 250
+/* The stack the kernel copies with each sample for -g dwarf, unless
+ * --stack-size says otherwise (docs/stacks.md: how it was chosen). */
+#define PERF_STACK_COPY_DEFAULT (32u * 1024u)
 /* A sample record is at most 64 KiB (its size is a u16): the stack copy
  * must leave room for the rest. */
 #define PERF_STACK_COPY_MAX 65000u
@@ -60,8 +67,10 @@ static void describe_paranoid(char *buf, size_t size)
         snprintf(buf, size, "kernel.perf_event_paranoid = %d", p);
 }
 
-/* The sampling event for OPTS: see perf_events.h. */
-static void sampling_attr(struct perf_event_attr *a, const struct record_options *opts)
+/* The sampling event for OPTS: see perf_events.h.  KERNEL: it samples
+ * kernel mode too (each sample then carries the user registers, whose PC
+ * is where the thread entered the kernel). */
+static void sampling_attr(struct perf_event_attr *a, const struct record_options *opts, bool kernel)
 {
     memset(a, 0, sizeof(*a));
     a->size = sizeof(*a);
@@ -69,7 +78,10 @@ static void sampling_attr(struct perf_event_attr *a, const struct record_options
     a->config = PERF_COUNT_SW_TASK_CLOCK;
     uint64_t period = (uint64_t)llround(1e9 / opts->frequency);
     a->sample_period = period ? period : 1;
-    a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+    /* CPU: a thread has an event per CPU, and a value read with a sample
+     * is that CPU's event's. */
+    a->sample_type =
+        PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
     if (opts->stack_mode == STACK_FP) {
         a->sample_type |= PERF_SAMPLE_CALLCHAIN;
         a->exclude_callchain_kernel = 1;
@@ -84,14 +96,14 @@ static void sampling_attr(struct perf_event_attr *a, const struct record_options
     } else if (opts->stack_mode == STACK_DWARF) {
         a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
         a->sample_regs_user = PERF_REGS_USER_MASK;
-        size_t copy = opts->stack_size ? opts->stack_size : STACK_COPY_DEFAULT;
-        if (copy > PERF_STACK_COPY_MAX)
-            copy = PERF_STACK_COPY_MAX;
-        a->sample_stack_user = (uint32_t)(copy & ~(size_t)7);
+        a->sample_stack_user = (uint32_t)perf_events_stack_copy(opts);
+    } else if (kernel) {
+        a->sample_type |= PERF_SAMPLE_REGS_USER;
+        a->sample_regs_user = PERF_REGS_USER_MASK;
     }
     a->disabled = 1;
     a->inherit = 1;
-    a->exclude_kernel = 1;
+    a->exclude_kernel = !kernel;
     a->exclude_hv = 1;
     a->mmap = 1;
     a->mmap2 = 1;
@@ -103,10 +115,18 @@ static void sampling_attr(struct perf_event_attr *a, const struct record_options
     a->clockid = CLOCK_MONOTONIC;
 }
 
+size_t perf_events_stack_copy(const struct record_options *opts)
+{
+    size_t copy = opts->stack_size ? opts->stack_size : PERF_STACK_COPY_DEFAULT;
+    if (copy > PERF_STACK_COPY_MAX)
+        copy = PERF_STACK_COPY_MAX;
+    return copy & ~(size_t)7;
+}
+
 bool perf_events_permitted(const struct record_options *opts, char *why, size_t size)
 {
     struct perf_event_attr a;
-    sampling_attr(&a, opts);
+    sampling_attr(&a, opts, false);
     pid_t pid = opts->attach_pid ? opts->attach_pid : 0;
     int fd = sys_perf_event_open(&a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     int err = errno;
@@ -191,18 +211,98 @@ static void online_cpus(struct perf_event_set *s)
     }
 }
 
+/* May this user count events in kernel mode (kernel.perf_event_paranoid
+ * 1 or below, or CAP_PERFMON)?  Asked of the kernel itself: a counting
+ * event on ourselves, opened and closed. */
+static bool kernel_counting_permitted(void)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof(a));
+    a.size = sizeof(a);
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.disabled = 1;
+    int fd = sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0)
+        return false;
+    close(fd);
+    return true;
+}
+
+/* The counters of -e, and in which modes they count (perf_counters.h). */
+static int init_counters(struct perf_event_set *s, const char *spec)
+{
+    if (perf_counters_parse(spec, &s->counters) != 0)
+        return -1;
+    if (s->kernel)
+        return 0;
+    for (size_t k = 0; k < s->counters.n; k++) {
+        if (s->counters.c[k]->kernel_only) {
+            char paranoid[64];
+            describe_paranoid(paranoid, sizeof(paranoid));
+            pt_err("-e %s: the kernel counts it in kernel mode only, which this user may not "
+                   "count (%s; 1 or below, or CAP_PERFMON, allows it)",
+                   s->counters.c[k]->name, paranoid);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Can the kernel read an inherited event's own value with each of its
+ * samples (Linux 6.12 or later)?  Asked with A itself, on ourselves. */
+static bool sample_read_supported(const struct perf_event_attr *a)
+{
+    struct perf_event_attr probe = *a;
+    probe.sample_type |= PERF_SAMPLE_READ;
+    probe.read_format = 0;
+    int fd = sys_perf_event_open(&probe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0)
+        return false;
+    close(fd);
+    return true;
+}
+
+/*
+ * A ring buffer that holds RING_HOLD_MS of the records at the requested
+ * rate (a CPU takes at most one sample per period of CPU time, whatever
+ * the threads), so that a profiler kept off its CPU that long by a busy
+ * machine loses nothing; at least RING_PAGES, at most RING_PAGES_MAX, a
+ * power of two.  map_ring() halves it where the locked-memory limit
+ * refuses it.
+ */
+static size_t ring_pages_for(const struct perf_event_attr *a, double hz)
+{
+    size_t record = 64 + (a->sample_type & PERF_SAMPLE_CALLCHAIN ? 8u * a->sample_max_stack : 0) +
+                    (a->sample_type & PERF_SAMPLE_REGS_USER ? 8u * 33 : 0) +
+                    (a->sample_type & PERF_SAMPLE_STACK_USER ? 16u + a->sample_stack_user : 0);
+    double bytes = hz * (double)record * RING_HOLD_MS / 1000.0;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = RING_PAGES;
+    while (pages < RING_PAGES_MAX && (double)(pages * page) < bytes)
+        pages *= 2;
+    return pages;
+}
+
 int perf_events_init(struct perf_event_set *s, const struct record_options *opts)
 {
     memset(s, 0, sizeof(*s));
-    if (opts->events && perf_counters_parse(opts->events, &s->counters) != 0)
+    /* Kernel mode is sampled and counted where this user may: recent
+     * kernels drop the samples of an exclude_kernel task-clock that land
+     * in the kernel instead of taking them at the user PC. */
+    s->kernel = kernel_counting_permitted();
+    if (opts->events && init_counters(s, opts->events) != 0)
         return -1;
     if (opts->stack_mode == STACK_DWARF && opts->stack_size > PERF_STACK_COPY_MAX)
         pt_warn("--stack-size: the perf engine copies at most %u bytes of stack a sample",
                 PERF_STACK_COPY_MAX);
-    sampling_attr(&s->attr, opts);
-    if (s->counters.n) {
+    sampling_attr(&s->attr, opts, s->kernel);
+    /* Each sample reads the thread's own CPU time (its task-clock,
+     * exact) and the counters; an older kernel, whose samples carry the
+     * periods alone, cannot read counters (perf_events_open_task()). */
+    s->read_cpu = sample_read_supported(&s->attr);
+    if (s->read_cpu || s->counters.n) {
         s->attr.sample_type |= PERF_SAMPLE_READ;
-        s->attr.read_format = PERF_FORMAT_GROUP;
+        s->attr.read_format = s->counters.n ? PERF_FORMAT_GROUP : 0;
     }
     s->layout = (struct perf_layout){
         .sample_type = s->attr.sample_type,
@@ -214,14 +314,22 @@ int perf_events_init(struct perf_event_set *s, const struct record_options *opts
         .period = s->attr.sample_period,
         .use_clockid = true,
         .clockid = CLOCK_MONOTONIC,
-        .exclude_kernel = true,
+        .exclude_kernel = !s->kernel,
     };
     online_cpus(s);
+    for (size_t i = 0; i < s->ncpus; i++)
+        if ((size_t)s->cpus[i] + 1 > s->slots_of_cpus)
+            s->slots_of_cpus = (size_t)s->cpus[i] + 1;
+    s->slot_of_cpu = xmalloc(s->slots_of_cpus * sizeof(*s->slot_of_cpu));
+    for (size_t c = 0; c < s->slots_of_cpus; c++)
+        s->slot_of_cpu[c] = -1;
+    for (size_t i = 0; i < s->ncpus; i++)
+        s->slot_of_cpu[s->cpus[i]] = (int)i;
     s->rings = xcalloc(s->ncpus, sizeof(*s->rings));
     s->ring_fd = xmalloc(s->ncpus * sizeof(*s->ring_fd));
     for (size_t i = 0; i < s->ncpus; i++)
         s->ring_fd[i] = -1;
-    s->ring_pages = RING_PAGES;
+    s->ring_pages = ring_pages_for(&s->attr, opts->frequency);
     return 0;
 }
 
@@ -252,7 +360,8 @@ static void remember(int **fds, size_t *n, size_t *cap, int fd)
     (*fds)[(*n)++] = fd;
 }
 
-static int open_counter(const struct perf_counter *c, pid_t tid, int cpu, int leader)
+static int open_counter(const struct perf_event_set *s, const struct perf_counter *c, pid_t tid,
+                        int cpu, int leader)
 {
     struct perf_event_attr a;
     memset(&a, 0, sizeof(a));
@@ -260,7 +369,7 @@ static int open_counter(const struct perf_counter *c, pid_t tid, int cpu, int le
     a.type = c->type;
     a.config = c->config;
     a.inherit = 1;
-    a.exclude_kernel = 1;
+    a.exclude_kernel = !s->kernel;
     a.exclude_hv = 1;
     a.disabled = 0; /* follows its leader */
     /* Every event of a group must use its leader's clock. */
@@ -314,13 +423,18 @@ int perf_events_open_task(struct perf_event_set *s, pid_t tid, bool on_exec)
             return -1;
         }
         for (size_t k = 0; k < s->counters.n; k++) {
-            int cfd = open_counter(s->counters.c[k], tid, s->cpus[i], fd);
+            int cfd = open_counter(s, s->counters.c[k], tid, s->cpus[i], fd);
             if (cfd < 0)
                 return -1;
             remember(&s->members, &s->nmembers, &s->members_cap, cfd);
         }
     }
     return 0;
+}
+
+int perf_events_cpu_slot(const struct perf_event_set *s, uint32_t cpu)
+{
+    return cpu < s->slots_of_cpus ? s->slot_of_cpu[cpu] : -1;
 }
 
 uint64_t perf_events_task_clock(const struct perf_event_set *s)
@@ -331,9 +445,9 @@ uint64_t perf_events_task_clock(const struct perf_event_set *s)
          * the leader's first. */
         uint64_t buf[2 + PERF_COUNTERS_MAX];
         ssize_t n = read(s->leaders[i], buf, sizeof(buf));
-        if (s->counters.n && n >= 16)
+        if ((s->attr.read_format & PERF_FORMAT_GROUP) && n >= 16)
             total += buf[1];
-        else if (!s->counters.n && n >= 8)
+        else if (!(s->attr.read_format & PERF_FORMAT_GROUP) && n >= 8)
             total += buf[0];
     }
     return total;
@@ -358,5 +472,6 @@ void perf_events_close(struct perf_event_set *s)
     free(s->rings);
     free(s->ring_fd);
     free(s->cpus);
+    free(s->slot_of_cpu);
     memset(s, 0, sizeof(*s));
 }

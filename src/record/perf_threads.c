@@ -34,6 +34,7 @@ static void release(struct perf_thread *th)
 {
     if (th->syscall_fd >= 0)
         close(th->syscall_fd);
+    free(th->last_read);
     free(th);
 }
 

@@ -22,9 +22,12 @@ struct perf_thread {
     pid_t tid, pid;
     size_t proc;     /* index in the engine's process table */
     char name[17];   /* comm */
-    uint64_t cpu_ns; /* CPU time the kernel sampled: the sum of the periods */
-    uint64_t counter_last[PERF_COUNTERS_MAX]; /* last values read with a sample */
-    bool sampled;                             /* has a CPU sample in the tick being built */
+    uint64_t cpu_ns; /* CPU time: read with its samples, or the sum of their periods */
+    /* The values last read with a sample from each CPU's event (the
+     * thread has an inherited event per CPU, each counting only there):
+     * per CPU slot, task-clock then the counters; NULL until first read. */
+    uint64_t *last_read;
+    bool sampled; /* has a CPU sample in the tick being built */
     /* Off CPU: what the last look at /proc/PID/task/TID/syscall found. */
     int syscall_fd;
     bool blocked;

@@ -6,6 +6,7 @@
 #include "util/xalloc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,4 +291,36 @@ void proc_cmdline(pid_t pid, char *buf, size_t size)
         if (buf[i] == '\0')
             buf[i] = ' ';
     buf[n] = '\0';
+}
+
+bool proc_zombie_status(pid_t pid, int *status)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    /* The name, in parentheses, may hold anything: the fields follow the
+     * last ')'.  Field 3 is the state, field 52 the exit code. */
+    const char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ' || p[2] != 'Z')
+        return false;
+    p += 2;
+    for (int field = 3; field < 52; field++) {
+        p = strchr(p, ' ');
+        if (!p)
+            return false;
+        p++;
+    }
+    char *end;
+    long code = strtol(p, &end, 10);
+    if (end == p)
+        return false;
+    *status = (int)code;
+    return true;
 }

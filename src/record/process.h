@@ -77,5 +77,9 @@ void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t size);
 void proc_cmdline(pid_t pid, char *buf, size_t size);
 /* readlink /proc/PID/exe into BUF ("" when unreadable). */
 void proc_exe(pid_t pid, char *buf, size_t size);
+/* The wait status of process PID while it is a zombie (exited, not yet
+ * reaped by its parent): the exit_code of /proc/PID/stat.  False when it
+ * is not a zombie, or gone. */
+bool proc_zombie_status(pid_t pid, int *status);
 
 #endif

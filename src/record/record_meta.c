@@ -23,7 +23,7 @@ static void command_line(char *const *argv, char *buf, size_t size)
 }
 
 void record_meta_write(struct output *out, const struct record_options *o, pid_t first_pid,
-                       const struct engine_choice *engine)
+                       const struct engine_choice *engine, size_t stack_size)
 {
     char buf[4096];
     if (o->attach_pid)
@@ -42,7 +42,7 @@ void record_meta_write(struct output *out, const struct record_options *o, pid_t
     snprintf(buf, sizeof(buf), "%g", o->frequency);
     output_meta(out, "frequency", buf);
     output_meta(out, "stacks", stack_mode_name(o->stack_mode));
-    snprintf(buf, sizeof(buf), "%zu", o->stack_size);
+    snprintf(buf, sizeof(buf), "%zu", stack_size);
     output_meta(out, "stack_size", buf);
     snprintf(buf, sizeof(buf), "%d", (int)first_pid);
     output_meta(out, "pid", buf);

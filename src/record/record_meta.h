@@ -14,7 +14,9 @@
 
 struct record_options;
 
+/* STACK_SIZE: the copy the engine starts each thread with (META
+ * stack_size). */
 void record_meta_write(struct output *out, const struct record_options *opts, pid_t first_pid,
-                       const struct engine_choice *engine);
+                       const struct engine_choice *engine, size_t stack_size);
 
 #endif

@@ -123,6 +123,12 @@ int unwind_fp_from(const struct stack_snapshot *s, uint64_t fp, uint64_t *pcs, i
  * process is gone by then, the modules already known are kept. */
 struct dwarf_unwinder;
 struct dwarf_unwinder *dwarf_unwinder_new(pid_t pid);
+/* An unwinder for a process that is not there (a recorded file's): its
+ * modules are the file mappings dwarf_unwinder_set_maps() was last given
+ * (each file opened by its path), never the live process's. */
+struct map_entry;
+struct dwarf_unwinder *dwarf_unwinder_new_offline(pid_t pid);
+void dwarf_unwinder_set_maps(struct dwarf_unwinder *u, const struct map_entry *maps, size_t n);
 void dwarf_unwinder_maps_changed(struct dwarf_unwinder *u);
 int dwarf_unwind(struct dwarf_unwinder *u, pid_t tid, const struct stack_snapshot *s, uint64_t *pcs,
                  int max, bool *truncated);

@@ -18,16 +18,22 @@ static uint64_t next_random(struct tick_clock *c)
     return c->rng * 2685821657736338717ULL;
 }
 
-static void arm(struct tick_clock *c, uint64_t k)
+/* Tick K's time: its grid point moved by up to a quarter period. */
+static uint64_t due_time(struct tick_clock *c, uint64_t k)
 {
     uint64_t quarter = c->period / 4;
     uint64_t jitter = quarter ? next_random(c) % (2 * quarter + 1) : 0;
-    struct itimerspec spec = {.it_value = ns_timespec(c->start + k * c->period + jitter - quarter)};
-    c->k = k;
-    timerfd_settime(c->fd, TFD_TIMER_ABSTIME, &spec, NULL);
+    return c->start + k * c->period + jitter - quarter;
 }
 
-int tick_clock_start(struct tick_clock *c, double hz)
+static int arm(struct tick_clock *c, uint64_t k, uint64_t due)
+{
+    struct itimerspec spec = {.it_value = ns_timespec(due)};
+    c->k = k;
+    return timerfd_settime(c->fd, TFD_TIMER_ABSTIME, &spec, NULL);
+}
+
+int tick_clock_start(struct tick_clock *c, double hz, unsigned min_gap_pct)
 {
     memset(c, 0, sizeof(*c));
     c->fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -38,10 +44,14 @@ int tick_clock_start(struct tick_clock *c, double hz)
     c->period = (uint64_t)llround(1e9 / hz);
     if (c->period == 0)
         c->period = 1;
+    c->min_gap = c->period * (min_gap_pct > 100 ? 100 : min_gap_pct) / 100;
     c->start = monotonic_ns();
     c->rng = realtime_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
+    if (arm(c, 1, due_time(c, 1)) != 0) {
+        pt_err("timerfd_settime: %s", strerror(errno));
+        return -1;
+    }
     c->running = true;
-    arm(c, 1);
     return 0;
 }
 
@@ -53,13 +63,25 @@ bool tick_clock_due(struct tick_clock *c)
     return c->running;
 }
 
-void tick_clock_next(struct tick_clock *c)
+void tick_clock_next(struct tick_clock *c, uint64_t now)
 {
     if (!c->running)
         return;
-    uint64_t now = monotonic_ns();
     uint64_t k = (now - c->start) / c->period + 1;
-    arm(c, k > c->k ? k : c->k + 1);
+    if (k <= c->k)
+        k = c->k + 1;
+    uint64_t due = due_time(c, k), earliest = now + c->min_gap;
+    while (due < earliest) {
+        /* Still within this tick's own window: late, not dropped. */
+        if (earliest <= c->start + k * c->period + c->period / 4) {
+            due = earliest;
+            break;
+        }
+        k++;
+        due = due_time(c, k);
+    }
+    c->dropped += k - c->k - 1;
+    arm(c, k, due);
 }
 
 void tick_clock_stop(struct tick_clock *c)

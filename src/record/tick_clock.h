@@ -1,12 +1,19 @@
 /*
- * tick_clock.h - the sampling schedule: ticks on an absolute grid.
+ * tick_clock.h - the sampling schedule: ticks on an absolute grid, never
+ * back to back.
  *
  * Contract: tick k is due at start + k * period, moved by a random offset
  * of up to a quarter period either way (so a program with a period of its
  * own does not stay in one phase with the ticks); the grid keeps the
- * schedule, so ticks never drift however late one is handled, and ticks
- * that passed while one was handled are dropped, not bunched.  The clock
- * is a non-blocking timerfd on CLOCK_MONOTONIC for the caller's poll().
+ * schedule, so ticks never drift however late one is handled.  After a
+ * tick handled until NOW, tick_clock_next() arms the next one on the grid
+ * no earlier than min_gap after NOW: one that would come sooner is moved
+ * to NOW + min_gap while that stays within its own jitter window (a
+ * quarter period after its grid point), else dropped, together with the
+ * ticks that passed meanwhile (counted in `dropped`): late ticks are never
+ * made up for, and never cascade into back-to-back ones.  The clock is a
+ * non-blocking timerfd on CLOCK_MONOTONIC for the caller's poll();
+ * re-arming it clears its expiration count.
  */
 #ifndef PTPROF_RECORD_TICK_CLOCK_H
 #define PTPROF_RECORD_TICK_CLOCK_H
@@ -17,17 +24,20 @@
 struct tick_clock {
     int fd;
     uint64_t start, period; /* monotonic ns */
+    uint64_t min_gap;       /* ns a tick leaves the program before the next */
     uint64_t k;             /* the tick armed */
     uint64_t rng;
+    uint64_t dropped; /* ticks skipped: a tick ran into them, or came too soon */
     bool running;
 };
 
-/* Returns 0, or -1 after a message. */
-int tick_clock_start(struct tick_clock *c, double hz);
+/* MIN_GAP_PCT: the gap in percent of the period (at most 100).  Returns
+ * 0, or -1 after a message. */
+int tick_clock_start(struct tick_clock *c, double hz, unsigned min_gap_pct);
 /* The fd was readable: consume it; true when a tick is due now. */
 bool tick_clock_due(struct tick_clock *c);
-/* Arm the next tick that is still ahead. */
-void tick_clock_next(struct tick_clock *c);
+/* Arm the next tick after one handled until NOW (monotonic ns). */
+void tick_clock_next(struct tick_clock *c, uint64_t now);
 void tick_clock_stop(struct tick_clock *c);
 void tick_clock_close(struct tick_clock *c);
 

@@ -22,10 +22,12 @@
  */
 #include "record/stack.h"
 #include "record/regs.h"
+#include "record/maps.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
 #include <elfutils/libdwfl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,11 @@
 struct dwarf_unwinder {
     pid_t pid;
     Dwfl *dwfl;
+    /* Offline (a process of a recorded file): its maps in /proc/PID/maps
+     * form, reported instead of the live process's. */
+    bool offline;
+    char *maps_text;
+    size_t maps_len;
     bool reported;      /* modules reported at least once */
     bool maps_changed;  /* report again before the next unwind */
     bool attached;      /* dwfl_attach_state done */
@@ -172,6 +179,37 @@ struct dwarf_unwinder *dwarf_unwinder_new(pid_t pid)
     return u;
 }
 
+struct dwarf_unwinder *dwarf_unwinder_new_offline(pid_t pid)
+{
+    struct dwarf_unwinder *u = dwarf_unwinder_new(pid);
+    if (u)
+        u->offline = true;
+    return u;
+}
+
+void dwarf_unwinder_set_maps(struct dwarf_unwinder *u, const struct map_entry *maps, size_t n)
+{
+    free(u->maps_text);
+    u->maps_text = NULL;
+    u->maps_len = 0;
+    FILE *f = open_memstream(&u->maps_text, &u->maps_len);
+    if (!f)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const struct map_entry *m = &maps[i];
+        if (m->path[0] != '/')
+            continue; /* anonymous memory, [vdso], [stack]: no file to read */
+        /* Each mapping as if it began at its file's offset 0: libdwfl takes
+         * a module's load address from the first mapping of its file, and
+         * a recording may know only the executable one. */
+        uint64_t base = m->start >= m->offset ? m->start - m->offset : m->start;
+        fprintf(f, "%" PRIx64 "-%" PRIx64 " r-xp 00000000 %02x:%02x %" PRIu64 " %s\n", base, m->end,
+                m->dev_major, m->dev_minor, m->inode, m->path);
+    }
+    fclose(f);
+    dwarf_unwinder_maps_changed(u);
+}
+
 void dwarf_unwinder_maps_changed(struct dwarf_unwinder *u)
 {
     u->maps_changed = true;
@@ -190,8 +228,29 @@ static int load_vdso(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_
     return DWARF_CB_OK;
 }
 
+/* The maps an offline unwinder was given, as modules.  The live vDSO has
+ * no file; its lines were left out. */
+static void report_offline_modules(struct dwarf_unwinder *u)
+{
+    dwfl_report_begin(u->dwfl);
+    FILE *f = fmemopen(u->maps_text, u->maps_len, "r");
+    int rc = f ? dwfl_linux_proc_maps_report(u->dwfl, f) : -1;
+    if (f)
+        fclose(f);
+    if (dwfl_report_end(u->dwfl, NULL, NULL) != 0 || rc != 0)
+        pt_debug("unwind: modules of recorded process %d: %s", (int)u->pid,
+                 rc > 0 ? strerror(rc) : dwfl_errmsg(-1));
+    u->reported = true;
+    u->maps_changed = false;
+    u->attach_failed = false;
+}
+
 static void report_modules(struct dwarf_unwinder *u)
 {
+    if (u->offline) {
+        report_offline_modules(u);
+        return;
+    }
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/maps", (int)u->pid);
     /* Reporting starts by forgetting every module: when the process has
@@ -279,5 +338,6 @@ void dwarf_unwinder_free(struct dwarf_unwinder *u)
     if (u == NULL)
         return;
     dwfl_end(u->dwfl);
+    free(u->maps_text);
     free(u);
 }

@@ -505,7 +505,8 @@ static void title(const struct ctx *c)
     fprintf(out, " \u2014 %.3f s, %.0f samples (%.0f thread samples), ", t->duration_s,
             t->recorded_samples, t->thread_samples);
     if (t->achieved_hz > 0)
-        fprintf(out, "%.1f Hz achieved", t->achieved_hz);
+        fprintf(out, "%.1f Hz achieved%s", t->achieved_hz,
+                t->achieved_per_cpu_second ? " per CPU s" : "");
     else
         fputs("frequency unknown", out);
     if (t->requested_hz > 0)

@@ -5,10 +5,12 @@
  * frame between native functions, in the exports and in a .pbin; and node
  * --perf-basic-prof on a script whose hot JavaScript function is known.
  * The JIT's files are removed as soon as the recording ends: every answer
- * must come from what the profile copied.
+ * must come from what the profile copied.  Each test runs on both engines
+ * (engines.h).
  */
 #include "../lib/spawn.h"
 #include "../unit/real_tools.h"
+#include "engines.h"
 #include "format/load.h"
 #include "util/xalloc.h"
 
@@ -22,21 +24,22 @@
 /* Percentage points a share may differ from the truth on a busy machine. */
 #define SHARE_TOLERANCE 3.0
 
-/* Record ARGV (NULL-terminated) with -g MODE into DIR/NAME, then remove
- * the JIT's files of the recorded process; returns the profile's path. */
-static char *record_jit(const char *dir, const char *name, const char *mode,
+/* Record ARGV (NULL-terminated) with ENGINE and -g MODE into DIR/NAME,
+ * then remove the JIT's files of the recorded process; returns the
+ * profile's path. */
+static char *record_jit(const char *dir, const char *name, const char *engine, const char *mode,
                         const char *const *argv, const char *const *env)
 {
     char *ptprof = build_ptprof(), *out = test_path(dir, name);
-    const char *args[32] = {ptprof, "record", "-g", mode, "-o", out, "--"};
-    size_t n = 7;
+    const char *args[32] = {ptprof, "record", "--engine", engine, "-g", mode, "-o", out, "--"};
+    size_t n = 9;
     for (size_t i = 0; argv[i] && n < 31; i++)
         args[n++] = argv[i];
     args[n] = NULL;
     struct spawn_result res;
     struct spawn_opts o = {.argv = args, .env = env, .cwd = dir, .timeout_s = 120};
     spawn_run(&o, &res);
-    cr_assert_eq(spawn_exit_code(res.status), 0, "record %s: %s\n%s", argv[0],
+    cr_assert_eq(spawn_exit_code(res.status), 0, "record --engine %s %s: %s\n%s", engine, argv[0],
                  spawn_status_text(res.status), res.err);
     spawn_result_free(&res);
     struct profile p;
@@ -79,32 +82,35 @@ static double truth_pct(const char *path, const char *fn)
     return 100 * (strcmp(fn, "jit_spin") == 0 ? spin : native) / (spin + native);
 }
 
-static void check_jitcode(const char *how, const char *mode, const char *workload)
+static void check_jitcode(const char *engine, const char *how, const char *mode,
+                          const char *workload)
 {
     char *dir = test_mkdtemp(), *w = build_workload(workload);
     char *truth = test_path(dir, "truth.txt"), *env_out = xasprintf("JITCODE_OUT=%s", truth);
     const char *argv[] = {w, "1.5", how, NULL};
     const char *env[] = {env_out, NULL};
-    char *data = record_jit(dir, "jit.data", mode, argv, env);
+    char *data = record_jit(dir, "jit.data", engine, mode, argv, env);
+    /* What failure messages call this run. */
+    char *label = xasprintf("%s engine, %s", engine, how);
 
     struct fn_counts self, total;
     report_column(data, "cpu", "cpu_time_pct", NULL, &self);
     report_column(data, "cpu", "total_pct", NULL, &total);
     double want = truth_pct(truth, "jit_spin");
     cr_expect(fabs(fn_get(&self, "jit_spin") - want) <= SHARE_TOLERANCE,
-              "%s, -g %s: jit_spin %.1f%%, the run measured %.1f%%", how, mode,
+              "%s, -g %s: jit_spin %.1f%%, the run measured %.1f%%", label, mode,
               fn_get(&self, "jit_spin"), want);
     /* Native code called from a JIT frame: the JIT frame is on its stack,
      * and main above it. */
     double native = fn_get(&total, "native_step");
-    cr_expect_gt(native, 50, "%s, -g %s: native_step %.1f%%", how, mode, native);
+    cr_expect_gt(native, 50, "%s, -g %s: native_step %.1f%%", label, mode, native);
     cr_expect_geq(fn_get(&total, "jit_call"), 0.9 * native,
-                  "%s, -g %s: jit_call on %.1f%% of stacks, native_step %.1f%%", how, mode,
+                  "%s, -g %s: jit_call on %.1f%% of stacks, native_step %.1f%%", label, mode,
                   fn_get(&total, "jit_call"), native);
     const char *callers[] = {"report", "--callers", "jit_call",   "--format", "csv",
                              "-k",     "procedure", "--no-cache", data,       NULL};
     char *csv = ptprof_out(callers);
-    cr_expect_not_null(strstr(csv, "\nmain,"), "%s, -g %s: main calls jit_call:\n%s", how, mode,
+    cr_expect_not_null(strstr(csv, "\nmain,"), "%s, -g %s: main calls jit_call:\n%s", label, mode,
                        csv);
     free(csv);
     const char *by_binary[] = {"report", "-k", "binary,procedure", "--format", "csv", data, NULL};
@@ -141,29 +147,30 @@ static void check_jitcode(const char *how, const char *mode, const char *workloa
     free(data);
     free(env_out);
     free(truth);
+    free(label);
     free(w);
     test_rmtree(dir);
     free(dir);
 }
 
-Test(jit, perf_map_frame_pointers, .timeout = 180)
+ENGINE_TEST(jit, perf_map_frame_pointers, .timeout = 180)
 {
-    check_jitcode("map", "fp", "jitcode");
+    check_jitcode(engine_p->name, "map", "fp", "jitcode");
 }
 
-Test(jit, perf_map_dwarf, .timeout = 180)
+ENGINE_TEST(jit, perf_map_dwarf, .timeout = 180)
 {
-    check_jitcode("map", "dwarf", "jitcode-nofp");
+    check_jitcode(engine_p->name, "map", "dwarf", "jitcode-nofp");
 }
 
-Test(jit, jitdump_frame_pointers, .timeout = 180)
+ENGINE_TEST(jit, jitdump_frame_pointers, .timeout = 180)
 {
-    check_jitcode("dump", "fp", "jitcode");
+    check_jitcode(engine_p->name, "dump", "fp", "jitcode");
 }
 
-Test(jit, jitdump_dwarf, .timeout = 180)
+ENGINE_TEST(jit, jitdump_dwarf, .timeout = 180)
 {
-    check_jitcode("dump", "dwarf", "jitcode-nofp");
+    check_jitcode(engine_p->name, "dump", "dwarf", "jitcode-nofp");
 }
 
 /* Sum of COUNTS over the names containing PART. */
@@ -176,7 +183,7 @@ static double containing(const struct fn_counts *c, const char *part)
     return sum;
 }
 
-Test(jit, node_names_its_hot_javascript_function, .timeout = 180)
+ENGINE_TEST(jit, node_names_its_hot_javascript_function, .timeout = 180)
 {
     static const char script[] =
         "function hotLoop(n) { let s = 0; for (let i = 0; i < n; i++) s = (s * 31 + i) | 0; "
@@ -193,13 +200,14 @@ Test(jit, node_names_its_hot_javascript_function, .timeout = 180)
     fputs(script, f);
     fclose(f);
     const char *argv[] = {node, "--perf-basic-prof", js, NULL};
-    char *data = record_jit(dir, "node.data", "dwarf", argv, NULL);
+    char *data = record_jit(dir, "node.data", engine_p->name, "dwarf", argv, NULL);
 
     struct fn_counts self, callers;
     report_column(data, "cpu", "cpu_time_pct", NULL, &self);
     double hot = containing(&self, "hotLoop"), cold = containing(&self, "coldLoop");
-    cr_expect_gt(hot, 50, "hotLoop has %.1f%% of the CPU time", hot);
-    cr_expect_gt(hot, 3 * cold, "hotLoop %.1f%%, coldLoop %.1f%%", hot, cold);
+    cr_expect_gt(hot, 50, "%s engine: hotLoop has %.1f%% of the CPU time", engine_p->name, hot);
+    cr_expect_gt(hot, 3 * cold, "%s engine: hotLoop %.1f%%, coldLoop %.1f%%", engine_p->name, hot,
+                 cold);
     cr_expect_gt(containing(&self, "hot.js"), hot - 0.01, "the JIT's name has the script");
     const char *by_binary[] = {"report", "-k", "binary", "--format", "csv", data, NULL};
     char *csv = ptprof_out(by_binary);

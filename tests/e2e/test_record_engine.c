@@ -298,8 +298,8 @@ Test(record_engine, hardware_counter_without_the_hardware_is_a_clear_error)
     run_free(&r);
 }
 
-/* Software counters are read with each sample (their per-sample values
- * reach the profile once it holds named values; -d shows their totals). */
+/* Software counters are read with each sample (-d shows their totals;
+ * test_record_counters.c follows their values into the profile). */
 Test(record_engine, software_counters_are_read_with_the_samples)
 {
     struct run r;

@@ -200,6 +200,25 @@ static double number_after(const char *text, const char *needle)
     return p ? strtod(p + strlen(needle), NULL) : NAN;
 }
 
+/* The title's achieved frequency is the one report gives, per the same
+ * second (of CPU time for the perf engine, record's default here). */
+static void check_rate_as_report(const struct recording *r, const char *svg)
+{
+    const char *args[] = {"report", r->profile, NULL};
+    struct spawn_result res;
+    cr_assert_eq(ptprof(args, &res, NULL), 0, "report: " RUN_FMT, RUN_ARGS(&res));
+    double reported = number_after(res.out, "frequency ");
+    bool per_cpu = strstr(res.out, "Hz per CPU s") != NULL;
+    const char *title = strstr(svg, " samples), ");
+    cr_assert_not_null(title, "no title line");
+    double drawn = strtod(title + strlen(" samples), "), NULL);
+    cr_expect(fabs(drawn - reported) < 0.15, "timeline %.1f Hz achieved, report %.1f Hz", drawn,
+              reported);
+    cr_expect_eq(strstr(svg, "Hz achieved per CPU s") != NULL, per_cpu,
+                 "the timeline and report disagree on what the rate is per:\n%.300s", res.out);
+    spawn_result_free(&res);
+}
+
 /* --- the workloads ------------------------------------------------------------------ */
 
 TestSuite(timeline_e2e, .timeout = 300);
@@ -223,6 +242,7 @@ Test(timeline_e2e, shares_power_chart_and_a_lane_per_thread)
     cr_expect(strstr(svg, ">shares#1<") && strstr(svg, ">shares#2<"), "a lane per thread");
     cr_expect(strstr(svg, "work_heavy"), "the functions in the lanes and legend");
     cr_expect(strstr(svg, "Hz achieved"), "the title line");
+    check_rate_as_report(&r, svg);
     free(svg);
     recording_free(&r);
 }

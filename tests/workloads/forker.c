@@ -27,6 +27,11 @@
  *          little more on a busy machine.  Prints "forker: pid N", then
  *          "forker: vfork PID blocked MS ms exit CODE"; exits 0 when
  *          PROGRAM could be executed.
+ *        forker late SECONDS CODE
+ *          fork()s a child that exits CODE at once, works in parent_work()
+ *          for SECONDS, and only then waits for it: the child stays a
+ *          zombie meanwhile.  Prints "forker: pid N", then "forker: late
+ *          PID exit CODE"; exits 0.
  *
  * Work is timed by the wall clock, read through the vDSO: no system call in
  * the loops, so a sampled PC is in the work function, not at a system
@@ -191,6 +196,24 @@ static int timed_vfork(double cpu_ms, char **program)
     return WIFEXITED(status) && WEXITSTATUS(status) == 127 ? 1 : 0;
 }
 
+/* A child that exits CODE at once, reaped only after SECONDS of work. */
+static int late_reap(double seconds, int code)
+{
+    printf("forker: pid %d\n", (int)getpid());
+    fflush(stdout);
+    pid_t child = fork();
+    if (child < 0)
+        return 1;
+    if (child == 0)
+        _exit(code);
+    parent_work(seconds);
+    int status;
+    if (waitpid(child, &status, 0) != child || !WIFEXITED(status))
+        return 1;
+    printf("forker: late %d exit %d\n", (int)child, WEXITSTATUS(status));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "spin") == 0) {
@@ -203,8 +226,11 @@ int main(int argc, char **argv)
         return tree(atof(argv[2]), argv + 3);
     if (argc >= 4 && strcmp(argv[1], "vfork") == 0)
         return timed_vfork(atof(argv[2]), argv + 3);
+    if (argc == 4 && strcmp(argv[1], "late") == 0)
+        return late_reap(atof(argv[2]), atoi(argv[3]));
     fprintf(stderr, "usage: forker spin SECONDS CODE\n"
                     "       forker tree SECONDS PROGRAM [ARGS...]\n"
-                    "       forker vfork CPU_MS PROGRAM [ARGS...]\n");
+                    "       forker vfork CPU_MS PROGRAM [ARGS...]\n"
+                    "       forker late SECONDS CODE\n");
     return 2;
 }

@@ -1,0 +1,131 @@
+/* recording.c - see recording.h */
+#include "record/recording.h"
+#include "record/priority.h"
+#include "record/profiler_signals.h"
+#include "record/record_meta.h"
+#include "record/recorder.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+int recording_open(struct recording *r, const struct record_options *opts,
+                   const struct engine_choice *choice)
+{
+    memset(r, 0, sizeof(*r));
+    r->opts = opts;
+    r->choice = choice;
+    r->signal_fd = -1;
+    r->clock.fd = -1;
+    if (opts->pmu_spec) {
+        r->pmu = pmu_open(opts->pmu_spec);
+        if (!r->pmu)
+            return PT_EXIT_USAGE;
+        r->pmu_values = xcalloc(r->pmu->nchannels ? r->pmu->nchannels : 1, sizeof(double));
+    }
+    r->out = output_open(opts->output, opts->format, r->pmu);
+    return r->out ? 0 : PT_EXIT_USAGE;
+}
+
+int recording_catch_signals(struct recording *r)
+{
+    r->signal_fd = profsig_open(&r->original_mask);
+    return r->signal_fd >= 0 ? 0 : -1;
+}
+
+void recording_start_output(struct recording *r, pid_t first_pid, size_t stack_size)
+{
+    output_started(r->out);
+    record_meta_write(r->out, r->opts, first_pid, r->choice, stack_size);
+}
+
+/* A tuning knob for benchmarks: the gap in percent of the period. */
+static unsigned min_gap_percent(void)
+{
+    const char *gap = getenv("PTPROF_MIN_GAP_PCT");
+    return gap && *gap ? (unsigned)strtoul(gap, NULL, 10) : RECORDING_MIN_GAP_PERCENT;
+}
+
+int recording_begin(struct recording *r)
+{
+    /* The program has its environment; the unwinder must not fetch debug
+     * info over the network in the middle of a recording. */
+    unsetenv("DEBUGINFOD_URLS");
+    recorder_prefer_latency();
+    r->start_mono = monotonic_ns();
+    if (r->opts->duration > 0)
+        r->deadline = r->start_mono + (uint64_t)(r->opts->duration * 1e9);
+    if (r->pmu && pmu_read(r->pmu, r->pmu_values) != 0) /* prime counters */
+        r->pmu_failed = true;
+    return tick_clock_start(&r->clock, r->opts->frequency, min_gap_percent());
+}
+
+void recording_read_pmu(struct recording *r)
+{
+    if (!r->pmu)
+        return;
+    if (!r->pmu_failed && pmu_read(r->pmu, r->pmu_values) != 0) {
+        pt_warn("PMU '%s' stopped answering; its values are recorded as NaN", r->pmu->ops->name);
+        r->pmu_failed = true;
+    }
+    if (r->pmu_failed)
+        for (unsigned i = 0; i < r->pmu->nchannels; i++)
+            r->pmu_values[i] = NAN;
+}
+
+void recording_print_summary(const struct recording *r, const struct recording_summary *s)
+{
+    double wall = (double)(r->end_mono - r->start_mono) / 1e9;
+    double span = s->per_cpu_second ? (double)s->ideal / r->opts->frequency : wall;
+    fprintf(stderr, "[debug] engine:      %s (%s)\n", engine_name(r->choice->engine),
+            r->choice->reason);
+    fprintf(stderr, "[debug] wall time:   %.6f s\n", wall);
+    fprintf(stderr, "[debug] latency:     %.6f s total, %.2f us per sample%s\n",
+            (double)s->latency_ns / 1e9,
+            s->samples ? (double)s->latency_ns / 1e3 / (double)s->samples : 0.0,
+            r->choice->engine == ENGINE_PERF ? " (nothing is stopped)" : "");
+    fprintf(stderr, "[debug] samples:     %llu ideal, %llu actual%s\n",
+            (unsigned long long)s->ideal, (unsigned long long)s->samples, s->samples_note);
+    fprintf(stderr, "[debug] frequency:   %.2f Hz requested, %.2f Hz achieved%s\n",
+            r->opts->frequency, span > 0 ? (double)s->samples / span : 0.0,
+            s->per_cpu_second ? " (per CPU second)" : "");
+    fprintf(stderr, "[debug] threads:     %llu seen\n", (unsigned long long)s->threads);
+    fprintf(stderr,
+            "[debug] deadlines:   %llu dropped (a sample ran into them, or left the "
+            "program less than %.0f us)\n",
+            (unsigned long long)r->clock.dropped, (double)r->clock.min_gap / 1e3);
+}
+
+int recording_exit_code(const struct recording *r, int status, int written)
+{
+    int rc;
+    if (r->opts->attach_pid)
+        rc = written == 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
+    else if (WIFSIGNALED(status))
+        rc = 128 + WTERMSIG(status);
+    else
+        rc = WEXITSTATUS(status);
+    if (written != 0 && rc == 0)
+        rc = PT_EXIT_USAGE; /* the run went fine, but its profile is lost */
+    return rc;
+}
+
+void recording_close(struct recording *r)
+{
+    output_abort(r->out);
+    r->out = NULL;
+    tick_clock_close(&r->clock);
+    if (r->signal_fd >= 0)
+        profsig_close(r->signal_fd, &r->original_mask);
+    r->signal_fd = -1;
+    if (r->pmu)
+        pmu_close(r->pmu);
+    r->pmu = NULL;
+    free(r->pmu_values);
+    r->pmu_values = NULL;
+}

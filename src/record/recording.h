@@ -1,0 +1,86 @@
+/*
+ * recording.h - what every engine's recording shares: the measurement
+ * source and its values, the output, the profiler's own signals, the tick
+ * schedule, the -d summary's common lines and the exit code.
+ *
+ * Contract:
+ *  - recording_open() does everything that can fail for the user's
+ *    reasons before the program exists: opens the measurement source
+ *    (-p) and the output (returns PT_EXIT_USAGE after a message, nothing
+ *    started); recording_catch_signals() then blocks the profiler's
+ *    signals into a signalfd (profiler_signals.h), keeping the mask the
+ *    program must start with.  recording_close() releases what is left
+ *    (an unfinished output is aborted: an existing file is untouched).
+ *  - recording_start_output() makes the output visible once the program
+ *    runs and writes the META every recording starts with (record_meta.h).
+ *  - recording_begin() starts sampling: the source primed, the tick clock
+ *    started at the requested rate (tick_clock.h; PTPROF_MIN_GAP_PCT
+ *    overrides its gap, a benchmark knob), the --duration deadline set;
+ *    the profiler asks for a short scheduling slice (priority.h: after the
+ *    program was forked, which must not inherit it) and unsets
+ *    DEBUGINFOD_URLS (the unwinder must not fetch debug information over
+ *    the network mid-recording).  Returns 0, or -1 after a message.
+ *  - recording_read_pmu() reads the source into pmu_values at a tick (the
+ *    machine's reading, not the threads'); after its first failure every
+ *    value is NaN, with one warning.
+ *  - recording_print_summary() prints the -d lines both engines have
+ *    (engine, wall time, latency, samples, frequency, threads, deadlines);
+ *    each engine prints its own after them.
+ *  - recording_exit_code(): the program's status as the shell reports it
+ *    (128+N for signal N), 0 after an attach, and 1 when the run went well
+ *    but its profile could not be written.
+ */
+#ifndef PTPROF_RECORD_RECORDING_H
+#define PTPROF_RECORD_RECORDING_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pmu/pmu.h"
+#include "record/engine.h"
+#include "record/output.h"
+#include "record/tick_clock.h"
+
+struct record_options;
+
+/* After a sample, the program runs at least this share of a period before
+ * the next one (docs/recording.md: how it was chosen). */
+#define RECORDING_MIN_GAP_PERCENT 25
+
+struct recording {
+    const struct record_options *opts;
+    const struct engine_choice *choice;
+    struct output *out;
+    struct pmu_source *pmu; /* NULL: none */
+    double *pmu_values;     /* one per channel */
+    bool pmu_failed;
+    int signal_fd;
+    sigset_t original_mask; /* what the program starts with */
+    struct tick_clock clock;
+    uint64_t start_mono, end_mono;
+    uint64_t deadline; /* --duration, monotonic; 0 = none */
+};
+
+/* The common lines of the -d summary. */
+struct recording_summary {
+    uint64_t latency_ns;      /* the time threads stood still, summed over samples */
+    uint64_t samples, ideal;  /* samples taken, and the ideal number */
+    const char *samples_note; /* after "N ideal, M actual" ("" or " (...)") */
+    bool per_cpu_second;      /* the rate is per second of CPU time */
+    uint64_t threads;         /* seen */
+};
+
+int recording_open(struct recording *r, const struct record_options *opts,
+                   const struct engine_choice *choice);
+int recording_catch_signals(struct recording *r);
+/* STACK_SIZE: META stack_size, the copy each thread starts with. */
+void recording_start_output(struct recording *r, pid_t first_pid, size_t stack_size);
+int recording_begin(struct recording *r);
+void recording_read_pmu(struct recording *r);
+void recording_print_summary(const struct recording *r, const struct recording_summary *s);
+int recording_exit_code(const struct recording *r, int status, int written);
+void recording_close(struct recording *r);
+
+#endif
