@@ -12,7 +12,7 @@
  * reads the measurement source, takes the records the kernel wrote up to
  * that moment (in time order across CPUs), turns CPU samples into thread
  * entries (stack unwound at once), looks at every thread that took no
- * sample for whether it is blocked (perf_offcpu.h), and writes one SAMPLE
+ * sample for whether it is blocked (offcpu.h), and writes one SAMPLE
  * holding all of that at the tick's time: the reading of an interval and
  * the CPU time spent in it stay together, as with ptrace.  What both
  * engines share (output, measurement source, signals, ticks, the -d
@@ -25,7 +25,7 @@
 #include "record/launch.h"
 #include "record/output.h"
 #include "record/perf_events.h"
-#include "record/perf_offcpu.h"
+#include "record/offcpu.h"
 #include "record/perf_regs.h"
 #include "record/perf_threads.h"
 #include "record/process.h"

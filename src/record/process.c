@@ -293,24 +293,36 @@ void proc_cmdline(pid_t pid, char *buf, size_t size)
     buf[n] = '\0';
 }
 
-bool proc_zombie_status(pid_t pid, int *status)
+const char *proc_stat_state(pid_t pid, pid_t tid, char *buf, size_t size)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    char path[64];
+    if (tid > 0)
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    else
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        return NULL;
+    ssize_t n = read(fd, buf, size - 1);
     close(fd);
     if (n <= 0)
-        return false;
+        return NULL;
     buf[n] = '\0';
-    /* The name, in parentheses, may hold anything: the fields follow the
-     * last ')'.  Field 3 is the state, field 52 the exit code. */
+    /* "PID (COMM) STATE ...": the name may hold anything, ')' and spaces
+     * included, so the fields follow the last ')'. */
     const char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ' || p[2] != 'Z')
+    if (!p || p[1] != ' ' || p[2] == '\0')
+        return NULL;
+    return p + 2;
+}
+
+bool proc_zombie_status(pid_t pid, int *status)
+{
+    char buf[1024];
+    /* Field 3 is the state, field 52 the exit code. */
+    const char *p = proc_stat_state(pid, 0, buf, sizeof(buf));
+    if (!p || *p != 'Z')
         return false;
-    p += 2;
     for (int field = 3; field < 52; field++) {
         p = strchr(p, ' ');
         if (!p)

@@ -77,6 +77,10 @@ void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t size);
 void proc_cmdline(pid_t pid, char *buf, size_t size);
 /* readlink /proc/PID/exe into BUF ("" when unreadable). */
 void proc_exe(pid_t pid, char *buf, size_t size);
+/* Read /proc/PID/stat (TID 0) or /proc/PID/task/TID/stat into BUF and
+ * return where its state letter (field 3) is, the fields after it
+ * following; NULL when unreadable. */
+const char *proc_stat_state(pid_t pid, pid_t tid, char *buf, size_t size);
 /* The wait status of process PID while it is a zombie (exited, not yet
  * reaped by its parent): the exit_code of /proc/PID/stat.  False when it
  * is not a zombie, or gone. */

@@ -1,5 +1,6 @@
 /* threads.c - see threads.h */
 #include "record/threads.h"
+#include "record/offcpu.h"
 #include "record/stack.h"
 #include "util/xalloc.h"
 
@@ -130,55 +131,44 @@ void thread_reopen_schedstat(struct thread *th, pid_t pid)
     th->stack_lo = th->stack_hi = 0;
 }
 
-static const char *parse_u64(const char *p, const char *end, uint64_t *v, int base)
+/* A decimal number after optional spaces; NULL when there is none. */
+static const char *parse_decimal(const char *p, const char *end, uint64_t *v)
 {
     while (p < end && *p == ' ')
         p++;
-    if (base == 16) {
-        if (end - p < 2 || p[0] != '0' || p[1] != 'x')
-            return NULL;
-        p += 2;
-    }
     const char *start = p;
     uint64_t x = 0;
-    for (; p < end; p++) {
-        int d;
-        if (*p >= '0' && *p <= '9')
-            d = *p - '0';
-        else if (base == 16 && *p >= 'a' && *p <= 'f')
-            d = *p - 'a' + 10;
-        else
-            break;
-        x = x * (uint64_t)base + (uint64_t)d;
-    }
+    for (; p < end && *p >= '0' && *p <= '9'; p++)
+        x = x * 10 + (uint64_t)(*p - '0');
     *v = x;
     return p > start ? p : NULL;
 }
 
-/* Parse "NR ARG1 ... ARG6 SP PC"; "running" or "-1 SP PC" mean no call. */
+/* schedstat: "<ns on cpu> <ns waiting> <times put on a cpu>".  Returns
+ * how many of the three fields were read into FIELDS. */
+static int read_schedstat(const struct thread *th, uint64_t fields[3])
+{
+    char buf[96];
+    if (th->schedstat_fd < 0)
+        return 0;
+    ssize_t n = pread(th->schedstat_fd, buf, sizeof(buf) - 1, 0);
+    if (n <= 0)
+        return 0;
+    const char *p = buf, *end = buf + n;
+    int got = 0;
+    while (got < 3 && (p = parse_decimal(p, end, &fields[got])) != NULL)
+        got++;
+    return got;
+}
+
 bool thread_read_syscall(struct thread *th, int *nr, uint64_t *sp, uint64_t *pc)
 {
-    if (th->syscall_fd < 0) {
-        char path[64];
-        snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)th->pid, (int)th->tid);
-        th->syscall_fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (th->syscall_fd < 0)
-            return false;
-    }
-    char buf[256];
-    ssize_t n = pread(th->syscall_fd, buf, sizeof(buf) - 1, 0);
-    if (n <= 0 || buf[0] < '0' || buf[0] > '9')
+    struct offcpu_look look = offcpu_look(&th->syscall_fd, th->pid, th->tid);
+    if (look.state != OFFCPU_IN_SYSCALL)
         return false;
-    const char *p = buf, *end = buf + n;
-    uint64_t number, word;
-    p = parse_u64(p, end, &number, 10);
-    for (int i = 0; p && i < 6; i++)
-        p = parse_u64(p, end, &word, 16);
-    p = p ? parse_u64(p, end, sp, 16) : NULL;
-    p = p ? parse_u64(p, end, pc, 16) : NULL;
-    if (!p || number > 4096)
-        return false;
-    *nr = (int)number;
+    *nr = look.syscall;
+    *sp = look.sp;
+    *pc = look.pc;
     return true;
 }
 
@@ -197,37 +187,20 @@ bool thread_read_blocked(struct thread *th)
 
 bool thread_read_cpu(const struct thread *th, uint64_t *cpu_ns)
 {
-    char buf[96];
-    if (th->schedstat_fd < 0)
+    uint64_t fields[3];
+    if (read_schedstat(th, fields) < 1)
         return false;
-    ssize_t n = pread(th->schedstat_fd, buf, sizeof(buf) - 1, 0);
-    if (n <= 0)
-        return false;
-    /* "<ns on cpu> <ns waiting> <timeslices>": the first field is ours. */
-    uint64_t v = 0;
-    ssize_t i = 0;
-    for (; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
-        v = v * 10 + (uint64_t)(buf[i] - '0');
-    if (i == 0)
-        return false;
-    *cpu_ns = v;
+    *cpu_ns = fields[0];
     return true;
 }
 
 bool thread_read_sched(const struct thread *th, struct thread_sched *out)
 {
-    char buf[96];
-    if (th->schedstat_fd < 0)
+    uint64_t fields[3];
+    if (read_schedstat(th, fields) < 3)
         return false;
-    ssize_t n = pread(th->schedstat_fd, buf, sizeof(buf) - 1, 0);
-    if (n <= 0)
-        return false;
-    /* "<ns on cpu> <ns waiting> <times put on a cpu>" */
-    const char *p = buf, *end = buf + n;
-    uint64_t waiting;
-    p = parse_u64(p, end, &out->cpu_ns, 10);
-    p = p ? parse_u64(p, end, &waiting, 10) : NULL;
-    p = p ? parse_u64(p, end, &out->runs, 10) : NULL;
+    out->cpu_ns = fields[0];
+    out->runs = fields[2];
     /* A kernel without scheduler statistics prints "0 0 0". */
-    return p != NULL && out->runs != 0;
+    return out->runs != 0;
 }

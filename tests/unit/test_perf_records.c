@@ -3,13 +3,13 @@
  * record parser shared with the perf.data reader (interop/perf_records.h)
  * on records laid out as the kernel writes them, and on damaged ones; the
  * /proc/PID/task/TID/syscall parser of the off-CPU look
- * (record/perf_offcpu.h); -e parsing (record/perf_counters.h); a new
+ * (record/offcpu.h); -e parsing (record/perf_counters.h); a new
  * mapping replacing what it overlaps (record/maps.h).
  */
 #include "interop/perf_records.h"
 #include "record/maps.h"
 #include "record/perf_counters.h"
-#include "record/perf_offcpu.h"
+#include "record/offcpu.h"
 
 #include <criterion/criterion.h>
 #include <linux/perf_event.h>
@@ -240,7 +240,7 @@ Test(perf_records, attributes_say_what_their_records_hold)
     cr_expect_eq(perf_layout_from_attr((const uint8_t *)&a, 32, &l, &why), -1);
 }
 
-Test(perf_offcpu, the_kernels_syscall_file)
+Test(offcpu, the_kernels_syscall_file)
 {
     const char *blocked = "7 0x7ffd1 0x1 0x3e8 0x0 0x0 0x0 0x7ffc9a8e3d40 0x7f5e4b6f2d7f\n";
     struct offcpu_look l = offcpu_parse(blocked, strlen(blocked));

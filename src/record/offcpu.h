@@ -1,10 +1,11 @@
 /*
- * perf_offcpu.h - threads off CPU, looked at without stopping them.
+ * offcpu.h - threads off CPU, looked at without stopping them.
  *
  * The kernel's CPU-time samples say nothing about a thread that sleeps.
  * At every tick the perf engine looks at each thread that took no sample
- * since the previous tick through /proc/PID/task/TID/syscall, which the
- * kernel answers without disturbing the thread: "running", or the system
+ * since the previous tick through /proc/PID/task/TID/syscall (the ptrace
+ * engine reads the same file to see whether a blocked thread is still in
+ * the same call), which the kernel answers without disturbing the thread: "running", or the system
  * call it is blocked in with its stack pointer and PC ("-1 SP PC" when it
  * is blocked outside a system call: stopped, or waiting for a page).  A
  * blocked thread's stack does not change while it sleeps, so it is copied

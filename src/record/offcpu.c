@@ -1,5 +1,6 @@
-/* perf_offcpu.c - see perf_offcpu.h */
-#include "record/perf_offcpu.h"
+/* offcpu.c - see offcpu.h */
+#include "record/offcpu.h"
+#include "record/process.h"
 #include "record/regs.h"
 
 #include <fcntl.h>
@@ -87,19 +88,9 @@ struct offcpu_look offcpu_look(int *fd, pid_t pid, pid_t tid)
 
 bool offcpu_stopped(pid_t pid, pid_t tid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    /* "PID (COMM) STATE ...": the name may hold spaces and ')'. */
-    const char *close_paren = strrchr(buf, ')');
-    return close_paren && close_paren[1] == ' ' && (close_paren[2] == 'T' || close_paren[2] == 't');
+    char buf[512];
+    const char *state = proc_stat_state(pid, tid, buf, sizeof(buf));
+    return state && (*state == 'T' || *state == 't');
 }
 
 int offcpu_stack(pid_t pid, pid_t tid, int *fd, const struct offcpu_look *look,
