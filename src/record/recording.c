@@ -62,7 +62,8 @@ int recording_begin(struct recording *r)
         r->deadline = r->start_mono + (uint64_t)(r->opts->duration * 1e9);
     if (r->pmu && pmu_read(r->pmu, r->pmu_values) != 0) /* prime counters */
         r->pmu_failed = true;
-    return tick_clock_start(&r->clock, r->opts->frequency, min_gap_percent());
+    double hz = r->tick_hz > 0 ? r->tick_hz : r->opts->frequency;
+    return tick_clock_start(&r->clock, hz, min_gap_percent());
 }
 
 void recording_read_pmu(struct recording *r)

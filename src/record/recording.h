@@ -14,7 +14,8 @@
  *  - recording_start_output() makes the output visible once the program
  *    runs and writes the META every recording starts with (record_meta.h).
  *  - recording_begin() starts sampling: the source primed, the tick clock
- *    started at the requested rate (tick_clock.h; PTPROF_MIN_GAP_PCT
+ *    started at tick_hz, or the requested rate when the engine left it 0
+ *    (tick_clock.h; PTPROF_MIN_GAP_PCT
  *    overrides its gap, a benchmark knob), the --duration deadline set;
  *    the profiler asks for a short scheduling slice (priority.h: after the
  *    program was forked, which must not inherit it) and unsets
@@ -59,6 +60,7 @@ struct recording {
     int signal_fd;
     sigset_t original_mask; /* what the program starts with */
     struct tick_clock clock;
+    double tick_hz; /* the clock's rate if not the requested one (0) */
     uint64_t start_mono, end_mono;
     uint64_t deadline; /* --duration, monotonic; 0 = none */
 };

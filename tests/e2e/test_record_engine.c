@@ -312,3 +312,51 @@ Test(record_engine, software_counters_are_read_with_the_samples)
     cr_assert(strstr(r.res.err, "[debug] counter:     context-switches "), RUN_CONTEXT(&r.res));
     run_free(&r);
 }
+
+/* The "[debug] ticks:" rate of the perf engine's -d summary. */
+static double tick_hz(const struct run *r)
+{
+    const char *line = strstr(r->res.err, "[debug] ticks:");
+    cr_assert(line, "no ticks line: " RUN_FMT, RUN_ARGS(&r->res));
+    const char *paren = strchr(line, '(');
+    cr_assert(paren, "ticks line without a rate: %.80s", line);
+    return atof(paren + 1);
+}
+
+/* The kernel samples at the requested rate; the loop that looks at
+ * blocked threads wakes at most 1000 times a second, unless a measurement
+ * source must be read at the requested rate (docs/recording.md). */
+Test(record_engine, perf_engine_ticks_at_most_1khz_unless_measuring, .timeout = 60)
+{
+    struct run r;
+    const char *options[] = {"--engine", "perf", "-d", "-g", "none", "-f", "5000", NULL};
+    run_record(&r, NULL, options, NULL, "1.0");
+    cr_assert_eq(spawn_exit_code(r.res.status), 0, RUN_CONTEXT(&r.res));
+    double ticks = tick_hz(&r);
+    cr_expect_leq(ticks, 1010.0, "ticks at %.1f Hz: " RUN_FMT, ticks, RUN_ARGS(&r.res));
+    cr_expect_geq(ticks, 800.0, "ticks at %.1f Hz: " RUN_FMT, ticks, RUN_ARGS(&r.res));
+    const char *freq = strstr(r.res.err, "Hz requested, ");
+    cr_assert(freq, RUN_CONTEXT(&r.res));
+    double achieved = atof(freq + strlen("Hz requested, "));
+    cr_expect_geq(achieved, 4900.0, "CPU samples at %.1f Hz: " RUN_FMT, achieved, RUN_ARGS(&r.res));
+    run_free(&r);
+
+    /* A measurement is read at every tick: at the requested rate. */
+    char *dir = test_mkdtemp(), *source = NULL, *spec = NULL;
+    cr_assert(asprintf(&source, "%s/power", dir) > 0 && asprintf(&spec, "file:%s", source) > 0);
+    FILE *f = fopen(source, "w");
+    cr_assert(f);
+    fputs("12\n", f);
+    fclose(f);
+    const char *measuring[] = {"--engine", "perf", "-d", "-g", "none",
+                               "-f",       "5000", "-p", spec, NULL};
+    run_record(&r, NULL, measuring, NULL, "1.0");
+    cr_assert_eq(spawn_exit_code(r.res.status), 0, RUN_CONTEXT(&r.res));
+    ticks = tick_hz(&r);
+    cr_expect_geq(ticks, 3000.0, "measuring, ticks at %.1f Hz: " RUN_FMT, ticks, RUN_ARGS(&r.res));
+    run_free(&r);
+    test_rmtree(dir);
+    free(dir);
+    free(source);
+    free(spec);
+}

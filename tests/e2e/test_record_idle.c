@@ -174,6 +174,23 @@ static size_t read_gaps(const char *path, struct thread_gaps *threads, size_t ma
     return n;
 }
 
+/* Above 1 kHz the perf engine's loop looks at blocked threads every
+ * millisecond, not at every period (docs/recording.md): an entry covers
+ * the wall time since the thread's previous one, so the calls keep their
+ * shares of the wall time. */
+Test(record_idle, perf_engine_wall_shares_hold_above_1khz, .timeout = 90)
+{
+    char *wl = build_workload("blockers");
+    const char *args[] = {"-f", "5000", "--", wl, "1.5", NULL};
+    struct recording r;
+    record_native_engine(&r, "perf", args, 0, 60);
+    cr_assert(strstr(r.run.out, "blockers: ok"), "the workload failed:\n" REC_FMT,
+              REC_ARGS(&r.run));
+    check_call_names(r.path);
+    recording_free(&r);
+    free(wl);
+}
+
 /* How long the thread ran in [FROM, TO]: the span minus its gaps. */
 static uint64_t ran_between(const struct thread_gaps *t, uint64_t from, uint64_t to)
 {
