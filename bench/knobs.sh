@@ -5,7 +5,8 @@
 # Each row runs `ptprof record --engine ptrace -g none -d` (the sampling mechanism alone)
 # with one knob changed (src/record/ptrace_engine.c, read_benchmark_knobs()):
 #   default           as ptprof ships
-#   PTPROF_SPIN_NS    poll 50 us for the stops before sleeping
+#   PTPROF_SPIN_NS    poll N ns for the stops before sleeping, whatever the
+#                     load (0: never; the default polls 50 us while a CPU is free)
 #   PTPROF_CPU        keep the tracer on the last CPU
 #   PTPROF_MIN_GAP_PCT=0 / 50
 #                     the least time left to the program between a sample
@@ -44,7 +45,7 @@ NPROC=$(nproc)
 UNITS=$("$CPUBURN" --calibrate 0.3) || exit 0
 UNITS=$((UNITS * 5)) # about 1.5 s of one CPU
 
-KNOBS=("default|" "spin 50 us|PTPROF_SPIN_NS=50000" "tracer on CPU $((NPROC - 1))|PTPROF_CPU=$((NPROC - 1))"
+KNOBS=("default|" "never poll|PTPROF_SPIN_NS=0" "always poll 50 us|PTPROF_SPIN_NS=50000" "tracer on CPU $((NPROC - 1))|PTPROF_CPU=$((NPROC - 1))"
     "gap 0%|PTPROF_MIN_GAP_PCT=0" "gap 50%|PTPROF_MIN_GAP_PCT=50")
 CASES=("1 1000" "1 10000" "4 1000")
 RAW=$TMP/raw # case knob rep key value

@@ -14,6 +14,7 @@
  * map refreshes, writing.
  */
 #include "record/engine.h"
+#include "record/idle_cpu.h"
 #include "record/jit_maps.h"
 #include "record/output.h"
 #include "record/profiler_signals.h"
@@ -95,6 +96,11 @@ struct recorder {
     bool *maps_refreshed; /* per process, this sample */
     size_t maps_refreshed_cap;
     uint64_t next_maps_refresh;
+
+    /* Polling for stops while a CPU is free (idle_cpu.h). */
+    struct idle_cpu idle;
+    bool spin_fixed; /* PTPROF_SPIN_NS set: always that, free CPU or not */
+    uint64_t polled; /* samples taken with polling on */
 
     /* benchmark knobs (read_benchmark_knobs) */
     bool fixed_copy; /* PTPROF_STACK_GROW=0: the configured copy size, always */
@@ -736,14 +742,15 @@ static void read_signals(struct recorder *r)
 /*
  * Knobs for the benchmarks (bench/README.md), to measure the choices
  * docs/recording.md explains: PTPROF_SPIN_NS (poll for stops this long
- * before sleeping), PTPROF_MIN_GAP_PCT (read by recording_begin()),
- * PTPROF_STACK_GROW=0 (copy the configured size, never more), PTPROF_CPU=N
+ * before sleeping, whether a CPU is free or not; 0 never polls), PTPROF_MIN_GAP_PCT (read by
+ * recording_begin()), PTPROF_STACK_GROW=0 (copy the configured size, never more), PTPROF_CPU=N
  * (keep the tracer on CPU N).
  */
 static void read_benchmark_knobs(struct recorder *r)
 {
     const char *spin = getenv("PTPROF_SPIN_NS");
-    if (spin && *spin)
+    r->spin_fixed = spin && *spin;
+    if (r->spin_fixed)
         r->tracer.spin_ns = strtoull(spin, NULL, 10);
     const char *grow = getenv("PTPROF_STACK_GROW");
     r->fixed_copy = grow && strcmp(grow, "0") == 0;
@@ -763,10 +770,18 @@ static void pin_tracer(struct recorder *r)
         pt_warn("PTPROF_CPU=%d: %s", r->pin_cpu, strerror(errno));
 }
 
+/* How long to poll for the stops of a sample while a CPU is free: they
+ * come within 50 us when the threads run (docs/recording.md). */
+#define SPIN_WHEN_FREE_NS (50 * 1000ULL)
+
 static void on_timer(struct recorder *r)
 {
     if (!tick_clock_due(&r->rec.clock) || !r->sampling)
         return;
+    if (!r->spin_fixed)
+        r->tracer.spin_ns =
+            idle_cpu_free(&r->idle, monotonic_ns(), r->tracer.ncpus) ? SPIN_WHEN_FREE_NS : 0;
+    r->polled += r->tracer.spin_ns > 0;
     take_sample(r);
     uint64_t now = monotonic_ns();
     tick_clock_next(&r->rec.clock, now);
@@ -803,6 +818,9 @@ static void print_summary(const struct recorder *r)
     recording_print_summary(&r->rec, &common);
     fprintf(stderr, "[debug] signals:     %llu passed to the target\n",
             (unsigned long long)r->tracer.signals_passed);
+    fprintf(stderr, "[debug] polling:     for the stops of %.1f%% of the samples (%s)\n",
+            r->samples ? 100.0 * (double)r->polled / (double)r->samples : 0.0,
+            r->spin_fixed ? "PTPROF_SPIN_NS" : "while a CPU was free");
     /* Where a sample's time goes (docs/recording.md reads these). */
     const struct sample_costs *c = &r->costs;
     double per = c->taken ? 1e3 * (double)c->taken : 1.0, taken = c->taken ? (double)c->taken : 1;
@@ -934,6 +952,7 @@ static int ptrace_engine_run(const struct record_options *opts, const struct eng
     r.tracer.on_stopped_ctx = &r;
     sample_queue_init(&r.queue, r.rec.pmu ? r.rec.pmu->nchannels : 0);
     read_benchmark_knobs(&r);
+    idle_cpu_open(&r.idle);
     if (rc != 0)
         goto out;
     rc = PT_EXIT_USAGE;
@@ -965,6 +984,7 @@ static int ptrace_engine_run(const struct record_options *opts, const struct eng
     rc = recording_exit_code(&r.rec, r.tracer.first_status, written);
 
 out:
+    idle_cpu_close(&r.idle);
     recording_close(&r.rec);
     free_scratch(&r);
     tracer_destroy(&r.tracer);

@@ -67,10 +67,11 @@ struct tracer {
     size_t ncpus;
 };
 
-/* Polling for stops is off by default: on a virtual machine a CPU that
- * goes idle takes tens of microseconds to come back, so polling can halve
- * the stop window, but when a thread to stop shares the tracer's CPU the
- * polling is in its way and doubles it.  PTPROF_SPIN_NS turns it on. */
+/* Polling for stops is off unless the caller sets spin_ns: on a virtual
+ * machine a CPU that goes idle takes tens of microseconds to come back,
+ * so polling can halve the stop window, but when a thread to stop shares
+ * the tracer's CPU the polling is in its way and doubles it.  The ptrace
+ * engine polls while a CPU is free (idle_cpu.h). */
 #define TRACER_SPIN_NS 0ULL
 
 void tracer_init(struct tracer *t, struct output *out, bool inherit);
