@@ -5,13 +5,13 @@
  * At every tick the perf engine looks at each thread that took no sample
  * since the previous tick through /proc/PID/task/TID/syscall (the ptrace
  * engine reads the same file to see whether a blocked thread is still in
- * the same call), which the kernel answers without disturbing the thread: "running", or the system
- * call it is blocked in with its stack pointer and PC ("-1 SP PC" when it
- * is blocked outside a system call: stopped, or waiting for a page).  A
- * blocked thread's stack does not change while it sleeps, so it is copied
- * with process_vm_readv and unwound by CFI from the PC and the stack
- * pointer alone (the file gives no other register; docs/stacks.md).  A
- * copy during which the thread woke up is thrown away.
+ * the same call), which the kernel answers without disturbing the thread:
+ * "running", or the system call it is blocked in with its stack pointer
+ * and PC ("-1 SP PC" when it is blocked outside a system call: stopped,
+ * or waiting for a page).  A blocked thread's stack does not change while
+ * it sleeps, so it is copied with process_vm_readv and unwound by CFI from
+ * the PC and the stack pointer alone (the file gives no other register;
+ * docs/stacks.md).  A copy during which the thread woke up is thrown away.
  *
  * Contract: offcpu_look() opens the file into *FD on first use and
  * re-reads it with pread; offcpu_stack() returns the depth written into

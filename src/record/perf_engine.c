@@ -682,9 +682,9 @@ static void flush_entries(struct engine *e, uint64_t time_rt)
  * wakes the profiler and takes a CPU from the program: four busy threads
  * on two CPUs ran +49% slower at 10 kHz with a tick per period, against
  * +18% for perf record, and as fast as under perf with 1 kHz ticks
- * (docs/recording.md).  A blocked thread's entry
- * covers the wall time since its previous one, so --wall and the timeline
- * lanes are the same; blocked threads are seen every millisecond.
+ * (docs/recording.md).  A blocked thread's entry covers the wall time
+ * since its previous one, so --wall and the timeline lanes are the same;
+ * blocked threads are seen every millisecond.
  */
 #define TICK_MAX_HZ 1000.0
 

@@ -62,6 +62,7 @@ struct sample_costs {
     uint64_t unwind_ns; /* after the resume: unwinding */
     uint64_t after_ns;  /* after the resume: everything (unwinding, writing, maps) */
     uint64_t taken;     /* samples taken (written ones are r->samples) */
+    uint64_t polled;    /* ...of them with polling for the stops on */
     uint64_t stopped;   /* threads copied in time, summed over samples */
     uint64_t late;      /* threads copied after their sample was built */
     uint64_t reused;    /* threads whose last copy was reused */
@@ -100,7 +101,6 @@ struct recorder {
     /* Polling for stops while a CPU is free (idle_cpu.h). */
     struct idle_cpu idle;
     bool spin_fixed; /* PTPROF_SPIN_NS set: always that, free CPU or not */
-    uint64_t polled; /* samples taken with polling on */
 
     /* benchmark knobs (read_benchmark_knobs) */
     bool fixed_copy; /* PTPROF_STACK_GROW=0: the configured copy size, always */
@@ -619,6 +619,7 @@ static void take_sample(struct recorder *r)
     r->costs.check_ns += t0 - t_check;
     r->costs.window_ns += t2 - t0;
     r->costs.taken++;
+    r->costs.polled += r->tracer.spin_ns > 0;
     struct thread_table *tt = &r->tracer.threads;
     for (size_t i = 0; i < tt->count; i++)
         r->costs.stopped += tt->threads[i].captured;
@@ -742,9 +743,10 @@ static void read_signals(struct recorder *r)
 /*
  * Knobs for the benchmarks (bench/README.md), to measure the choices
  * docs/recording.md explains: PTPROF_SPIN_NS (poll for stops this long
- * before sleeping, whether a CPU is free or not; 0 never polls), PTPROF_MIN_GAP_PCT (read by
- * recording_begin()), PTPROF_STACK_GROW=0 (copy the configured size, never more), PTPROF_CPU=N
- * (keep the tracer on CPU N).
+ * before sleeping, whether a CPU is free or not; 0 never polls),
+ * PTPROF_MIN_GAP_PCT (read by recording_begin()), PTPROF_STACK_GROW=0
+ * (copy the configured size, never more), PTPROF_CPU=N (keep the tracer
+ * on CPU N).
  */
 static void read_benchmark_knobs(struct recorder *r)
 {
@@ -781,7 +783,6 @@ static void on_timer(struct recorder *r)
     if (!r->spin_fixed)
         r->tracer.spin_ns =
             idle_cpu_free(&r->idle, monotonic_ns(), r->tracer.ncpus) ? SPIN_WHEN_FREE_NS : 0;
-    r->polled += r->tracer.spin_ns > 0;
     take_sample(r);
     uint64_t now = monotonic_ns();
     tick_clock_next(&r->rec.clock, now);
@@ -819,7 +820,7 @@ static void print_summary(const struct recorder *r)
     fprintf(stderr, "[debug] signals:     %llu passed to the target\n",
             (unsigned long long)r->tracer.signals_passed);
     fprintf(stderr, "[debug] polling:     for the stops of %.1f%% of the samples (%s)\n",
-            r->samples ? 100.0 * (double)r->polled / (double)r->samples : 0.0,
+            r->costs.taken ? 100.0 * (double)r->costs.polled / (double)r->costs.taken : 0.0,
             r->spin_fixed ? "PTPROF_SPIN_NS" : "while a CPU was free");
     /* Where a sample's time goes (docs/recording.md reads these). */
     const struct sample_costs *c = &r->costs;
