@@ -27,7 +27,7 @@ struct perf_thread {
      * thread has an inherited event per CPU, each counting only there):
      * per CPU slot, task-clock then the counters; NULL until first read. */
     uint64_t *last_read;
-    bool sampled; /* has a CPU sample in the tick being built */
+    uint64_t sample_time; /* monotonic: its last CPU sample's, 0 before one */
     /* Off CPU: what the last look at /proc/PID/task/TID/syscall found. */
     int syscall_fd;
     bool blocked;

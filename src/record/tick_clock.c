@@ -45,6 +45,7 @@ int tick_clock_start(struct tick_clock *c, double hz, unsigned min_gap_pct)
     if (c->period == 0)
         c->period = 1;
     c->min_gap = c->period * (min_gap_pct > 100 ? 100 : min_gap_pct) / 100;
+    c->stride = 1;
     c->start = monotonic_ns();
     c->rng = realtime_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
     if (arm(c, 1, due_time(c, 1)) != 0) {
@@ -68,8 +69,8 @@ void tick_clock_next(struct tick_clock *c, uint64_t now)
     if (!c->running)
         return;
     uint64_t k = (now - c->start) / c->period + 1;
-    if (k <= c->k)
-        k = c->k + 1;
+    if (k < c->k + c->stride)
+        k = c->k + c->stride;
     uint64_t due = due_time(c, k), earliest = now + c->min_gap;
     while (due < earliest) {
         /* Still within this tick's own window: late, not dropped. */
@@ -80,8 +81,22 @@ void tick_clock_next(struct tick_clock *c, uint64_t now)
         k++;
         due = due_time(c, k);
     }
-    c->dropped += k - c->k - 1;
+    c->dropped += k - c->k - c->stride;
     arm(c, k, due);
+}
+
+void tick_clock_set_stride(struct tick_clock *c, uint64_t stride)
+{
+    c->stride = stride ? stride : 1;
+}
+
+uint64_t tick_clock_grid_after(const struct tick_clock *c, uint64_t now)
+{
+    if (c->period == 0) /* never started */
+        return UINT64_MAX;
+    if (now < c->start)
+        return c->start;
+    return c->start + ((now - c->start) / c->period + 1) * c->period;
 }
 
 void tick_clock_stop(struct tick_clock *c)

@@ -13,7 +13,9 @@
  * ticks that passed meanwhile (counted in `dropped`): late ticks are never
  * made up for, and never cascade into back-to-back ones.  The clock is a
  * non-blocking timerfd on CLOCK_MONOTONIC for the caller's poll();
- * re-arming it clears its expiration count.
+ * re-arming it clears its expiration count.  A stride of N arms only
+ * every Nth grid point (the ticks between are skipped, not dropped), for
+ * a caller with nothing to do at the full rate for a while.
  */
 #ifndef PTPROF_RECORD_TICK_CLOCK_H
 #define PTPROF_RECORD_TICK_CLOCK_H
@@ -26,6 +28,7 @@ struct tick_clock {
     uint64_t start, period; /* monotonic ns */
     uint64_t min_gap;       /* ns a tick leaves the program before the next */
     uint64_t k;             /* the tick armed */
+    uint64_t stride;        /* grid points per tick armed, 1 at the full rate */
     uint64_t rng;
     uint64_t dropped; /* ticks skipped: a tick ran into them, or came too soon */
     bool running;
@@ -38,6 +41,10 @@ int tick_clock_start(struct tick_clock *c, double hz, unsigned min_gap_pct);
 bool tick_clock_due(struct tick_clock *c);
 /* Arm the next tick after one handled until NOW (monotonic ns). */
 void tick_clock_next(struct tick_clock *c, uint64_t now);
+/* Every STRIDE-th grid point from the next tick armed on (1: all). */
+void tick_clock_set_stride(struct tick_clock *c, uint64_t stride);
+/* The first grid point after NOW, without jitter. */
+uint64_t tick_clock_grid_after(const struct tick_clock *c, uint64_t now);
 void tick_clock_stop(struct tick_clock *c);
 void tick_clock_close(struct tick_clock *c);
 

@@ -191,6 +191,46 @@ Test(record_idle, perf_engine_wall_shares_hold_above_1khz, .timeout = 90)
     free(wl);
 }
 
+/*
+ * A program busy for 100 ms, then asleep for 20 ms, over and over: the
+ * perf engine's ticks relax during every busy spell (100 Hz, no wait to
+ * look at) and see each nap up to a relaxed period late, yet the nap
+ * keeps its whole share of the wall time: a wait's entry covers the time
+ * since the thread's last CPU sample, which is stamped with the end of
+ * its own tick period, not with the late tick's time.  The ptrace engine
+ * never relaxes; both must agree with what the program measured.
+ */
+ENGINE_TEST(record_idle, a_wait_after_a_busy_spell_keeps_its_wall_share, .timeout = 90)
+{
+    char *wl = build_workload("naps");
+    const char *args[] = {"-d", "-f", "1000", "--", wl, "1.5", "100", "20", NULL};
+    struct recording r;
+    record_native_engine(&r, engine_p->name, args, 0, 60);
+    const char *said = strstr(r.run.out, "naps: napped ");
+    double napped, whole;
+    cr_assert(said && sscanf(said, "naps: napped %lf of %lf ms", &napped, &whole) == 2,
+              "the workload failed:\n" REC_FMT, REC_ARGS(&r.run));
+    if (engine_is_perf(engine_p->name)) {
+        const char *ticks = strstr(r.run.err, "[debug] ticks:");
+        const char *close = ticks ? strchr(ticks, ')') : NULL;
+        cr_assert(close && close[1] == ',', "no ticks line:\n" REC_FMT, REC_ARGS(&r.run));
+        long relaxed = atol(close + 2);
+        cr_expect_gt(relaxed, 20, "%ld ticks relaxed in the busy spells:\n" REC_FMT, relaxed,
+                     REC_ARGS(&r.run));
+    }
+    const char *report_args[] = {r.path, "--wall", "-k", "procedure", NULL};
+    char *csv = report_csv(report_args);
+    double want = 100.0 * napped / whole, got = report_csv_value(csv, "nap", "total_pct");
+    cr_log_info("%s: nap() holds %.1f%% of the wall time, measured %.1f%%", engine_p->name, got,
+                want);
+    cr_expect(fabs(got - want) <= 2.0,
+              "%s: nap() holds %.1f%% of the wall time, the program measured %.1f%%:\n%.2000s",
+              engine_p->name, got, want, csv);
+    free(csv);
+    recording_free(&r);
+    free(wl);
+}
+
 /* How long the thread ran in [FROM, TO]: the span minus its gaps. */
 static uint64_t ran_between(const struct thread_gaps *t, uint64_t from, uint64_t to)
 {
