@@ -15,8 +15,8 @@
  * sample for whether it is blocked (offcpu.h), and writes one SAMPLE
  * holding all of that at the tick's time: the reading of an interval and
  * the CPU time spent in it stay together, as with ptrace.  While no thread
- * is found blocked for a while and nothing is measured, the ticks slow
- * down (relax_ticks()); CPU samples are still written in SAMPLEs of one
+ * starts a wait for a while and nothing is measured, the ticks slow down
+ * (relax_ticks()); CPU samples are still written in SAMPLEs of one
  * tick period each, at the end of the period they fell in.  What both
  * engines share (output, measurement source, signals, ticks, the -d
  * summary's common lines) is in recording.h.
