@@ -47,6 +47,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -68,11 +69,11 @@ struct perf_proc {
     char *exe;
 };
 
-/* A record taken from a ring, waiting to be processed in time order. */
-struct queued {
-    uint64_t time, seq;
-    size_t off;
-    uint16_t size;
+/* The record at the head of a ring, parsed: it stays in place in the ring
+ * until it is processed. */
+struct ring_head {
+    bool ready;
+    struct perf_record r;
 };
 
 /* A thread entry of the SAMPLE being built, with its counter deltas. */
@@ -102,11 +103,7 @@ struct engine {
     struct profsig_job job;
     int64_t realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 
-    uint8_t *arena;
-    size_t arena_len, arena_cap;
-    struct queued *queue;
-    size_t nqueue, queue_cap;
-    uint64_t seq;
+    struct ring_head *heads; /* one per ring */
 
     struct entry *entries;
     size_t nentries, entries_cap;
@@ -524,34 +521,6 @@ static void on_sample(void *ctx, const struct perf_record *r)
     };
 }
 
-/* --- the record queue ----------------------------------------------------- */
-
-static void queue_record(struct engine *e, const uint8_t *rec, size_t size)
-{
-    struct perf_record r;
-    const char *why;
-    if (perf_record_parse(&e->ev.layout, rec, size, &r, &why) == 0)
-        return; /* the kernel wrote it: cannot happen, but never trust it */
-    e->arena = xgrow(e->arena, &e->arena_cap, e->arena_len + size, 1);
-    memcpy(e->arena + e->arena_len, rec, size);
-    e->queue = xgrow(e->queue, &e->queue_cap, e->nqueue + 1, sizeof(*e->queue));
-    e->queue[e->nqueue++] = (struct queued){
-        .time = r.has_time ? r.time : 0,
-        .seq = e->seq++,
-        .off = e->arena_len,
-        .size = (uint16_t)size,
-    };
-    e->arena_len += size;
-}
-
-static int by_time(const void *a, const void *b)
-{
-    const struct queued *x = a, *y = b;
-    if (x->time != y->time)
-        return x->time < y->time ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 static void count_lost(void *ctx, uint64_t count)
 {
     ((struct engine *)ctx)->lost += count;
@@ -572,50 +541,55 @@ static const struct perf_record_visitor engine_visitor = {
     .throttle = count_throttle,
 };
 
-static void process_record(struct engine *e, const uint8_t *rec, size_t size)
+/* --- the rings, merged in time order -------------------------------------- */
+
+/* The time of the record at the head of ring I (0 for one without a time:
+ * processed at once), parsed once; false when the ring holds none. */
+static bool ring_head_time(struct engine *e, size_t i, uint64_t *time)
 {
-    struct perf_record r;
-    const char *why;
-    if (perf_record_parse(&e->ev.layout, rec, size, &r, &why) != 0)
-        perf_record_visit(&r, &engine_visitor, e);
+    struct ring_head *h = &e->heads[i];
+    while (!h->ready) {
+        size_t size;
+        const char *why;
+        const uint8_t *rec = perf_ring_peek(&e->ev.rings[i], &size);
+        if (!rec)
+            return false;
+        if (perf_record_parse(&e->ev.layout, rec, size, &h->r, &why) != 0)
+            h->ready = true;
+        else /* the kernel wrote it: cannot happen, but never trust it */
+            perf_ring_skip(&e->ev.rings[i]);
+    }
+    *time = h->r.has_time ? h->r.time : 0;
+    return true;
 }
 
-/* Take everything the kernel wrote and process, in time order, what is
- * older than HORIZON (monotonic); the rest waits for the next call. */
+/* Process, in time order across the rings, every record the kernel wrote
+ * that is older than HORIZON (monotonic); the rest waits in the rings for
+ * the next call.  Each ring is in time order (its CPU wrote it), so this
+ * merges the rings' heads, and reads every record where the kernel wrote
+ * it: DWARF samples are 33 KiB each, and copying them out cost a fifth of
+ * the profiler's time. */
 static void drain(struct engine *e, uint64_t horizon)
 {
-    for (size_t i = 0; i < e->ev.ncpus; i++) {
-        struct perf_ring *ring = &e->ev.rings[i];
-        const uint8_t *rec;
-        size_t size;
-        while ((rec = perf_ring_next(ring, &size)))
-            queue_record(e, rec, size);
-        perf_ring_release(ring);
+    if (!e->heads)
+        e->heads = xcalloc(e->ev.ncpus, sizeof(*e->heads));
+    for (;;) {
+        size_t first = SIZE_MAX;
+        uint64_t first_time = 0, time;
+        for (size_t i = 0; i < e->ev.ncpus; i++)
+            if (ring_head_time(e, i, &time) && time <= horizon &&
+                (first == SIZE_MAX || time < first_time)) {
+                first = i;
+                first_time = time;
+            }
+        if (first == SIZE_MAX)
+            break;
+        perf_record_visit(&e->heads[first].r, &engine_visitor, e);
+        e->heads[first].ready = false;
+        perf_ring_skip(&e->ev.rings[first]);
     }
-    if (e->nqueue > 1)
-        qsort(e->queue, e->nqueue, sizeof(*e->queue), by_time);
-    size_t done = 0;
-    while (done < e->nqueue && e->queue[done].time <= horizon) {
-        process_record(e, e->arena + e->queue[done].off, e->queue[done].size);
-        done++;
-    }
-    /* Keep the rest, packed at the start of a fresh arena. */
-    size_t left = e->nqueue - done;
-    uint8_t *arena = NULL;
-    size_t len = 0, cap = 0;
-    for (size_t i = 0; i < left; i++) {
-        struct queued q = e->queue[done + i];
-        arena = xgrow(arena, &cap, len + q.size, 1);
-        memcpy(arena + len, e->arena + q.off, q.size);
-        q.off = len;
-        len += q.size;
-        e->queue[i] = q;
-    }
-    free(e->arena);
-    e->arena = arena;
-    e->arena_len = len;
-    e->arena_cap = cap;
-    e->nqueue = left;
+    for (size_t i = 0; i < e->ev.ncpus; i++)
+        perf_ring_release(&e->ev.rings[i]);
 }
 
 /* --- ticks ---------------------------------------------------------------- */
@@ -1130,8 +1104,7 @@ static void free_engine(struct engine *e)
     for (size_t i = 0; i < e->extra_cap; i++)
         free(e->extra[i].exe);
     free(e->extra);
-    free(e->arena);
-    free(e->queue);
+    free(e->heads);
     free(e->entries);
     free(e->batch);
     free(e->counter_values);

@@ -32,7 +32,7 @@ void perf_ring_unmap(struct perf_ring *r)
     r->base = NULL;
 }
 
-const uint8_t *perf_ring_next(struct perf_ring *r, size_t *size)
+const uint8_t *perf_ring_peek(struct perf_ring *r, size_t *size)
 {
     if (!r->base)
         return NULL;
@@ -53,6 +53,7 @@ const uint8_t *perf_ring_next(struct perf_ring *r, size_t *size)
     if (avail < sizeof(h) || h.size < sizeof(h) || h.size > avail) {
         r->desync += avail;
         r->tail = r->head;
+        r->peeked = 0;
         return NULL;
     }
     const uint8_t *rec;
@@ -64,9 +65,15 @@ const uint8_t *perf_ring_next(struct perf_ring *r, size_t *size)
         memcpy(r->scratch + first, r->data, h.size - first);
         rec = r->scratch;
     }
-    r->tail += h.size;
+    r->peeked = h.size;
     *size = h.size;
     return rec;
+}
+
+void perf_ring_skip(struct perf_ring *r)
+{
+    r->tail += r->peeked;
+    r->peeked = 0;
 }
 
 void perf_ring_release(struct perf_ring *r)
