@@ -25,14 +25,19 @@ struct span {
     size_t n;
 };
 
-struct header {
-    struct span comm;
+/* What an event's header line says of it in numbers. */
+struct event_ids {
     bool has_pid;
     uint32_t pid, tid;
     bool has_time;
     uint64_t time_ns;
     bool has_period;
     uint64_t period;
+};
+
+struct header {
+    struct event_ids id;
+    struct span comm;
     struct span event; /* without its ':' */
     struct span rest;  /* what follows the event, trimmed */
 };
@@ -128,12 +133,12 @@ static bool parse_ids(struct span t, struct header *h)
 {
     const char *slash = memchr(t.s, '/', t.n);
     if (!slash) {
-        h->has_pid = false;
-        return parse_u32(t, &h->tid);
+        h->id.has_pid = false;
+        return parse_u32(t, &h->id.tid);
     }
     struct span a = {t.s, (size_t)(slash - t.s)}, b = {slash + 1, t.n - a.n - 1};
-    h->has_pid = true;
-    return parse_u32(a, &h->pid) && parse_u32(b, &h->tid);
+    h->id.has_pid = true;
+    return parse_u32(a, &h->id.pid) && parse_u32(b, &h->id.tid);
 }
 
 /* "SECONDS.FRACTION:" (perf prints 6 or, with --ns, 9 decimals). */
@@ -185,20 +190,20 @@ static bool header_at(const struct span *tok, size_t ntok, size_t i, const char 
     size_t j = i + 1;
     if (j < ntok && is_cpu(tok[j]))
         j++;
-    if (j < ntok && parse_time(tok[j], &h->time_ns)) {
-        h->has_time = true;
+    if (j < ntok && parse_time(tok[j], &h->id.time_ns)) {
+        h->id.has_time = true;
         j++;
     }
     if (j + 1 < ntok && all_digits(tok[j]) && is_event(tok[j + 1])) {
-        if (!parse_u64(tok[j], &h->period))
+        if (!parse_u64(tok[j], &h->id.period))
             return false;
-        h->has_period = true;
+        h->id.has_period = true;
         j++;
     }
     if (j < ntok && is_event(tok[j])) {
         h->event = (struct span){tok[j].s, tok[j].n - 1};
         j++;
-    } else if (!h->has_time) {
+    } else if (!h->id.has_time) {
         return false;
     }
     h->comm = trim((struct span){line, (size_t)(tok[i].s - line)});
@@ -377,7 +382,7 @@ bool perf_script_detect(const void *data, size_t len)
             if (k != L_HEADER || h.event.n == 0)
                 return false;
             struct frame hf;
-            if (!h.has_time && !parse_frame(h.rest, &hf))
+            if (!h.id.has_time && !parse_frame(h.rest, &hf))
                 return false;
             seen_header = true;
         }
@@ -456,12 +461,7 @@ struct comm_pid {
  * (a line lives until the next is read): offsets of NUL-terminated strings
  * in reader.text. */
 struct event_head {
-    bool has_pid;
-    uint32_t pid, tid;
-    bool has_time;
-    uint64_t time_ns;
-    bool has_period;
-    uint64_t period;
+    struct event_ids id;
     size_t comm, comm_n, event, event_n;
     size_t lineno;
 };
@@ -547,17 +547,17 @@ static uint32_t event_index(struct reader *r, struct span ev)
 
 static uint32_t pid_of(struct reader *r, const struct event_head *h, struct span comm)
 {
-    if (h->has_pid)
-        return h->pid;
+    if (h->id.has_pid)
+        return h->id.pid;
     uint32_t t;
-    if (map32_get(&r->thread_of, h->tid, &t))
+    if (map32_get(&r->thread_of, h->id.tid, &t))
         return r->p->threads[t].pid;
     for (size_t i = 0; i < r->ncomms; i++)
         if (span_is(comm, r->comms[i].comm))
             return r->comms[i].pid;
     r->comms = xrealloc(r->comms, (r->ncomms + 1) * sizeof(*r->comms));
-    r->comms[r->ncomms++] = (struct comm_pid){.comm = span_dup(comm), .pid = h->tid};
-    return h->tid;
+    r->comms[r->ncomms++] = (struct comm_pid){.comm = span_dup(comm), .pid = h->id.tid};
+    return h->id.tid;
 }
 
 static void set_name(char **dst, struct span comm)
@@ -583,7 +583,7 @@ static uint32_t thread_index(struct reader *r, const struct event_head *h, struc
         map32_put(&r->process_of, pid, (uint32_t)p->nprocesses++);
     }
     uint32_t t;
-    if (map32_get(&r->thread_of, h->tid, &t)) {
+    if (map32_get(&r->thread_of, h->id.tid, &t)) {
         set_name(&p->threads[t].name, comm);
         return t;
     }
@@ -591,8 +591,8 @@ static uint32_t thread_index(struct reader *r, const struct event_head *h, struc
     r->last_of_thread = xrealloc(r->last_of_thread, r->threads_cap * sizeof(*r->last_of_thread));
     r->last_of_thread[p->nthreads] = 0;
     p->threads[p->nthreads] = (struct prof_thread){
-        .pid = pid, .tid = h->tid, .start_ns = time_ns, .name = span_dup(comm)};
-    map32_put(&r->thread_of, h->tid, (uint32_t)p->nthreads);
+        .pid = pid, .tid = h->id.tid, .start_ns = time_ns, .name = span_dup(comm)};
+    map32_put(&r->thread_of, h->id.tid, (uint32_t)p->nthreads);
     return (uint32_t)p->nthreads++;
 }
 
@@ -672,7 +672,7 @@ static void finish_event(struct reader *r)
     struct profile *p = r->p;
     const struct event_head *h = &r->h;
     struct span comm = kept(r, h->comm, h->comm_n);
-    uint64_t t = h->has_time ? h->time_ns : r->last_time + DEFAULT_SAMPLE_NS;
+    uint64_t t = h->id.has_time ? h->id.time_ns : r->last_time + DEFAULT_SAMPLE_NS;
     r->last_time = t;
     uint32_t pid = pid_of(r, h, comm);
     uint32_t thread = thread_index(r, h, comm, pid, t);
@@ -682,7 +682,7 @@ static void finish_event(struct reader *r)
         r->first_cut_line = h->lineno;
     struct prof_thread_sample ts = {
         .pid = pid,
-        .tid = h->tid,
+        .tid = h->id.tid,
         .pc = r->pcs[0],
         .stack = stack,
         .syscall = -1,
@@ -691,9 +691,9 @@ static void finish_event(struct reader *r)
     struct event_info e = {
         .event = event_index(r, kept(r, h->event, h->event_n)),
         .thread = thread,
-        .period = h->period,
-        .has_period = h->has_period,
-        .timed = h->has_time,
+        .period = h->id.period,
+        .has_period = h->id.has_period,
+        .timed = h->id.has_time,
     };
     r->nframes = 0;
     r->text_len = 0;
@@ -720,13 +720,7 @@ static void start_event(struct reader *r, const struct header *h, size_t lineno)
     r->nframes = 0;
     r->text_len = 0;
     r->h = (struct event_head){
-        .has_pid = h->has_pid,
-        .pid = h->pid,
-        .tid = h->tid,
-        .has_time = h->has_time,
-        .time_ns = h->time_ns,
-        .has_period = h->has_period,
-        .period = h->period,
+        .id = h->id,
         .comm = keep(r, h->comm),
         .comm_n = h->comm.n,
         .event = keep(r, h->event),

@@ -17,6 +17,7 @@
 #include "record/syscall_origin.h"
 
 #include "record/perf_counters.h"
+#include "record/tid_index.h"
 
 struct perf_thread {
     pid_t tid, pid;
@@ -41,8 +42,7 @@ struct perf_thread {
 struct perf_threads {
     struct perf_thread **all;
     size_t count, cap;
-    struct perf_thread **index; /* open addressing by tid, NULL empty */
-    size_t index_size;
+    struct tid_index index; /* tid -> position in all */
 };
 
 void perf_threads_init(struct perf_threads *t);

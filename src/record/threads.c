@@ -10,30 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static size_t slot_of(const struct thread_table *t, pid_t tid)
-{
-    /* Fibonacci hashing spreads consecutive tids over the table. */
-    return (size_t)(((uint32_t)tid * 2654435769u) & (uint32_t)(t->index_size - 1));
-}
-
-static void index_rebuild(struct thread_table *t, size_t size)
-{
-    free(t->index);
-    t->index_size = size;
-    t->index = xmalloc(size * sizeof(*t->index));
-    memset(t->index, 0xff, size * sizeof(*t->index));
-    for (size_t i = 0; i < t->count; i++) {
-        size_t s = slot_of(t, t->threads[i].tid);
-        while (t->index[s] >= 0)
-            s = (s + 1) & (t->index_size - 1);
-        t->index[s] = (int32_t)i;
-    }
-}
-
 void threads_init(struct thread_table *t)
 {
     memset(t, 0, sizeof(*t));
-    index_rebuild(t, 64);
+    tid_index_init(&t->index);
 }
 
 static void release(struct thread *th)
@@ -53,22 +33,14 @@ void threads_destroy(struct thread_table *t)
     for (size_t i = 0; i < t->count; i++)
         release(&t->threads[i]);
     free(t->threads);
-    free(t->index);
+    tid_index_free(&t->index);
     memset(t, 0, sizeof(*t));
-}
-
-static size_t find_slot(const struct thread_table *t, pid_t tid)
-{
-    size_t s = slot_of(t, tid);
-    while (t->index[s] >= 0 && t->threads[t->index[s]].tid != tid)
-        s = (s + 1) & (t->index_size - 1);
-    return s;
 }
 
 struct thread *thread_find(struct thread_table *t, pid_t tid)
 {
-    size_t s = find_slot(t, tid);
-    return t->index[s] >= 0 ? &t->threads[t->index[s]] : NULL;
+    int32_t pos = tid_index_find(&t->index, tid);
+    return pos >= 0 ? &t->threads[pos] : NULL;
 }
 
 static int open_schedstat(pid_t pid, pid_t tid)
@@ -83,8 +55,6 @@ struct thread *thread_add(struct thread_table *t, pid_t pid, pid_t tid)
     struct thread *existing = thread_find(t, tid);
     if (existing)
         return existing;
-    if ((t->count + 1) * 2 > t->index_size)
-        index_rebuild(t, t->index_size * 2);
     t->threads = xgrow(t->threads, &t->capacity, t->count + 1, sizeof(*t->threads));
     struct thread *th = &t->threads[t->count];
     memset(th, 0, sizeof(*th));
@@ -95,7 +65,7 @@ struct thread *thread_add(struct thread_table *t, pid_t pid, pid_t tid)
     th->syscall_fd = -1;
     th->schedstat_fd = open_schedstat(pid, tid);
     syscall_origin_init(&th->origin);
-    t->index[find_slot(t, tid)] = (int32_t)t->count;
+    tid_index_put(&t->index, tid, t->count);
     t->count++;
     t->seen++;
     return th;
@@ -103,17 +73,17 @@ struct thread *thread_add(struct thread_table *t, pid_t pid, pid_t tid)
 
 void thread_remove(struct thread_table *t, pid_t tid)
 {
-    size_t s = find_slot(t, tid);
-    if (t->index[s] < 0)
+    int32_t pos = tid_index_find(&t->index, tid);
+    if (pos < 0)
         return;
-    size_t pos = (size_t)t->index[s];
     release(&t->threads[pos]);
+    tid_index_remove(&t->index, tid);
     /* Keep the array dense: the last thread takes the hole. */
     t->count--;
-    if (pos != t->count)
+    if ((size_t)pos != t->count) {
         t->threads[pos] = t->threads[t->count];
-    /* Rebuilding is O(n) but removals are rare next to samples. */
-    index_rebuild(t, t->index_size);
+        tid_index_put(&t->index, t->threads[pos].tid, (size_t)pos);
+    }
 }
 
 void thread_reopen_schedstat(struct thread *th, pid_t pid)

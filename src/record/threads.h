@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "record/syscall_origin.h"
+#include "record/tid_index.h"
 
 struct stack_snapshot;
 
@@ -78,8 +79,7 @@ struct thread {
 struct thread_table {
     struct thread *threads;
     size_t count, capacity;
-    int32_t *index; /* open addressing: slot -> position in threads, -1 empty */
-    size_t index_size;
+    struct tid_index index; /* tid -> position in threads */
     uint64_t seen; /* threads ever added */
 };
 
