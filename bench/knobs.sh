@@ -17,12 +17,9 @@
 # repetition interleaved.  Prints a Markdown section; never fails.
 set -u -o pipefail
 
-BUILD=${1:-build}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-cd "$ROOT" || exit 0
-case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-PTPROF=$BUILD/ptprof
-CPUBURN=$BUILD/bench/cpuburn
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/common.sh"
+bench_init "${1:-build}"
 REPS=${BENCH_REPS:-3}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptprof-knobs.XXXXXX") || exit 0
 trap 'rm -rf "$TMP"' EXIT
@@ -34,12 +31,9 @@ if [ ! -x "$PTPROF" ]; then
     echo "n/a: $PTPROF missing"
     exit 0
 fi
-if [ ! -x "$CPUBURN" ]; then
-    mkdir -p "$BUILD/bench"
-    cc -std=gnu11 -O2 -pthread -o "$CPUBURN" bench/cpuburn.c || {
-        echo "n/a: cannot build cpuburn"
-        exit 0
-    }
+if ! bench_cpuburn; then
+    echo "n/a: cannot build cpuburn"
+    exit 0
 fi
 NPROC=$(nproc)
 UNITS=$("$CPUBURN" --calibrate 0.3) || exit 0
@@ -50,7 +44,6 @@ KNOBS=("default|" "never poll|PTPROF_SPIN_NS=0" "always poll 50 us|PTPROF_SPIN_N
 CASES=("1 1000" "1 10000" "4 1000")
 RAW=$TMP/raw # case knob rep key value
 : >"$RAW"
-burn_field() { sed -n "s/^cpuburn: .* $2=\([^ ]*\).*/\1/p" "$1" | tail -n 1; }
 dbg() { sed -n "$2" "$1"; }
 
 for ((rep = 1; rep <= REPS; rep++)); do
@@ -82,11 +75,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
     done
 done
 
-median() { # CASE KNOB KEY
-    awk -F'\t' -v c="$1" -v k="$2" -v key="$3" '$1 == c && $2 == k && $4 == key && $5 != "" {
-        print $5 }' "$RAW" | sort -g | awk '{ v[NR] = $1 } END {
-        if (NR) printf "%.6g", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+median() { raw_median "$RAW" "$@"; } # CASE KNOB KEY
 echo "| threads | Hz | knob | slowdown | achieved Hz | latency µs/sample | deadlines dropped |"
 echo "|---:|---:|---|---:|---:|---:|---:|"
 for c in "${CASES[@]}"; do

@@ -15,12 +15,9 @@
 # section; never fails.
 set -u -o pipefail
 
-BUILD=${1:-build}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-cd "$ROOT" || exit 0
-case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-PTPROF=$BUILD/ptprof
-CPUBURN=$BUILD/bench/cpuburn
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/common.sh"
+bench_init "${1:-build}"
 PERF=${PERF:-perf}
 REPS=${BENCH_REPS_COST:-5}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptprof-cost.XXXXXX") || exit 0
@@ -35,12 +32,9 @@ if [ ! -x "$PTPROF" ] || ! command -v "$PERF" >/dev/null ||
     echo "n/a: needs $PTPROF with the perf engine permitted, and $PERF"
     exit 0
 fi
-if [ ! -x "$CPUBURN" ]; then
-    mkdir -p "$BUILD/bench"
-    cc -std=gnu11 -O2 -pthread -o "$CPUBURN" bench/cpuburn.c || {
-        echo "n/a: cannot build cpuburn"
-        exit 0
-    }
+if ! bench_cpuburn; then
+    echo "n/a: cannot build cpuburn"
+    exit 0
 fi
 NPROC=$(nproc)
 UNITS=$("$CPUBURN" --calibrate 0.5) || exit 0
@@ -49,7 +43,6 @@ UNITS=$((UNITS * 5 * NPROC)) # about 2.5 s of every CPU
 CASES=("1000 none" "1000 dwarf" "10000 none" "10000 dwarf")
 RAW=$TMP/raw # case tool rep key value
 : >"$RAW"
-burn_field() { sed -n "s/^cpuburn: .* $2=\([^ ]*\).*/\1/p" "$1" | tail -n 1; }
 
 # run CASE TOOL REP COMMAND...: one run under perf stat, its numbers kept.
 run() {
@@ -88,11 +81,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
     done
 done
 
-median() { # CASE TOOL KEY
-    awk -F'\t' -v c="$1" -v k="$2" -v key="$3" '$1 == c && $2 == k && $4 == key && $5 != "" {
-        print $5 }' "$RAW" | sort -g | awk '{ v[NR] = $1 } END {
-        if (NR) printf "%.6g", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+median() { raw_median "$RAW" "$@"; } # CASE TOOL KEY
 echo "cpuburn, 4 threads on $NPROC CPUs; medians of $REPS runs each, interleaved. Own CPU: the"
 echo "profiler process alone (perf stat --no-inherit), its start and its end included."
 echo

@@ -1,0 +1,35 @@
+# shellcheck shell=bash
+# bench/common.sh - what the recorder bench scripts share; sourced by them,
+# never run.
+#
+#   bench_init [BUILD_DIR]  BUILD (absolute, default build), ROOT (the
+#                           tree), PTPROF; the working directory is ROOT
+#   bench_cpuburn           CPUBURN, built into BUILD/bench when missing;
+#                           false when it cannot be built
+#   burn_field FILE KEY     KEY=VALUE of cpuburn's last "cpuburn: ..." line
+#   raw_median RAW CASE NAME KEY
+#                           the median of column 5 of RAW's tab-separated
+#                           lines "CASE NAME REP KEY VALUE" (empty: none)
+
+bench_init() {
+    BUILD=${1:-build}
+    ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    cd "$ROOT" || exit 0
+    case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+    # shellcheck disable=SC2034 # for the script that sources this
+    PTPROF=$BUILD/ptprof
+}
+
+bench_cpuburn() {
+    CPUBURN=$BUILD/bench/cpuburn
+    [ -x "$CPUBURN" ] && return 0
+    mkdir -p "$BUILD/bench" && cc -std=gnu11 -O2 -pthread -o "$CPUBURN" "$ROOT/bench/cpuburn.c"
+}
+
+burn_field() { sed -n "s/^cpuburn: .* $2=\([^ ]*\).*/\1/p" "$1" | tail -n 1; }
+
+raw_median() {
+    awk -F'\t' -v c="$2" -v k="$3" -v key="$4" '$1 == c && $2 == k && $4 == key && $5 != "" {
+        print $5 }' "$1" | sort -g | awk '{ v[NR] = $1 } END {
+        if (NR) printf "%.6g", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
