@@ -2,10 +2,13 @@
 # bench/common.sh - what the recorder bench scripts share; sourced by them,
 # never run.
 #
-#   bench_init [BUILD_DIR]  BUILD (absolute, default build), ROOT (the
-#                           tree), PTPROF; the working directory is ROOT
+#   bench_init BUILD_DIR TAG
+#                           BUILD (absolute), ROOT (the tree), PTPROF; the
+#                           working directory is ROOT; TMP, a scratch
+#                           directory named after TAG, removed on exit
+#   say TEXT...             a progress line on stderr
 #   bench_cpuburn           CPUBURN, built into BUILD/bench when missing;
-#                           false when it cannot be built
+#                           false, after an "n/a" line, when it cannot be
 #   burn_field FILE KEY     KEY=VALUE of cpuburn's last "cpuburn: ..." line
 #   raw_median RAW CASE NAME KEY
 #                           the median of column 5 of RAW's tab-separated
@@ -18,12 +21,19 @@ bench_init() {
     case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
     # shellcheck disable=SC2034 # for the script that sources this
     PTPROF=$BUILD/ptprof
+    TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptprof-$2.XXXXXX") || exit 0
+    trap 'rm -rf "$TMP"' EXIT
 }
+
+say() { printf '%s\n' "$*" >&2; }
 
 bench_cpuburn() {
     CPUBURN=$BUILD/bench/cpuburn
     [ -x "$CPUBURN" ] && return 0
-    mkdir -p "$BUILD/bench" && cc -std=gnu11 -O2 -pthread -o "$CPUBURN" "$ROOT/bench/cpuburn.c"
+    mkdir -p "$BUILD/bench" && cc -std=gnu11 -O2 -pthread -o "$CPUBURN" "$ROOT/bench/cpuburn.c" &&
+        return 0
+    echo "n/a: cannot build cpuburn"
+    return 1
 }
 
 burn_field() { sed -n "s/^cpuburn: .* $2=\([^ ]*\).*/\1/p" "$1" | tail -n 1; }

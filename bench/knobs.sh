@@ -19,11 +19,8 @@ set -u -o pipefail
 
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
-bench_init "${1:-build}"
+bench_init "${1:-build}" knobs
 REPS=${BENCH_REPS:-3}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptprof-knobs.XXXXXX") || exit 0
-trap 'rm -rf "$TMP"' EXIT
-say() { printf '%s\n' "$*" >&2; }
 
 echo "## Recorder knobs (ptprof record --engine ptrace -g none, cpuburn)"
 echo
@@ -31,10 +28,7 @@ if [ ! -x "$PTPROF" ]; then
     echo "n/a: $PTPROF missing"
     exit 0
 fi
-if ! bench_cpuburn; then
-    echo "n/a: cannot build cpuburn"
-    exit 0
-fi
+bench_cpuburn || exit 0
 NPROC=$(nproc)
 UNITS=$("$CPUBURN" --calibrate 0.3) || exit 0
 UNITS=$((UNITS * 5)) # about 1.5 s of one CPU

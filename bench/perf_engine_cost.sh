@@ -17,12 +17,9 @@ set -u -o pipefail
 
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
-bench_init "${1:-build}"
+bench_init "${1:-build}" cost
 PERF=${PERF:-perf}
 REPS=${BENCH_REPS_COST:-5}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptprof-cost.XXXXXX") || exit 0
-trap 'rm -rf "$TMP"' EXIT
-say() { printf '%s\n' "$*" >&2; }
 
 echo "## The perf engine and perf record on busy CPUs: the profiler's own CPU"
 echo
@@ -32,10 +29,7 @@ if [ ! -x "$PTPROF" ] || ! command -v "$PERF" >/dev/null ||
     echo "n/a: needs $PTPROF with the perf engine permitted, and $PERF"
     exit 0
 fi
-if ! bench_cpuburn; then
-    echo "n/a: cannot build cpuburn"
-    exit 0
-fi
+bench_cpuburn || exit 0
 NPROC=$(nproc)
 UNITS=$("$CPUBURN" --calibrate 0.5) || exit 0
 UNITS=$((UNITS * 5 * NPROC)) # about 2.5 s of every CPU
