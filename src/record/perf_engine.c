@@ -683,7 +683,7 @@ static void flush_entries(struct engine *e, uint64_t time_rt)
  * +18% for perf record, and as fast as under perf with 1 kHz ticks
  * (docs/recording.md).  A blocked thread's entry covers the wall time
  * since its previous one, so --wall and the timeline lanes are the same;
- * blocked threads are seen every millisecond.
+ * blocked threads are seen every millisecond at most (relax_ticks()).
  */
 #define TICK_MAX_HZ 1000.0
 

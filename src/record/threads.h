@@ -80,7 +80,7 @@ struct thread_table {
     struct thread *threads;
     size_t count, capacity;
     struct tid_index index; /* tid -> position in threads */
-    uint64_t seen; /* threads ever added */
+    uint64_t seen;          /* threads ever added */
 };
 
 void threads_init(struct thread_table *t);
