@@ -122,6 +122,16 @@ bool elf_is_et_exec(const char *path)
     return et_exec;
 }
 
+double perf_ticks_line(const char *err, long *relaxed)
+{
+    const char *line = strstr(err, "[debug] ticks:");
+    cr_assert(line, "no ticks line in:\n%.3000s", err);
+    const char *paren = strchr(line, '('), *close = paren ? strchr(paren, ')') : NULL;
+    cr_assert(close && close[1] == ',', "ticks line without a rate: %.80s", line);
+    *relaxed = atol(close + 2);
+    return atof(paren + 1);
+}
+
 int count_occurrences(const char *text, const char *needle)
 {
     int n = 0;

@@ -56,6 +56,10 @@ uint64_t original_file_address(uint64_t start, const struct elf_symtab *tab, boo
                                uint64_t pc);
 bool elf_is_et_exec(const char *path);
 
+/* The perf engine's -d line "[debug] ticks: N (R Hz: ...), M relaxed to
+ * ..." in ERR: the rate R, and M in *RELAXED; fails the test without it. */
+double perf_ticks_line(const char *err, long *relaxed);
+
 /* Occurrences of NEEDLE in TEXT. */
 int count_occurrences(const char *text, const char *needle);
 /* Lines in TEXT (a final line without '\n' counts too). */

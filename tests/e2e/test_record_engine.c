@@ -313,18 +313,6 @@ Test(record_engine, software_counters_are_read_with_the_samples)
     run_free(&r);
 }
 
-/* The perf engine's -d summary: "[debug] ticks: N (R Hz: ...), M relaxed
- * to ...": the rate R, and M in *RELAXED. */
-static double tick_hz(const struct run *r, long *relaxed)
-{
-    const char *line = strstr(r->res.err, "[debug] ticks:");
-    cr_assert(line, "no ticks line: " RUN_FMT, RUN_ARGS(&r->res));
-    const char *paren = strchr(line, '('), *close = paren ? strchr(paren, ')') : NULL;
-    cr_assert(close && close[1] == ',', "ticks line without a rate: %.80s", line);
-    *relaxed = atol(close + 2);
-    return atof(paren + 1);
-}
-
 /* The kernel samples at the requested rate; the loop that looks at
  * blocked threads wakes at most 1000 times a second, and about 100 times
  * while no thread starts a wait (a busy program), unless a measurement
@@ -336,7 +324,7 @@ Test(record_engine, perf_engine_ticks_at_most_1khz_unless_measuring, .timeout = 
     run_record(&r, NULL, options, NULL, "1.0");
     cr_assert_eq(spawn_exit_code(r.res.status), 0, RUN_CONTEXT(&r.res));
     long relaxed;
-    double ticks = tick_hz(&r, &relaxed);
+    double ticks = perf_ticks_line(r.res.err, &relaxed);
     cr_expect_leq(ticks, 300.0, "busy, ticks at %.1f Hz: " RUN_FMT, ticks, RUN_ARGS(&r.res));
     cr_expect_geq(ticks, 80.0, "busy, ticks at %.1f Hz: " RUN_FMT, ticks, RUN_ARGS(&r.res));
     cr_expect_gt(relaxed, 50, "busy, %ld ticks relaxed: " RUN_FMT, relaxed, RUN_ARGS(&r.res));
@@ -357,7 +345,7 @@ Test(record_engine, perf_engine_ticks_at_most_1khz_unless_measuring, .timeout = 
                                "-f",       "5000", "-p", spec, NULL};
     run_record(&r, NULL, measuring, NULL, "1.0");
     cr_assert_eq(spawn_exit_code(r.res.status), 0, RUN_CONTEXT(&r.res));
-    ticks = tick_hz(&r, &relaxed);
+    ticks = perf_ticks_line(r.res.err, &relaxed);
     cr_expect_geq(ticks, 3000.0, "measuring, ticks at %.1f Hz: " RUN_FMT, ticks, RUN_ARGS(&r.res));
     cr_expect_eq(relaxed, 0, "measuring, %ld ticks relaxed: " RUN_FMT, relaxed, RUN_ARGS(&r.res));
     run_free(&r);

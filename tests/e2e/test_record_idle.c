@@ -45,21 +45,37 @@ static void check_call_names(const char *profile)
     free(csv);
 }
 
+/* Record blockers with ENGINE, OPTIONS (NULL-terminated) and the
+ * workload's own WORKLOAD_ARGS, and check its calls' names and shares. */
+static void record_blockers(const char *engine, const char *const *options,
+                            const char *const *workload_args)
+{
+    char *wl = build_workload("blockers");
+    const char *args[REC_ARGS_MAX];
+    size_t n = 0;
+    for (size_t i = 0; options[i] && n + 3 < REC_ARGS_MAX; i++)
+        args[n++] = options[i];
+    args[n++] = "--";
+    args[n++] = wl;
+    for (size_t i = 0; workload_args[i] && n + 1 < REC_ARGS_MAX; i++)
+        args[n++] = workload_args[i];
+    args[n] = NULL;
+    struct recording r;
+    record_native_engine(&r, engine, args, 0, 60);
+    cr_assert(strstr(r.run.out, "blockers: ok"), "the workload failed:\n" REC_FMT,
+              REC_ARGS(&r.run));
+    check_call_names(r.path);
+    recording_free(&r);
+    free(wl);
+}
+
 /* A SIGSTOP/SIGCONT in the middle takes every sleeping call out of its
  * sleep; those that keep their state in the kernel come back as
  * restart_syscall, and must keep the name of the call the program made,
  * whichever engine looks at the blocked threads. */
 ENGINE_TEST(record_idle, restarted_calls_keep_the_name_of_the_call_made, .timeout = 90)
 {
-    char *wl = build_workload("blockers");
-    const char *args[] = {"--", wl, "1.5", "stop", NULL};
-    struct recording r;
-    record_native_engine(&r, engine_p->name, args, 0, 60);
-    cr_assert(strstr(r.run.out, "blockers: ok"), "the workload failed:\n" REC_FMT,
-              REC_ARGS(&r.run));
-    check_call_names(r.path);
-    recording_free(&r);
-    free(wl);
+    record_blockers(engine_p->name, (const char *[]){NULL}, (const char *[]){"1.5", "stop", NULL});
 }
 
 /* Attached to a process whose calls were already restarted, the recorder
@@ -180,15 +196,7 @@ static size_t read_gaps(const char *path, struct thread_gaps *threads, size_t ma
  * shares of the wall time. */
 Test(record_idle, perf_engine_wall_shares_hold_above_1khz, .timeout = 90)
 {
-    char *wl = build_workload("blockers");
-    const char *args[] = {"-f", "5000", "--", wl, "1.5", NULL};
-    struct recording r;
-    record_native_engine(&r, "perf", args, 0, 60);
-    cr_assert(strstr(r.run.out, "blockers: ok"), "the workload failed:\n" REC_FMT,
-              REC_ARGS(&r.run));
-    check_call_names(r.path);
-    recording_free(&r);
-    free(wl);
+    record_blockers("perf", (const char *[]){"-f", "5000", NULL}, (const char *[]){"1.5", NULL});
 }
 
 /*
@@ -211,10 +219,8 @@ ENGINE_TEST(record_idle, a_wait_after_a_busy_spell_keeps_its_wall_share, .timeou
     cr_assert(said && sscanf(said, "naps: napped %lf of %lf ms", &napped, &whole) == 2,
               "the workload failed:\n" REC_FMT, REC_ARGS(&r.run));
     if (engine_is_perf(engine_p->name)) {
-        const char *ticks = strstr(r.run.err, "[debug] ticks:");
-        const char *close = ticks ? strchr(ticks, ')') : NULL;
-        cr_assert(close && close[1] == ',', "no ticks line:\n" REC_FMT, REC_ARGS(&r.run));
-        long relaxed = atol(close + 2);
+        long relaxed;
+        perf_ticks_line(r.run.err, &relaxed);
         cr_expect_gt(relaxed, 20, "%ld ticks relaxed in the busy spells:\n" REC_FMT, relaxed,
                      REC_ARGS(&r.run));
     }

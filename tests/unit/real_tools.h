@@ -2,12 +2,14 @@
  * real_tools.h - what the tests that hold ptprof against real tools share
  * (gperftools, folded stacks, perf script): running the tools,
  * per-function tallies, reading `ptprof report --format csv` and folded
- * lines, and loading a buffer with its messages captured.
+ * lines, loading a buffer with its messages captured, and a gzip cut
+ * short.
  */
 #ifndef PTPROF_TESTS_UNIT_REAL_TOOLS_H
 #define PTPROF_TESTS_UNIT_REAL_TOOLS_H
 
 #include "../lib/spawn.h"
+#include "format/load.h"
 #include "format/profile.h"
 
 #include <criterion/criterion.h>
@@ -229,6 +231,50 @@ static inline void write_file(const char *path, const void *data, size_t len)
     cr_assert_not_null(f, "%s", path);
     cr_assert_eq(fwrite(data, 1, len, f), len);
     cr_assert_eq(fclose(f), 0);
+}
+
+/* TEXT (LEN bytes) written to a file named NAME, where `ptprof info`
+ * must count one thread sample cut short and say WARNING on stderr. */
+static inline void expect_info_counts_one_cut(const char *name, const char *text, size_t len,
+                                              const char *warning)
+{
+    char *dir = test_mkdtemp(), *path = test_path(dir, name), *ptprof = build_ptprof();
+    write_file(path, text, len);
+    struct spawn_result res;
+    run_ok((const char *[]){ptprof, "info", path, NULL}, NULL, &res);
+    cr_expect_not_null(strstr(res.out, "1 thread sample cut short (outer frames lost)"), "%s",
+                       res.out);
+    cr_expect_not_null(strstr(res.err, warning), "%s", res.err);
+    spawn_result_free(&res);
+    test_rmtree(dir);
+    free(dir);
+    free(path);
+    free(ptprof);
+}
+
+/* PLAIN gzipped beside it by gzip itself (PLAIN.gz, which GZ names), then
+ * that file cut in half: *WHOLE is PLAIN loaded, *PART the cut file
+ * loaded with its warning silenced; both must load. */
+static inline void load_whole_and_cut_gzip(const char *plain, const char *gz, struct profile *whole,
+                                           struct profile *part)
+{
+    char *gzip = test_need_tool("gzip");
+    struct spawn_result res;
+    run_ok((const char *[]){gzip, "-k", "-9", plain, NULL}, NULL, &res);
+    spawn_result_free(&res);
+    size_t len;
+    char *z = test_read_file(gz, &len);
+    cr_assert_not_null(z);
+    write_file(gz, z, len / 2);
+    cr_assert_eq(profile_load(plain, whole), 0);
+    FILE *saved = stderr;
+    stderr = fopen("/dev/null", "w");
+    int rc = profile_load(gz, part);
+    fclose(stderr);
+    stderr = saved;
+    cr_assert_eq(rc, 0);
+    free(z);
+    free(gzip);
 }
 
 #endif

@@ -242,7 +242,8 @@ Test(bombs, a_native_profile_then_endless_zeros)
 #define TEXT_CHUNKS 256
 
 /* UNIT repeated to TEXT_CHUNK bytes into DIR/NAME, gzipped to
- * DIR/NAME.gz (returned); *UNITS is how many units a chunk holds. */
+ * DIR/NAME.gz (returned), which must stay a bomb: all its chunks in under
+ * 16 MiB; *UNITS is how many units a chunk holds. */
 static char *gzip_chunk(const char *name, const char *unit, size_t *units)
 {
     char *plain = test_path(dir, name), *gz = NULL;
@@ -263,6 +264,10 @@ static char *gzip_chunk(const char *name, const char *unit, size_t *units)
     free(script);
     free(sh);
     free(plain);
+    struct stat st;
+    cr_assert_eq(stat(gz, &st), 0);
+    cr_assert_lt((size_t)st.st_size * TEXT_CHUNKS, (size_t)16 << 20, "not a bomb: %lld bytes",
+                 (long long)st.st_size);
     return gz;
 }
 
@@ -317,10 +322,6 @@ Test(bombs, gzip_of_2_gib_of_folded_lines_through_a_pipe, .timeout = 300)
         n += (size_t)snprintf(unit + n, sizeof(unit) - n, "main;serve;respond 2\n");
     size_t units;
     char *gz = gzip_chunk("repeated.folded", unit, &units);
-    struct stat st;
-    cr_assert_eq(stat(gz, &st), 0);
-    cr_assert_lt((size_t)st.st_size * TEXT_CHUNKS, (size_t)16 << 20, "not a bomb: %lld bytes",
-                 (long long)st.st_size);
 
     struct profile p;
     size_t kept, peak;
@@ -361,10 +362,6 @@ Test(bombs, gzip_of_2_gib_of_perf_script_text_through_a_pipe, .timeout = 300)
                                "\n";
     size_t units;
     char *gz = gzip_chunk("repeated.perf", unit, &units);
-    struct stat st;
-    cr_assert_eq(stat(gz, &st), 0);
-    cr_assert_lt((size_t)st.st_size * TEXT_CHUNKS, (size_t)16 << 20, "not a bomb: %lld bytes",
-                 (long long)st.st_size);
 
     struct profile p;
     size_t kept, peak;

@@ -176,18 +176,7 @@ Test(folded, deep_stacks_keep_their_innermost_frames_and_say_so)
     free(msg);
 
     /* info counts it. */
-    char *dir = test_mkdtemp(), *path = test_path(dir, "deep.folded"), *ptprof = build_ptprof();
-    write_file(path, text, strlen(text));
-    struct spawn_result res;
-    run_ok((const char *[]){ptprof, "info", path, NULL}, NULL, &res);
-    cr_expect_not_null(strstr(res.out, "1 thread sample cut short (outer frames lost)"), "%s",
-                       res.out);
-    cr_expect_not_null(strstr(res.err, "deeper than 4096 frames"), "%s", res.err);
-    spawn_result_free(&res);
-    test_rmtree(dir);
-    free(dir);
-    free(path);
-    free(ptprof);
+    expect_info_counts_one_cut("deep.folded", text, strlen(text), "deeper than 4096 frames");
     free(text);
 }
 
@@ -298,30 +287,14 @@ Test(folded, a_damaged_compressed_file_loads_up_to_its_last_line)
         n += (size_t)snprintf(text + n, cap - n, "main;f%u;g%d %d\n", seed % 1000, i, i % 7 + 1);
     }
     write_file(plain, text, n);
-    char *gzip = test_need_tool("gzip");
-    struct spawn_result res;
-    run_ok((const char *[]){gzip, "-k", "-9", plain, NULL}, NULL, &res);
-    spawn_result_free(&res);
-    size_t len;
-    char *z = test_read_file(gz, &len);
-    cr_assert_not_null(z);
-    write_file(gz, z, len / 2);
     struct profile whole, part;
-    cr_assert_eq(profile_load(plain, &whole), 0);
-    FILE *saved = stderr;
-    stderr = fopen("/dev/null", "w");
-    int rc = profile_load(gz, &part);
-    fclose(stderr);
-    stderr = saved;
-    cr_assert_eq(rc, 0);
+    load_whole_and_cut_gzip(plain, gz, &whole, &part);
     cr_expect(part.truncated);
     cr_expect_gt(part.totals.samples, 0);
     cr_expect_lt(part.totals.samples, whole.totals.samples);
     profile_free(&whole);
     profile_free(&part);
-    free(z);
     free(text);
-    free(gzip);
     free(plain);
     free(gz);
     test_rmtree(dir);

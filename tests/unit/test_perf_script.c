@@ -448,19 +448,8 @@ Test(perf_script, deep_call_chains_keep_their_innermost_frames_and_say_so)
     profile_free(&p);
 
     /* info counts it. */
-    char *dir = test_mkdtemp(), *path = test_path(dir, "deep.txt"), *ptprof = build_ptprof();
-    write_file(path, text, n);
-    struct spawn_result res;
-    run_ok((const char *[]){ptprof, "info", path, NULL}, NULL, &res);
-    cr_expect_not_null(strstr(res.out, "1 thread sample cut short (outer frames lost)"), "%s",
-                       res.out);
-    cr_expect_not_null(strstr(res.err, "deep.txt:4: 1 call chain deeper than 4096 frames"), "%s",
-                       res.err);
-    spawn_result_free(&res);
-    test_rmtree(dir);
-    free(dir);
-    free(path);
-    free(ptprof);
+    expect_info_counts_one_cut("deep.txt", text, n,
+                               "deep.txt:4: 1 call chain deeper than 4096 frames");
     free(text);
 }
 
@@ -482,22 +471,8 @@ Test(perf_script, a_damaged_compressed_text_loads_up_to_its_last_line)
                               0x500 + i % 7);
     }
     write_file(plain, text, n);
-    char *gzip = test_need_tool("gzip");
-    struct spawn_result res;
-    run_ok((const char *[]){gzip, "-k", "-9", plain, NULL}, NULL, &res);
-    spawn_result_free(&res);
-    size_t len;
-    char *z = test_read_file(gz, &len);
-    cr_assert_not_null(z);
-    write_file(gz, z, len / 2);
     struct profile whole, part;
-    cr_assert_eq(profile_load(plain, &whole), 0);
-    FILE *saved = stderr;
-    stderr = fopen("/dev/null", "w");
-    int rc = profile_load(gz, &part);
-    fclose(stderr);
-    stderr = saved;
-    cr_assert_eq(rc, 0);
+    load_whole_and_cut_gzip(plain, gz, &whole, &part);
     cr_expect(part.truncated);
     cr_assert_gt(part.truncated_at, 0);
     cr_assert_lt(part.truncated_at, n);
@@ -525,9 +500,7 @@ Test(perf_script, a_damaged_compressed_text_loads_up_to_its_last_line)
     }
     profile_free(&whole);
     profile_free(&part);
-    free(z);
     free(text);
-    free(gzip);
     free(plain);
     free(gz);
     test_rmtree(dir);
