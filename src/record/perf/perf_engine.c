@@ -76,10 +76,12 @@ struct ring_head {
     struct perf_record r;
 };
 
-/* A thread entry of the SAMPLE being built, with its counter deltas. */
+/* A thread entry not written yet, with its counter deltas and its time:
+ * it stands for the thread's wall time since its previous entry. */
 struct entry {
     struct prof_thread_sample s;
     uint64_t counters[PERF_COUNTERS_MAX];
+    uint64_t at; /* monotonic */
 };
 
 struct engine {
@@ -115,7 +117,7 @@ struct engine {
     uint64_t pcs[STACK_MAX_DEPTH];
 
     uint64_t last_tick;     /* monotonic */
-    uint64_t slot_end;      /* monotonic: CPU samples until then share a SAMPLE */
+    uint64_t written_until; /* monotonic: the last SAMPLE written was at this time */
     uint64_t quiet_ticks;   /* in a row, finding no new wait */
     uint64_t relaxed_ticks; /* ticks taken at the relaxed rate */
     uint64_t cpu_samples, lost, throttled, ticks, threads_seen;
@@ -226,7 +228,9 @@ static void on_mmap(void *ctx, const struct perf_record *r)
         dwarf_unwinder_maps_changed(p->unwinder);
 }
 
-static void flush_entries(struct engine *e, uint64_t time_rt);
+static void flush_entries(struct engine *e, uint64_t until, bool at_until);
+static void end_run(struct engine *e, struct perf_thread *th, uint64_t time);
+static void end_wait(struct engine *e, struct perf_thread *th, uint64_t time);
 
 static void on_comm(void *ctx, const struct perf_record *r)
 {
@@ -243,7 +247,7 @@ static void on_comm(void *ctx, const struct perf_record *r)
     /* Entries taken before the exec are written now, while the maps they
      * need are still the process's maps. */
     if (e->nentries)
-        flush_entries(e, to_realtime(e, r->time) - 1);
+        flush_entries(e, r->time - 1, false);
     size_t proc = (size_t)(p - e->procs.procs);
     process_exec(p);
     struct perf_proc *x = extra_of(e, proc);
@@ -314,6 +318,12 @@ static void on_exit_record(void *ctx, const struct perf_record *r)
     if (!th)
         return;
     pid_t pid = th->pid;
+    /* Its last spell ends here: the time since its last sample ran where
+     * that sample was (or, ended in a wait, waited). */
+    if (th->off)
+        end_wait(e, th, r->time);
+    else
+        end_run(e, th, r->time);
     output_thread_exit(e->rec.out, t->tid, to_realtime(e, r->time));
     perf_threads_remove(&e->threads, (pid_t)t->tid);
     /* A process other than the first ends with its last thread.  It is
@@ -335,11 +345,12 @@ static void on_exit_record(void *ctx, const struct perf_record *r)
 
 /* --- CPU samples ---------------------------------------------------------- */
 
-static struct entry *new_entry(struct engine *e)
+static struct entry *new_entry(struct engine *e, uint64_t at)
 {
     e->entries = xgrow(e->entries, &e->entries_cap, e->nentries + 1, sizeof(*e->entries));
     struct entry *en = &e->entries[e->nentries++];
     memset(en, 0, sizeof(*en));
+    en->at = at;
     return en;
 }
 
@@ -460,19 +471,6 @@ static void take_reads(struct engine *e, struct perf_thread *th, const struct pe
     }
 }
 
-/* A CPU sample taken at TIME: the entries of the tick periods that ended
- * before it are written at their period's end (records come in time
- * order), so a sample's time is as fine as the full tick rate's even
- * while the ticks are relaxed. */
-static void close_slot(struct engine *e, uint64_t time)
-{
-    if (time <= e->slot_end)
-        return;
-    if (e->nentries)
-        flush_entries(e, to_realtime(e, e->slot_end));
-    e->slot_end = tick_clock_grid_after(&e->rec.clock, time - 1);
-}
-
 static void on_sample(void *ctx, const struct perf_record *r)
 {
     struct engine *e = ctx;
@@ -488,9 +486,13 @@ static void on_sample(void *ctx, const struct perf_record *r)
     }
     struct process *p = &e->procs.procs[th->proc];
     write_pending_exec(e, th->proc, NULL);
-    close_slot(e, r->time);
+    /* It runs: a wait it was taken to be in is over (a switch record
+     * lost, or, without them, a wait seen only by the looks). */
+    if (th->off)
+        end_wait(e, th, r->time);
+    th->spell_sampled = true;
     e->cpu_samples++;
-    struct entry *en = new_entry(e);
+    struct entry *en = new_entry(e, r->time);
     take_reads(e, th, s, en);
     th->sample_time = r->time;
     th->blocked = false;
@@ -519,7 +521,12 @@ static void on_sample(void *ctx, const struct perf_record *r)
         .syscall = -1,
         .flags = cut && e->opts->stack_mode != STACK_NONE ? PROF_THREAD_STACK_TRUNCATED : 0,
     };
+    th->last_pc = en->s.pc;
+    th->last_stack = en->s.stack;
+    th->last_flags = en->s.flags;
 }
+
+static void on_context_switch(void *ctx, const struct perf_record *r);
 
 static void count_lost(void *ctx, uint64_t count)
 {
@@ -539,6 +546,7 @@ static const struct perf_record_visitor engine_visitor = {
     .exit = on_exit_record,
     .lost = count_lost,
     .throttle = count_throttle,
+    .context_switch = on_context_switch,
 };
 
 /* --- the rings, merged in time order -------------------------------------- */
@@ -592,20 +600,132 @@ static void drain(struct engine *e, uint64_t horizon)
         perf_ring_release(&e->ev.rings[i]);
 }
 
-/* --- ticks ---------------------------------------------------------------- */
+/* --- each thread's wall time: where it runs, where it waits ------------- */
 
-/* Every thread that took no CPU sample since SINCE (monotonic) and sits
- * blocked: an entry where it waits, its stack copied once per wait.
- * Returns how many waits began since the last tick. */
-static size_t look_off_cpu(struct engine *e, uint64_t since)
+/* An entry for TH at TIME at PC, STACK, in SYSCALL (-1: none). */
+static void add_entry(struct engine *e, struct perf_thread *th, uint64_t time, uint64_t pc,
+                      uint32_t stack, int syscall, uint32_t flags)
+{
+    struct entry *en = new_entry(e, time);
+    en->s = (struct prof_thread_sample){
+        .pid = (uint32_t)th->pid,
+        .tid = (uint32_t)th->tid,
+        .pc = pc,
+        .cpu_ns = th->cpu_ns,
+        .stack = stack,
+        .syscall = syscall,
+        .flags = flags,
+    };
+}
+
+/* A spell out of a wait that used less CPU than this (a wake-up to take
+ * a byte and wait again) ran on from where it waited; one that also lasted
+ * less has no entry of its own: the wait after it takes its time, and the
+ * profile has one entry less. */
+#define BLINK_NS (50 * 1000ULL)
+
+/* TH leaves its CPU at TIME for a wait, or for good: an entry stands for
+ * the time it ran since its last CPU sample, there.  A spell no sample
+ * fell in ran where the last sample was, or, if it barely used the CPU
+ * (by the context switch records: the rest of the spell it waited for
+ * one), on from the wait it came out of. */
+static void end_run(struct engine *e, struct perf_thread *th, uint64_t time)
+{
+    if (!th->spell_sampled && time - th->on_since < BLINK_NS)
+        return;
+    uint64_t cpu = th->spell_cpu + (th->on_cpu_since ? time - th->on_cpu_since : 0);
+    if (!th->spell_sampled && e->ev.switches && cpu < BLINK_NS && th->came_pc)
+        add_entry(e, th, time, th->came_pc, th->came_stack, -1, 0);
+    else if (th->sample_time)
+        add_entry(e, th, time, th->last_pc, th->last_stack, -1, th->last_flags);
+}
+
+static void begin_wait(struct engine *e, struct perf_thread *th, uint64_t time)
+{
+    end_run(e, th, time);
+    th->off = true;
+    th->off_since = time;
+}
+
+/* The look that names TH's wait FROM..TO: the newest that found it in
+ * that wait.  A wait no look saw (it began and ended between two) is
+ * named by the look that followed it if that found the thread waiting
+ * again (the next wait of a run of short ones, most likely the same
+ * call), else by the last wait seen before; NULL when there is none. */
+static const struct perf_look *wait_look(const struct perf_thread *th, uint64_t from, uint64_t to)
+{
+    const struct perf_look *l = th->looks;
+    for (size_t i = 0; i < PERF_THREAD_LOOKS; i++)
+        if (l[i].blocked && l[i].time >= from && l[i].time < to)
+            return &l[i];
+    for (size_t i = PERF_THREAD_LOOKS; i-- > 0;)
+        if (l[i].time >= to && l[i].time) {
+            if (l[i].blocked)
+                return &l[i];
+            break;
+        }
+    for (size_t i = 0; i < PERF_THREAD_LOOKS; i++)
+        if (l[i].blocked && l[i].time && l[i].time < from)
+            return &l[i];
+    return NULL;
+}
+
+/* TH's wait is over at TIME (it is back on a CPU, or the recording ends):
+ * an entry there, where it waited, stands for the rest of the wait. */
+static void end_wait(struct engine *e, struct perf_thread *th, uint64_t time)
+{
+    const struct perf_look *l = wait_look(th, th->off_since, time);
+    if (l)
+        add_entry(e, th, time, l->pc, l->stack, l->syscall, l->flags);
+    th->came_pc = l ? l->pc : 0;
+    th->came_stack = l ? l->stack : 0;
+    th->off = false;
+    th->on_since = time;
+    th->spell_sampled = false;
+    th->spell_cpu = 0;
+    th->on_cpu_since = time;
+}
+
+/* A thread comes on a CPU, or leaves it: for a wait (it blocked), or
+ * preempted (still runnable: running time, as the ptrace engine counts
+ * it, and as the program's own clock of a call counts it). */
+static void on_context_switch(void *ctx, const struct perf_record *r)
+{
+    struct engine *e = ctx;
+    struct perf_thread *th = perf_threads_find(&e->threads, (pid_t)r->tid);
+    if (!th || !r->has_time)
+        return;
+    if (!(r->misc & PERF_REC_MISC_SWITCH_OUT)) {
+        if (th->off)
+            end_wait(e, th, r->time);
+        th->on_cpu_since = r->time;
+        return;
+    }
+    if (th->on_cpu_since && r->time > th->on_cpu_since)
+        th->spell_cpu += r->time - th->on_cpu_since;
+    th->on_cpu_since = 0;
+    if (!(r->misc & PERF_REC_MISC_SWITCH_OUT_PREEMPT) && !th->off)
+        begin_wait(e, th, r->time);
+}
+
+/*
+ * Where every thread is at the tick at NOW (monotonic): blocked, in which
+ * call and with which stack (copied once per wait), or not.  The look does
+ * not disturb the thread (offcpu.h); it names the waits the context switch
+ * records place in time.  Returns how many waits began since the last
+ * look.
+ */
+static size_t look_off_cpu(struct engine *e, uint64_t now)
 {
     size_t new_waits = 0;
     for (size_t i = 0; i < e->threads.count; i++) {
         struct perf_thread *th = e->threads.all[i];
-        if (th->sample_time > since)
-            continue;
         struct offcpu_look look = offcpu_look(&th->syscall_fd, th->pid, th->tid);
-        if (look.state == OFFCPU_GONE || look.state == OFFCPU_RUNNING) {
+        memmove(&th->looks[1], &th->looks[0], (PERF_THREAD_LOOKS - 1) * sizeof(th->looks[0]));
+        struct perf_look *mark = &th->looks[0];
+        *mark = (struct perf_look){.time = now, .syscall = -1};
+        mark->blocked = look.state == OFFCPU_IN_SYSCALL || look.state == OFFCPU_BLOCKED;
+        if (!mark->blocked) {
             th->blocked = false;
             continue;
         }
@@ -633,42 +753,88 @@ static size_t look_off_cpu(struct engine *e, uint64_t since)
             th->sp = look.sp;
             th->pc = look.pc;
         }
-        uint32_t flags = th->syscall >= 0 ? PROF_THREAD_IN_SYSCALL : 0;
+        mark->pc = th->pc;
+        mark->syscall = th->syscall;
+        mark->stack = th->blocked_stack;
+        mark->flags = th->syscall >= 0 ? PROF_THREAD_IN_SYSCALL : 0;
         if (look.state == OFFCPU_BLOCKED && offcpu_stopped(th->pid, th->tid))
-            flags |= PROF_THREAD_STOPPED;
-        struct entry *en = new_entry(e);
-        en->s = (struct prof_thread_sample){
-            .pid = (uint32_t)th->pid,
-            .tid = (uint32_t)th->tid,
-            .pc = th->pc,
-            .cpu_ns = th->cpu_ns,
-            .stack = th->blocked_stack,
-            .syscall = th->syscall,
-            .flags = flags,
-        };
+            mark->flags |= PROF_THREAD_STOPPED;
     }
     return new_waits;
 }
 
-/* One SAMPLE with every entry gathered since the last one, each with its
- * counters' increases (0 for a thread seen off CPU: what it counted while
- * blocked goes to its next CPU sample). */
-static void flush_entries(struct engine *e, uint64_t time_rt)
+/*
+ * After the records up to UNTIL are processed, at a tick: a thread in a
+ * wait seen by a look gets an entry there (a long wait is in the profile
+ * at every tick, not only when it ends).  Without context switch records
+ * the looks are all there is: a thread found blocked begins its wait at
+ * the look, one found running ends it there (the ptrace engine's
+ * precision).
+ */
+static void mark_waits(struct engine *e, uint64_t until, uint64_t look_time)
 {
-    size_t n = e->nentries ? e->nentries : 1, ncounters = e->ev.counters.n;
-    e->batch = xgrow(e->batch, &e->batch_cap, n, sizeof(*e->batch));
-    if (ncounters)
-        e->counter_values =
-            xgrow(e->counter_values, &e->counter_values_cap, n * ncounters, sizeof(uint64_t));
-    for (size_t i = 0; i < e->nentries; i++) {
-        e->batch[i] = e->entries[i].s;
-        for (size_t k = 0; k < ncounters; k++)
-            e->counter_values[i * ncounters + k] = e->entries[i].counters[k];
+    for (size_t i = 0; i < e->threads.count; i++) {
+        struct perf_thread *th = e->threads.all[i];
+        const struct perf_look *now = &th->looks[0];
+        if (!e->ev.switches && now->time == look_time) {
+            if (now->blocked && !th->off)
+                begin_wait(e, th, look_time);
+            else if (!now->blocked && th->off)
+                end_wait(e, th, look_time);
+            continue;
+        }
+        if (!th->off || th->off_since >= until)
+            continue;
+        for (size_t k = 0; k < PERF_THREAD_LOOKS; k++) {
+            const struct perf_look *l = &th->looks[k];
+            if (l->blocked && l->time >= th->off_since && l->time <= until) {
+                add_entry(e, th, until, l->pc, l->stack, l->syscall, l->flags);
+                break;
+            }
+        }
     }
-    if (output_sample_values(e->rec.out, time_rt, e->rec.pmu_values, e->batch,
-                             (uint32_t)e->nentries, ncounters ? e->counter_values : NULL) != 0) {
-        pt_err("cannot write the profile; sampling stops");
-        e->sampling = false;
+}
+
+/* Every entry gathered, in time order (never before the last SAMPLE
+ * written, nor after UNTIL), one SAMPLE per time, each with its counters'
+ * increases (0 for an entry of a wait: what a thread counted while blocked
+ * goes to its next CPU sample).  With AT_UNTIL a SAMPLE at UNTIL is
+ * written even with no entry: a tick's, with the measurement read at it. */
+static void flush_entries(struct engine *e, uint64_t until, bool at_until)
+{
+    size_t ncounters = e->ev.counters.n;
+    for (size_t i = 0; i < e->nentries; i++) {
+        struct entry *en = &e->entries[i];
+        if (en->at > until)
+            en->at = until;
+        if (en->at < e->written_until)
+            en->at = e->written_until;
+        e->written_until = en->at;
+    }
+    for (size_t i = 0; (i < e->nentries || at_until) && e->sampling;) {
+        uint64_t time = i < e->nentries ? e->entries[i].at : until;
+        size_t j = i;
+        while (j < e->nentries && e->entries[j].at == time)
+            j++;
+        size_t m = j > i ? j - i : 1;
+        e->batch = xgrow(e->batch, &e->batch_cap, m, sizeof(*e->batch));
+        if (ncounters)
+            e->counter_values =
+                xgrow(e->counter_values, &e->counter_values_cap, m * ncounters, sizeof(uint64_t));
+        for (size_t k = i; k < j; k++) {
+            e->batch[k - i] = e->entries[k].s;
+            for (size_t c = 0; c < ncounters; c++)
+                e->counter_values[(k - i) * ncounters + c] = e->entries[k].counters[c];
+        }
+        if (output_sample_values(e->rec.out, to_realtime(e, time), e->rec.pmu_values, e->batch,
+                                 (uint32_t)(j - i), ncounters ? e->counter_values : NULL) != 0) {
+            pt_err("cannot write the profile; sampling stops");
+            e->sampling = false;
+        }
+        e->written_until = time;
+        if (j >= e->nentries && (!at_until || time == until))
+            break;
+        i = j;
     }
     e->nentries = 0;
 }
@@ -725,19 +891,14 @@ static void relax_ticks(struct engine *e, size_t new_waits)
 static void on_tick(struct engine *e)
 {
     uint64_t now = monotonic_ns();
+    /* Where the threads wait, first: as close to the tick as can be. */
+    size_t new_waits = look_off_cpu(e, now);
     recording_read_pmu(&e->rec);
     drain(e, now - HOLDBACK_NS);
-    close_slot(e, now - HOLDBACK_NS);
-    /* A thread sampled since the last tick ran then; after a relaxed
-     * tick's long interval, only one sampled within the last period is
-     * taken as running. */
-    uint64_t since = now - e->rec.clock.period;
-    if (e->last_tick > since)
-        since = e->last_tick;
-    relax_ticks(e, look_off_cpu(e, since - HOLDBACK_NS));
+    mark_waits(e, now - HOLDBACK_NS, now);
+    relax_ticks(e, new_waits);
     e->last_tick = now;
-    flush_entries(e, to_realtime(e, now));
-    e->slot_end = tick_clock_grid_after(&e->rec.clock, now);
+    flush_entries(e, now, true);
     e->ticks++;
     if (e->rec.deadline && now >= e->rec.deadline)
         e->stop_requested = true;
@@ -796,7 +957,15 @@ static int finish_profile(struct engine *e)
     perf_events_disable(&e->ev);
     recording_read_pmu(&e->rec);
     drain(e, UINT64_MAX);
-    flush_entries(e, to_realtime(e, e->rec.end_mono));
+    /* Each thread's last spell, up to the end. */
+    for (size_t i = 0; i < e->threads.count; i++) {
+        struct perf_thread *th = e->threads.all[i];
+        if (th->off)
+            end_wait(e, th, e->rec.end_mono);
+        else
+            end_run(e, th, e->rec.end_mono);
+    }
+    flush_entries(e, e->rec.end_mono, true);
     /* The JIT names of every process still known (the first's too). */
     for (size_t i = 0; i < e->procs.count; i++)
         if (!e->procs.procs[i].exited)
