@@ -30,7 +30,6 @@ static int arm(struct tick_clock *c, uint64_t k, uint64_t due)
 {
     struct itimerspec spec = {.it_value = ns_timespec(due)};
     c->k = k;
-    c->due = due;
     return timerfd_settime(c->fd, TFD_TIMER_ABSTIME, &spec, NULL);
 }
 

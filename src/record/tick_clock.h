@@ -28,7 +28,6 @@ struct tick_clock {
     uint64_t start, period; /* monotonic ns */
     uint64_t min_gap;       /* ns a tick leaves the program before the next */
     uint64_t k;             /* the tick armed */
-    uint64_t due;           /* monotonic: when it is due (its grid point and jitter) */
     uint64_t stride;        /* grid points per tick armed, 1 at the full rate */
     uint64_t rng;
     uint64_t dropped; /* ticks skipped: a tick ran into them, or came too soon */
