@@ -67,6 +67,7 @@ struct perf_proc {
     bool exec_pending; /* COMM exec seen, its program's first mapping not yet */
     uint64_t exec_time;
     char *exe;
+    uint64_t cpu_samples; /* its threads' */
 };
 
 /* The record at the head of a ring, parsed: it stays in place in the ring
@@ -122,6 +123,8 @@ struct engine {
     uint64_t relaxed_ticks; /* ticks taken at the relaxed rate */
     uint64_t cpu_samples, lost, throttled, ticks, threads_seen;
     uint64_t children_ended, children_status_known; /* processes other than the first */
+    uint64_t children_samples;                      /* the CPU samples of those that ended */
+    uint64_t waits, waits_seen;                     /* ended; named by a look during them */
     uint64_t sample_bytes, unwind_ns, truncated;    /* CPU samples' records, their stacks */
     uint64_t counter_totals[PERF_COUNTERS_MAX];
 };
@@ -229,7 +232,6 @@ static void on_mmap(void *ctx, const struct perf_record *r)
 }
 
 static void flush_entries(struct engine *e, uint64_t until, bool at_until);
-static void end_run(struct engine *e, struct perf_thread *th, uint64_t time);
 static void end_wait(struct engine *e, struct perf_thread *th, uint64_t time);
 
 static void on_comm(void *ctx, const struct perf_record *r)
@@ -318,12 +320,11 @@ static void on_exit_record(void *ctx, const struct perf_record *r)
     if (!th)
         return;
     pid_t pid = th->pid;
-    /* Its last spell ends here: the time since its last sample ran where
-     * that sample was (or, ended in a wait, waited). */
+    /* A wait it ended in is over.  Ended running, its last entry is its
+     * last CPU sample: the time since (less than a period: the end of what
+     * it did last, and its exit) reads in no sample (docs/recording.md). */
     if (th->off)
         end_wait(e, th, r->time);
-    else
-        end_run(e, th, r->time);
     output_thread_exit(e->rec.out, t->tid, to_realtime(e, r->time));
     perf_threads_remove(&e->threads, (pid_t)t->tid);
     /* A process other than the first ends with its last thread.  It is
@@ -336,6 +337,7 @@ static void on_exit_record(void *ctx, const struct perf_record *r)
         p->exited = true;
         int status;
         e->children_ended++;
+        e->children_samples += extra_of(e, (size_t)(p - e->procs.procs))->cpu_samples;
         if (proc_zombie_status(pid, &status)) {
             output_exit(e->rec.out, (uint32_t)pid, to_realtime(e, r->time), status);
             e->children_status_known++;
@@ -492,6 +494,7 @@ static void on_sample(void *ctx, const struct perf_record *r)
         end_wait(e, th, r->time);
     th->spell_sampled = true;
     e->cpu_samples++;
+    extra_of(e, th->proc)->cpu_samples++;
     struct entry *en = new_entry(e, r->time);
     take_reads(e, th, s, en);
     th->sample_time = r->time;
@@ -624,11 +627,11 @@ static void add_entry(struct engine *e, struct perf_thread *th, uint64_t time, u
  * profile has one entry less. */
 #define BLINK_NS (50 * 1000ULL)
 
-/* TH leaves its CPU at TIME for a wait, or for good: an entry stands for
- * the time it ran since its last CPU sample, there.  A spell no sample
- * fell in ran where the last sample was, or, if it barely used the CPU
- * (by the context switch records: the rest of the spell it waited for
- * one), on from the wait it came out of. */
+/* TH leaves its CPU at TIME for a wait: an entry stands for the time it
+ * ran since its last CPU sample, there.  A spell no sample fell in ran
+ * where the last sample was, or, if it barely used the CPU (by the context
+ * switch records: the rest of the spell it waited for one), on from the
+ * wait it came out of. */
 static void end_run(struct engine *e, struct perf_thread *th, uint64_t time)
 {
     if (!th->spell_sampled && time - th->on_since < BLINK_NS)
@@ -652,12 +655,15 @@ static void begin_wait(struct engine *e, struct perf_thread *th, uint64_t time)
  * named by the look that followed it if that found the thread waiting
  * again (the next wait of a run of short ones, most likely the same
  * call), else by the last wait seen before; NULL when there is none. */
-static const struct perf_look *wait_look(const struct perf_thread *th, uint64_t from, uint64_t to)
+static const struct perf_look *wait_look(const struct perf_thread *th, uint64_t from, uint64_t to,
+                                         bool *seen)
 {
     const struct perf_look *l = th->looks;
+    *seen = true;
     for (size_t i = 0; i < PERF_THREAD_LOOKS; i++)
         if (l[i].blocked && l[i].time >= from && l[i].time < to)
             return &l[i];
+    *seen = false;
     for (size_t i = PERF_THREAD_LOOKS; i-- > 0;)
         if (l[i].time >= to && l[i].time) {
             if (l[i].blocked)
@@ -674,7 +680,10 @@ static const struct perf_look *wait_look(const struct perf_thread *th, uint64_t 
  * an entry there, where it waited, stands for the rest of the wait. */
 static void end_wait(struct engine *e, struct perf_thread *th, uint64_t time)
 {
-    const struct perf_look *l = wait_look(th, th->off_since, time);
+    bool seen;
+    const struct perf_look *l = wait_look(th, th->off_since, time, &seen);
+    e->waits++;
+    e->waits_seen += seen;
     if (l)
         add_entry(e, th, time, l->pc, l->stack, l->syscall, l->flags);
     th->came_pc = l ? l->pc : 0;
@@ -935,9 +944,14 @@ static void print_summary(const struct engine *e, uint64_t task_clock)
     fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",
             (unsigned long long)e->truncated);
     fprintf(stderr,
-            "[debug] children:    %llu ended, the exit status of %llu read before their "
-            "parent reaped them\n",
-            (unsigned long long)e->children_ended, (unsigned long long)e->children_status_known);
+            "[debug] children:    %llu ended, with %llu CPU samples; the exit status of %llu "
+            "read before their parent reaped them\n",
+            (unsigned long long)e->children_ended, (unsigned long long)e->children_samples,
+            (unsigned long long)e->children_status_known);
+    fprintf(stderr, "[debug] waits:       %llu ended, %llu named by a look during them (%s)\n",
+            (unsigned long long)e->waits, (unsigned long long)e->waits_seen,
+            e->ev.switches ? "placed by context switch records"
+                           : "no context switch records: placed by the looks");
     for (size_t k = 0; k < e->ev.counters.n; k++)
         fprintf(stderr, "[debug] counter:     %s %llu (in samples, %s mode)\n",
                 e->ev.counters.c[k]->name, (unsigned long long)e->counter_totals[k],
@@ -957,14 +971,10 @@ static int finish_profile(struct engine *e)
     perf_events_disable(&e->ev);
     recording_read_pmu(&e->rec);
     drain(e, UINT64_MAX);
-    /* Each thread's last spell, up to the end. */
-    for (size_t i = 0; i < e->threads.count; i++) {
-        struct perf_thread *th = e->threads.all[i];
-        if (th->off)
-            end_wait(e, th, e->rec.end_mono);
-        else
-            end_run(e, th, e->rec.end_mono);
-    }
+    /* The waits under way, up to the end. */
+    for (size_t i = 0; i < e->threads.count; i++)
+        if (e->threads.all[i]->off)
+            end_wait(e, e->threads.all[i], e->rec.end_mono);
     flush_entries(e, e->rec.end_mono, true);
     /* The JIT names of every process still known (the first's too). */
     for (size_t i = 0; i < e->procs.count; i++)
