@@ -646,24 +646,53 @@ static void end_run(struct engine *e, struct perf_thread *th, uint64_t time)
 static void begin_wait(struct engine *e, struct perf_thread *th, uint64_t time)
 {
     end_run(e, th, time);
+    th->wait_key = th->spell_sampled || !th->came_pc
+                       ? (struct perf_run_key){th->last_pc, th->last_stack, false}
+                       : (struct perf_run_key){th->came_pc, th->came_stack, true};
     th->off = true;
     th->off_since = time;
 }
 
+static bool same_key(const struct perf_run_key *a, const struct perf_run_key *b)
+{
+    return a->pc == b->pc && a->stack == b->stack && a->from_wait == b->from_wait;
+}
+
+/* The wait seen to follow a run like TH's last one (NULL: none yet). */
+static struct perf_wait_follow *follow_of(struct perf_thread *th)
+{
+    for (size_t i = 0; i < PERF_THREAD_FOLLOWS; i++)
+        if (th->follows[i].wait.time && same_key(&th->follows[i].key, &th->wait_key))
+            return &th->follows[i];
+    return NULL;
+}
+
 /* The look that names TH's wait FROM..TO: the newest that found it in
- * that wait.  A wait no look saw (it began and ended between two) is
- * named by the look that followed it if that found the thread waiting
- * again (the next wait of a run of short ones, most likely the same
- * call), else by the last wait seen before; NULL when there is none. */
-static const struct perf_look *wait_look(const struct perf_thread *th, uint64_t from, uint64_t to,
+ * that wait (the wait is then remembered as the one that follows such a
+ * run).  A wait no look saw (it began and ended between two looks) is
+ * taken for the wait that followed the same run before (a program's waits
+ * come in the same order round after round); failing that, for the wait
+ * the next look found the thread in (the next of a run of short waits,
+ * most likely the same call), else for the last one seen before; NULL
+ * when there is none. */
+static const struct perf_look *wait_look(struct perf_thread *th, uint64_t from, uint64_t to,
                                          bool *seen)
 {
     const struct perf_look *l = th->looks;
+    struct perf_wait_follow *follow = follow_of(th);
     *seen = true;
     for (size_t i = 0; i < PERF_THREAD_LOOKS; i++)
-        if (l[i].blocked && l[i].time >= from && l[i].time < to)
+        if (l[i].blocked && l[i].time >= from && l[i].time < to) {
+            if (!follow) {
+                follow = &th->follows[th->follows_next++ % PERF_THREAD_FOLLOWS];
+                follow->key = th->wait_key;
+            }
+            follow->wait = l[i];
             return &l[i];
+        }
     *seen = false;
+    if (follow)
+        return &follow->wait;
     for (size_t i = PERF_THREAD_LOOKS; i-- > 0;)
         if (l[i].time >= to && l[i].time) {
             if (l[i].blocked)
@@ -704,6 +733,7 @@ static void on_context_switch(void *ctx, const struct perf_record *r)
     struct perf_thread *th = perf_threads_find(&e->threads, (pid_t)r->tid);
     if (!th || !r->has_time)
         return;
+    th->last_switch = r->time;
     if (!(r->misc & PERF_REC_MISC_SWITCH_OUT)) {
         if (th->off)
             end_wait(e, th, r->time);
@@ -792,6 +822,13 @@ static void mark_waits(struct engine *e, uint64_t until, uint64_t look_time)
                 end_wait(e, th, look_time);
             continue;
         }
+        /* Blocked at two looks in a row with no switch record since the
+         * first: it waited before the events were on it (attached), or
+         * its records were lost.  Its wait is known from the first look. */
+        const struct perf_look *before = &th->looks[1];
+        if (!th->off && now->blocked && before->blocked && before->time &&
+            th->last_switch < before->time && th->sample_time < before->time)
+            begin_wait(e, th, until);
         if (!th->off || th->off_since >= until)
             continue;
         for (size_t k = 0; k < PERF_THREAD_LOOKS; k++) {
@@ -804,22 +841,29 @@ static void mark_waits(struct engine *e, uint64_t until, uint64_t look_time)
     }
 }
 
-/* Every entry gathered, in time order (never before the last SAMPLE
- * written, nor after UNTIL), one SAMPLE per time, each with its counters'
- * increases (0 for an entry of a wait: what a thread counted while blocked
- * goes to its next CPU sample).  With AT_UNTIL a SAMPLE at UNTIL is
- * written even with no entry: a tick's, with the measurement read at it. */
+/* Every entry gathered, in time order (after the last SAMPLE written:
+ * SAMPLE times always advance; no later than UNTIL unless that would go
+ * back), one SAMPLE per time, each with its counters' increases (0 for an
+ * entry of a wait: what a thread counted while blocked goes to its next CPU
+ * sample).  With AT_UNTIL a SAMPLE at UNTIL is written even with no entry:
+ * a tick's, with the measurement read at it. */
 static void flush_entries(struct engine *e, uint64_t until, bool at_until)
 {
     size_t ncounters = e->ev.counters.n;
+    /* The first time allowed: none before the recording's start either. */
+    uint64_t floor = e->written_until + 1;
+    if (floor < e->rec.start_mono)
+        floor = e->rec.start_mono;
     for (size_t i = 0; i < e->nentries; i++) {
         struct entry *en = &e->entries[i];
         if (en->at > until)
             en->at = until;
-        if (en->at < e->written_until)
-            en->at = e->written_until;
-        e->written_until = en->at;
+        if (en->at < floor)
+            en->at = floor;
+        floor = en->at; /* the next may share its SAMPLE, not go before */
     }
+    if (until < floor)
+        until = floor;
     for (size_t i = 0; (i < e->nentries || at_until) && e->sampling;) {
         uint64_t time = i < e->nentries ? e->entries[i].at : until;
         size_t j = i;

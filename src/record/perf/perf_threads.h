@@ -20,6 +20,7 @@
 #include "record/tid_index.h"
 
 #define PERF_THREAD_LOOKS 4
+#define PERF_THREAD_FOLLOWS 8
 
 struct perf_thread {
     pid_t tid, pid;
@@ -40,6 +41,7 @@ struct perf_thread {
      * in that spell or not. */
     bool off, spell_sampled;
     uint64_t off_since, on_since;
+    uint64_t last_switch; /* its last context switch record's time */
     /* In the spell: its time on a CPU so far (context switch records),
      * since when it is on one (0: preempted), and where it waited before. */
     uint64_t spell_cpu, on_cpu_since;
@@ -53,6 +55,20 @@ struct perf_thread {
         int syscall;
         uint32_t stack, flags;
     } looks[PERF_THREAD_LOOKS];
+    /* What its run before a wait was (where its last sample was, or the
+     * wait it came out of for a spell with no sample), and which wait
+     * followed such a run when a look saw it: a wait no look saw is taken
+     * for the one that followed the same run before (perf_engine.c). */
+    struct perf_run_key {
+        uint64_t pc;
+        uint32_t stack;
+        bool from_wait;
+    } wait_key;
+    struct perf_wait_follow {
+        struct perf_run_key key;
+        struct perf_look wait;
+    } follows[PERF_THREAD_FOLLOWS];
+    unsigned follows_next;
     /* Off CPU: what the last look at /proc/PID/task/TID/syscall found. */
     int syscall_fd;
     bool blocked;
