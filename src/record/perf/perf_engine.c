@@ -646,16 +646,14 @@ static void end_run(struct engine *e, struct perf_thread *th, uint64_t time)
 static void begin_wait(struct engine *e, struct perf_thread *th, uint64_t time)
 {
     end_run(e, th, time);
-    th->wait_key = th->spell_sampled || !th->came_pc
-                       ? (struct perf_run_key){th->last_pc, th->last_stack, false}
-                       : (struct perf_run_key){th->came_pc, th->came_stack, true};
+    th->wait_key = (struct perf_run_key){th->came_pc, th->came_stack, th->spell_sampled};
     th->off = true;
     th->off_since = time;
 }
 
 static bool same_key(const struct perf_run_key *a, const struct perf_run_key *b)
 {
-    return a->pc == b->pc && a->stack == b->stack && a->from_wait == b->from_wait;
+    return a->pc == b->pc && a->stack == b->stack && a->sampled == b->sampled;
 }
 
 /* The wait seen to follow a run like TH's last one (NULL: none yet). */

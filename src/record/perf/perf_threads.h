@@ -55,14 +55,14 @@ struct perf_thread {
         int syscall;
         uint32_t stack, flags;
     } looks[PERF_THREAD_LOOKS];
-    /* What its run before a wait was (where its last sample was, or the
-     * wait it came out of for a spell with no sample), and which wait
-     * followed such a run when a look saw it: a wait no look saw is taken
-     * for the one that followed the same run before (perf_engine.c). */
+    /* What came before its wait (the wait before it, and whether the run
+     * in between took a CPU sample), and which wait followed the same when
+     * a look saw it: a wait no look saw is taken for that one
+     * (perf_engine.c, wait_look()). */
     struct perf_run_key {
-        uint64_t pc;
+        uint64_t pc; /* the wait before: its pc and stack, 0 for none */
         uint32_t stack;
-        bool from_wait;
+        bool sampled;
     } wait_key;
     struct perf_wait_follow {
         struct perf_run_key key;
