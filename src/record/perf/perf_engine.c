@@ -9,17 +9,19 @@
  * the program runs without ptrace.  One thread does everything in a poll()
  * loop over a signalfd, the tick clock (tick_clock.h, tick_rate() below)
  * and the ring buffers (woken when one is half full).  At every tick it
+ * looks at every thread for whether and where it is blocked (offcpu.h),
  * reads the measurement source, takes the records the kernel wrote up to
- * that moment (in time order across CPUs), turns CPU samples into thread
- * entries (stack unwound at once), looks at every thread that took no
- * sample for whether it is blocked (offcpu.h), and writes one SAMPLE
- * holding all of that at the tick's time: the reading of an interval and
- * the CPU time spent in it stay together, as with ptrace.  While no thread
- * starts a wait for a while and nothing is measured, the ticks slow down
- * (relax_ticks()); CPU samples are still written in SAMPLEs of one
- * tick period each, at the end of the period they fell in.  What both
- * engines share (output, measurement source, signals, ticks, the -d
- * summary's common lines) is in recording.h.
+ * that moment (in time order across CPUs), and writes their entries: a
+ * CPU sample at its own time (stack unwound at once), a wait from the
+ * thread's context switch records (begun when it left its CPU to block,
+ * ended when it came back, named by the looks), and a SAMPLE at the
+ * tick's time with the measurement.  Each entry stands for the thread's
+ * wall time since its previous one (end_run(), end_wait()).  While no
+ * thread starts a wait for a while and nothing is measured, the ticks
+ * slow down (relax_ticks()): the waits keep their times, only a short one
+ * between two ticks is named by guess.  What both engines share (output,
+ * measurement source, signals, ticks, the -d summary's common lines) is
+ * in recording.h.
  */
 #include "pmu/pmu.h"
 #include "record/engine.h"
@@ -898,9 +900,9 @@ static void flush_entries(struct engine *e, uint64_t until, bool at_until)
  * wakes the profiler and takes a CPU from the program: four busy threads
  * on two CPUs ran +49% slower at 10 kHz with a tick per period, against
  * +18% for perf record, and as fast as under perf with 1 kHz ticks
- * (docs/recording.md).  A blocked thread's entry covers the wall time
- * since its previous one, so --wall and the timeline lanes are the same;
- * blocked threads are seen every millisecond at most (relax_ticks()).
+ * (docs/recording.md).  The context switch records place the waits
+ * whatever the rate; blocked threads are looked at every millisecond at
+ * most (relax_ticks()).
  */
 #define TICK_MAX_HZ 1000.0
 
@@ -915,11 +917,11 @@ static double tick_rate(const struct record_options *opts, bool measuring)
  * the program (four busy threads on two CPUs ran +4.8% slower at 1 kHz
  * ticks, +2.0% at 100 Hz, perf record +1.6%, in one run).  After
  * RELAX_AFTER_NS without a new wait they come at RELAXED_HZ, and back at
- * the full rate at the first tick that finds one.  A blocked thread's
- * entry covers the wall time since its previous one, so a wait still
- * counts whole however late it is seen; what relaxing costs is a thread
- * that blocks and wakes between two relaxed ticks: its wait is counted
- * in its next entry's wall time (docs/recording.md).
+ * the full rate at the first tick that finds one.  A wait keeps its
+ * time however late it is seen (the context switch records place it);
+ * what relaxing costs is the name of a wait that begins and ends between
+ * two relaxed ticks, taken for the one seen after the same wait before
+ * (wait_look(), docs/recording.md).
  */
 #define RELAXED_HZ 100.0
 #define RELAX_AFTER_NS (50 * 1000 * 1000ULL)
