@@ -48,7 +48,7 @@ shares() { # FILE NAMES...
     awk -v names="$*" 'BEGIN { n = split(names, want, " ") }
         { v[$1] = $2 }
         END { for (i = 1; i <= n; i++) s += v[want[i]]
-              for (i = 1; i <= n; i++) printf "%s %.6f\n", want[i], s > 0 ? 100 * v[want[i]] / s : 0 }' "$file"
+              for (i = 1; i <= n; i++) printf "%s %.6f\n", want[i], (s > 0 ? 100 * v[want[i]] / s : 0) }' "$file"
 }
 
 # A ptprof report column per function, as "name value" lines.
