@@ -64,6 +64,13 @@
 /* How long the witness may take to report a signal the group received. */
 #define SIGNAL_ECHO_NS (100 * 1000 * 1000ULL)
 
+/* Threads that exited lately, to know a late sample of one. */
+#define EXITED_KEPT 64
+struct exited_thread {
+    pid_t tid;
+    uint64_t time; /* monotonic */
+};
+
 /* What a process needs beyond process.h, by the same index. */
 struct perf_proc {
     bool exec_pending; /* COMM exec seen, its program's first mapping not yet */
@@ -127,7 +134,10 @@ struct engine {
     uint64_t children_ended, children_status_known; /* processes other than the first */
     uint64_t children_samples;                      /* the CPU samples of those that ended */
     uint64_t waits, waits_seen;                     /* ended; named by a look during them */
-    uint64_t sample_bytes, unwind_ns, truncated;    /* CPU samples' records, their stacks */
+    struct exited_thread exited[EXITED_KEPT];
+    size_t exited_next;
+    uint64_t late_samples;                       /* of threads already gone: dropped */
+    uint64_t sample_bytes, unwind_ns, truncated; /* CPU samples' records, their stacks */
     uint64_t counter_totals[PERF_COUNTERS_MAX];
 };
 
@@ -314,6 +324,16 @@ static size_t live_threads_of(const struct engine *e, pid_t pid)
     return n;
 }
 
+/* Did thread TID exit at TIME or later (a sample taken at TIME is one of
+ * its own, processed after its EXIT record)? */
+static bool exited_after(const struct engine *e, pid_t tid, uint64_t time)
+{
+    for (size_t i = 0; i < EXITED_KEPT; i++)
+        if (e->exited[i].tid == tid && e->exited[i].time >= time)
+            return true;
+    return false;
+}
+
 static void on_exit_record(void *ctx, const struct perf_record *r)
 {
     struct engine *e = ctx;
@@ -329,6 +349,7 @@ static void on_exit_record(void *ctx, const struct perf_record *r)
         end_wait(e, th, r->time);
     output_thread_exit(e->rec.out, t->tid, to_realtime(e, r->time));
     perf_threads_remove(&e->threads, (pid_t)t->tid);
+    e->exited[e->exited_next++ % EXITED_KEPT] = (struct exited_thread){(pid_t)t->tid, r->time};
     /* A process other than the first ends with its last thread.  It is
      * not our child: its status is known only while it is a zombie its
      * parent has not reaped yet (docs/recording.md). */
@@ -481,6 +502,13 @@ static void on_sample(void *ctx, const struct perf_record *r)
     const struct perf_sample *s = &r->u.sample;
     struct perf_thread *th = perf_threads_find(&e->threads, (pid_t)s->tid);
     if (!th) {
+        /* A sample of a thread already gone (its EXIT record came first
+         * from another CPU's ring): adopted, it would count the thread's
+         * CPU time again. */
+        if (exited_after(e, (pid_t)s->tid, r->time)) {
+            e->late_samples++;
+            return;
+        }
         /* Its FORK record was lost (a full ring), or it predates the
          * events (attached): adopt it if its process is ours. */
         struct process *p = process_find(&e->procs, (pid_t)s->pid);
@@ -974,8 +1002,11 @@ static void print_summary(const struct engine *e, uint64_t task_clock)
     double per = e->cpu_samples ? (double)e->cpu_samples : 1.0;
     fprintf(stderr, "[debug] cpu time:    %.6f s (task-clock of every thread, %s mode)\n", cpu,
             e->ev.kernel ? "user and kernel" : "user");
-    fprintf(stderr, "[debug] lost:        %llu samples (ring buffer full), %llu throttled\n",
-            (unsigned long long)e->lost, (unsigned long long)e->throttled);
+    fprintf(stderr,
+            "[debug] lost:        %llu samples (ring buffer full), %llu throttled, %llu of "
+            "threads already gone\n",
+            (unsigned long long)e->lost, (unsigned long long)e->throttled,
+            (unsigned long long)e->late_samples);
     fprintf(stderr, "[debug] rings:       %zu KiB per CPU, %.0f bytes per sample record\n",
             e->ev.ring_pages * (size_t)sysconf(_SC_PAGESIZE) / 1024, (double)e->sample_bytes / per);
     fprintf(stderr,
