@@ -676,14 +676,18 @@ static void end_run(struct engine *e, struct perf_thread *th, uint64_t time)
 static void begin_wait(struct engine *e, struct perf_thread *th, uint64_t time)
 {
     end_run(e, th, time);
-    th->wait_key = (struct perf_run_key){th->came_pc, th->came_stack, th->spell_sampled};
+    /* The run before it computed (a sample fell in it, or by the context
+     * switch records it used the CPU beyond a wake-up), or it did not. */
+    uint64_t cpu = th->spell_cpu + (th->on_cpu_since ? time - th->on_cpu_since : 0);
+    bool computed = th->spell_sampled || (e->ev.switches && cpu >= BLINK_NS);
+    th->wait_key = (struct perf_run_key){th->came_pc, th->came_stack, computed};
     th->off = true;
     th->off_since = time;
 }
 
 static bool same_key(const struct perf_run_key *a, const struct perf_run_key *b)
 {
-    return a->pc == b->pc && a->stack == b->stack && a->sampled == b->sampled;
+    return a->pc == b->pc && a->stack == b->stack && a->computed == b->computed;
 }
 
 /* The wait seen to follow a run like TH's last one (NULL: none yet). */

@@ -56,13 +56,13 @@ struct perf_thread {
         uint32_t stack, flags;
     } looks[PERF_THREAD_LOOKS];
     /* What came before its wait (the wait before it, and whether the run
-     * in between took a CPU sample), and which wait followed the same when
-     * a look saw it: a wait no look saw is taken for that one
+     * in between computed or only woke up), and which wait followed the
+     * same when a look saw it: a wait no look saw is taken for that one
      * (perf_engine.c, wait_look()). */
     struct perf_run_key {
         uint64_t pc; /* the wait before: its pc and stack, 0 for none */
         uint32_t stack;
-        bool sampled;
+        bool computed;
     } wait_key;
     struct perf_wait_follow {
         struct perf_run_key key;
