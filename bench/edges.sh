@@ -119,29 +119,26 @@ for rep in $(seq 1 "$REPS"); do
 done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
-# A cell: the median share of NAME by TOOL in CASE, and in parentheses the
-# largest distance of a run's share from the program's own in that run.
+# A cell: the median share of NAME by TOOL in CASE, the median of the
+# program's own shares in the same runs, and the largest distance of a
+# run's share from the program's own in that run.
 cell() { # CASE TOOL NAME
-    local m
+    local m t
     m=$(raw_median "$RAW" "$1" "$2" "$3")
     [ -n "$m" ] || {
         printf 'n/a'
         return
     }
-    awk -F'\t' -v c="$1" -v t="$2" -v n="$3" -v m="$m" '$1 == c && $2 == t && $4 == n {
+    awk -F'\t' -v OFS='\t' '{ print $1, $2, $3, $4, $6 }' "$RAW" >"$TMP/truth.raw"
+    t=$(raw_median "$TMP/truth.raw" "$1" "$2" "$3")
+    awk -F'\t' -v c="$1" -v t="$2" -v n="$3" -v m="$m" -v own="$t" '$1 == c && $2 == t && $4 == n {
             err = $5 - $6; if (err < 0) err = -err; if (err > max) max = err }
-        END { printf "%.1f%% (±%.1f)", m, max }' "$RAW"
-}
-# The median of the program's own shares of NAME in CASE, over every run.
-truth_cell() { # CASE NAME
-    local m
-    m=$(awk -F'\t' -v OFS='\t' '{ print $1, "truth", $3, $4, $6 }' "$RAW" >"$TMP/truth.raw" &&
-        raw_median "$TMP/truth.raw" "$1" truth "$2")
-    if [ -n "$m" ]; then printf '%.1f%%' "$m"; else printf 'n/a'; fi
+        END { printf "%.1f / %.1f (±%.1f)", m, own, max }' "$RAW"
 }
 
 echo "Load average (1, 5, 15 min) before: $LOAD_BEFORE; after: $LOAD_AFTER (2 CPUs; other jobs ran)."
-echo "Each cell: the median share over $REPS runs, and in parentheses the largest distance of a run's"
+echo "Each cell: the median share in the profiles over $REPS runs / the median of the program's own"
+echo "shares in the same runs (its own clocks), and in parentheses the largest distance of a run's"
 echo "share from the program's own in that run (percentage points)."
 echo
 echo "### Short-lived processes and threads: CPU shares of four functions (1 kHz)"
@@ -151,9 +148,6 @@ for case in "100 processes of 20 ms" "200 threads of 10 ms"; do
     echo
     echo "| | first (40%) | second (30%) | third (20%) | last (10%) |"
     echo "|---|---:|---:|---:|---:|"
-    printf '| the program'"'"'s own clock |'
-    for n in brief_first brief_second brief_third brief_last; do printf ' %s |' "$(truth_cell "$case" $n)"; done
-    echo
     for tool in "perf:ptprof --engine perf" "perf4000:ptprof --engine perf -f 4000" \
         "ptrace:ptprof --engine ptrace" "perfrecord:perf record -F 1000"; do
         # shellcheck disable=SC2016 # backquotes for Markdown
@@ -172,12 +166,9 @@ echo
 echo "| round | | sleep | read | compute |"
 echo "|---|---|---:|---:|---:|"
 for case in "3/2/5 ms, 1 thread" "1/1/5 ms, 1 thread" "20/20/10 ms, 1 thread" "3/2/5 ms, 4 threads"; do
-    printf '| %s | the program'"'"'s own clock |' "$case"
-    for n in wait_sleep wait_read wait_compute; do printf ' %s |' "$(truth_cell "$case" $n)"; done
-    echo
     for tool in perf ptrace; do
         # shellcheck disable=SC2016 # backquotes for Markdown
-        printf '| | `ptprof --engine %s` |' "$tool"
+        printf '| %s | `ptprof --engine %s` |' "$case" "$tool"
         for n in wait_sleep wait_read wait_compute; do printf ' %s |' "$(cell "$case" $tool $n)"; done
         echo
     done
