@@ -146,7 +146,7 @@ static void open_in_speedscope(const char *dir, const char *profile, const char 
 
 static void expect_in_dom(const struct browser_page *pg, const char *what, const char *file)
 {
-    cr_expect(strstr(pg->dom, what), "%s: speedscope does not show %s", file, what);
+    cr_assert(strstr(pg->dom, what), "%s: speedscope does not show %s", file, what);
 }
 
 static char *record(const char *dir, const char *name, const char *workload,
