@@ -187,24 +187,27 @@ static int render_table(FILE *out, const struct compare_result *r, const char *c
 {
     char v[64];
     format_value(r, v, sizeof(v), r->baseline_total);
-    fprintf(out, "%s of %s%s per key, against the baseline %s (%s %s in all)\n",
-            error_fn_name(r->opts.error), r->opts.inclusive ? "inclusive " : "",
-            r->opts.share ? "share %" : r->opts.metric.title, names[0], v,
-            r->opts.share ? "%" : r->opts.metric.title);
-    if (r->sides)
-        fprintf(out,
-                "%s: %zu run%s, %s: %zu run%s; %s; * marks p < %g, the most significant "
-                "first\n",
-                names[0], r->runs[0], r->runs[0] == 1 ? "" : "s", names[1], r->runs[1],
-                r->runs[1] == 1 ? "" : "s",
+    if (r->sides) {
+        fprintf(out, "%s (%zu run%s) against %s (%zu run%s): %s%s share %% per key, %s\n", names[1],
+                r->runs[1], r->runs[1] == 1 ? "" : "s", names[0], r->runs[0],
+                r->runs[0] == 1 ? "" : "s", r->opts.inclusive ? "inclusive " : "",
+                r->opts.metric.name, error_fn_name(r->opts.error));
+        fprintf(out, "p: %s; * marks p < %g; the most significant first\n",
                 r->runs[0] > 1 && r->runs[1] > 1 ? "Welch's t-test over the runs' shares"
                                                  : "a test on the sample counts",
                 SIGNIFICANCE_ALPHA);
+    } else {
+        fprintf(out, "%s of %s%s per key, against the baseline %s (%s %s in all)\n",
+                error_fn_name(r->opts.error), r->opts.inclusive ? "inclusive " : "",
+                r->opts.share ? "share %" : r->opts.metric.title, names[0], v,
+                r->opts.share ? "%" : r->opts.metric.title);
+    }
     fputc('\n', out);
     struct text_table *t = text_table_new();
     text_table_column(t, r->sides ? names[0] : "baseline", ALIGN_RIGHT, false);
     for (size_t p = 0; p < r->nprofiles; p++) {
-        char *err = xasprintf("%s err", names[p + 1]);
+        char *err =
+            r->sides ? xstrdup(error_fn_name(r->opts.error)) : xasprintf("%s err", names[p + 1]);
         text_table_column(t, names[p + 1], ALIGN_RIGHT, false);
         text_table_column(t, err, ALIGN_RIGHT, false);
         free(err);
