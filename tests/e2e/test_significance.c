@@ -25,7 +25,7 @@
 #include "util/xalloc.h"
 
 #define NFUNCS 64
-#define SECONDS "2"
+#define SECONDS "2" /* of CPU time */
 
 static char *many_name(int i)
 {
@@ -104,15 +104,14 @@ static char *compare_csv(const char *const *args)
     return out;
 }
 
-/* How many of the 64 functions CSV flags as significant; all must be there. */
+/* How many of the 64 functions CSV flags as significant (one that no run
+ * of either side sampled is not). */
 static int flagged(const char *csv)
 {
     int n = 0;
     for (int i = 0; i < NFUNCS; i++) {
         char *fn = many_name(i);
-        double sig = report_csv_value(csv, fn, "significant");
-        cr_assert(!isnan(sig), "%s missing from the comparison:\n%.3000s", fn, csv);
-        n += sig == 1;
+        n += report_csv_value(csv, fn, "significant") == 1;
         free(fn);
     }
     return n;

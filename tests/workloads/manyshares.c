@@ -6,8 +6,10 @@
  * sampling noise, and a share moved on purpose should be found.
  *
  * usage: manyshares SECONDS [INDEX POINTS]
- *   One thread loops over the functions many_00 ... many_63 for SECONDS
- *   of wall time, many_I getting 1 + I % 8 units of work per round (a
+ *   One thread loops over the functions many_00 ... many_77 (the second
+ *   digit octal) until it has used SECONDS of CPU time (not wall time: a
+ *   profile of it has as many samples on a busy machine as on an idle
+ *   one), the I-th getting 1 + I % 8 units of work per round (a
  *   unit is about 0.25 ms of CPU, the length of each call varied
  *   pseudo-randomly by +-30 % around its mean).  With INDEX and POINTS,
  *   many_INDEX gets the extra work that raises its share of the whole by
@@ -97,9 +99,9 @@ int main(int argc, char **argv)
         units[k] += d;
     }
     uint64_t cpu_ns[NFUNCS] = {0}, sink = 0, rng = 0x9e3779b97f4a7c15ull;
-    uint64_t end = clock_ns(CLOCK_MONOTONIC) + (uint64_t)(seconds * 1e9);
     uint64_t cpu_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    for (int f = 0; clock_ns(CLOCK_MONOTONIC) < end; f = (f + 1) % NFUNCS) {
+    uint64_t end = cpu_start + (uint64_t)(seconds * 1e9);
+    for (int f = 0; clock_ns(CLOCK_THREAD_CPUTIME_ID) < end; f = (f + 1) % NFUNCS) {
         rng = rng * 6364136223846793005ull + 1;
         uint64_t jitter = 70 + (rng >> 33) % 61; /* 70 %..130 %: the mean keeps the weights */
         uint64_t iters = (uint64_t)(units[f] * UNIT_ITERS) * jitter / 100;
