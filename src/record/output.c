@@ -292,6 +292,11 @@ int output_finish(struct output *out, const struct prof_totals *totals,
     return rc;
 }
 
+uint64_t output_bytes(const struct output *out)
+{
+    return out && out->native ? native_writer_bytes(out->native) : 0;
+}
+
 void output_keep_state(struct output *out)
 {
     if (out && !out->state) {

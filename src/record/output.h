@@ -87,6 +87,8 @@ int output_finish(struct output *out, const struct prof_totals *totals,
  * be written), or -1 with nothing changed when PATH cannot be opened;
  * *OPENED says whether the new file was started. */
 void output_keep_state(struct output *out);
+/* The current file's size so far, before compression (0 if unknown). */
+uint64_t output_bytes(const struct output *out);
 int output_switch(struct output *out, const char *path, bool *opened);
 void output_abort(struct output *out);
 

@@ -131,7 +131,7 @@ int recording_exit_code(const struct recording *r, int status, int written)
 
 void recording_tick(struct recording *r, uint64_t now_ns)
 {
-    if (r->out && snapshots_due(r->snapshots, now_ns))
+    if (r->out && snapshots_due(r->snapshots, now_ns, output_bytes(r->out)))
         snapshots_switch(r->snapshots, r->out, now_ns);
 }
 

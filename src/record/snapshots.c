@@ -31,24 +31,33 @@ int snapshots_parse(const char *value, struct snapshot_options *out)
     char *end;
     errno = 0;
     double v = strtod(value, &end);
-    double scale = 0;
+    double seconds = 0, bytes = 0;
     if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
-        scale = 1;
+        seconds = 1;
     else if (strcmp(end, "m") == 0)
-        scale = 60;
+        seconds = 60;
     else if (strcmp(end, "h") == 0)
-        scale = 3600;
-    if (strchr("kKmMgG", *end) && *end && scale == 0) {
-        pt_err("--switch-output=%s: switching by size is not supported; give a period "
-               "(10s, 5m) or 'signal'",
+        seconds = 3600;
+    else if (strcmp(end, "B") == 0)
+        bytes = 1;
+    else if (strcmp(end, "K") == 0)
+        bytes = 1024;
+    else if (strcmp(end, "M") == 0)
+        bytes = 1024.0 * 1024;
+    else if (strcmp(end, "G") == 0)
+        bytes = 1024.0 * 1024 * 1024;
+    double scaled = v * (seconds > 0 ? seconds : bytes);
+    if (errno || end == value || !(v > 0) || (seconds == 0 && bytes == 0) ||
+        (seconds > 0 && scaled > 1e7) || (bytes > 0 && (scaled < 4096 || scaled > 1e15))) {
+        pt_err("--switch-output=%s: 'signal', a period (10s, 5m, 1h) or a size from 4K "
+               "(512K, 100M, 1G)",
                value);
         return -1;
     }
-    if (errno || end == value || scale == 0 || !(v > 0) || v * scale > 1e7) {
-        pt_err("--switch-output=%s: 'signal' or a period such as 10s, 5m, 1h", value);
-        return -1;
-    }
-    out->every_s = v * scale;
+    if (seconds > 0)
+        out->every_s = scaled;
+    else
+        out->every_bytes = (uint64_t)scaled;
     return 0;
 }
 
@@ -102,12 +111,13 @@ void snapshots_request(struct snapshots *s)
         s->requested = true;
 }
 
-bool snapshots_due(const struct snapshots *s, uint64_t now_ns)
+bool snapshots_due(const struct snapshots *s, uint64_t now_ns, uint64_t bytes)
 {
     if (!s)
         return false;
     return s->requested ||
-           (s->opts.every_s > 0 && now_ns - s->opened_ns >= (uint64_t)(s->opts.every_s * 1e9));
+           (s->opts.every_s > 0 && now_ns - s->opened_ns >= (uint64_t)(s->opts.every_s * 1e9)) ||
+           (s->opts.every_bytes > 0 && bytes >= s->opts.every_bytes);
 }
 
 /* Only the last MAX_FILES finished files stay. */

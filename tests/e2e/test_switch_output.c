@@ -8,7 +8,8 @@
  * counted twice at a switch).  On SIGUSR2 to the profiler alone: a new
  * file each time, the program never sees the signal (it exits 0, as it
  * would die of an unhandled SIGUSR2), and --switch-max-files=2 leaves the
- * last two.  Bad values are refused before the program runs.
+ * last two.  By size: every file but the last reaches it, none goes far
+ * past it.  Bad values are refused before the program runs.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -233,12 +234,45 @@ Test(switch_output, on_sigusr2_keeping_the_last_two, .timeout = 300)
     free(dir);
 }
 
+Test(switch_output, a_file_every_32k, .timeout = 300)
+{
+    char *dir = test_mkdtemp(), *ptprof = build_ptprof(), *prog = build_workload("shares");
+    char *pattern = xasprintf("%s/" PREFIX "%%t.data", dir);
+    const char *argv[] = {ptprof, "record", "--switch-output=32K", "-o", pattern, "--", prog, "2",
+                          "2",    NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, NULL, 120);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    spawn_result_free(&res);
+    char **files;
+    size_t n = series(dir, &files);
+    cr_assert_geq(n, 2, "2 s of two threads make more than 32K of samples");
+    for (size_t i = 0; i < n; i++) {
+        size_t len = 0;
+        char *data = test_read_file(files[i], &len);
+        cr_assert(data);
+        free(data);
+        /* Checked at every tick: a file passes the size by a tick's worth. */
+        if (i + 1 < n)
+            cr_expect(len >= 32768 && len < 32768 + 65536, "%s: %zu bytes for 32K", files[i], len);
+        char *info = ptprof_out((const char *[]){"info", files[i], NULL});
+        cr_expect(strstr(info, "status:     complete"), "%s:\n%s", files[i], info);
+        free(info);
+    }
+    free_series(files, n);
+    free(pattern);
+    free(prog);
+    free(ptprof);
+    test_rmtree(dir);
+    free(dir);
+}
+
 Test(switch_output, bad_values_are_refused_before_the_program_runs, .timeout = 60)
 {
     char *dir = test_mkdtemp(), *ptprof = build_ptprof(), *prog = build_workload("shares");
     char *out = xasprintf("%s/x.data", dir);
     const char *cases[][3] = {
-        {"--switch-output=100M", "-o", out}, {"--switch-output=0s", "-o", out},
+        {"--switch-output=1K", "-o", out},   {"--switch-output=0s", "-o", out},
         {"--switch-output=soon", "-o", out}, {"--switch-max-files=2", "-o", out},
         {"--switch-output", "-o", "-"},
     };
