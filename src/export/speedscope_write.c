@@ -211,9 +211,9 @@ static void write_document(FILE *f, struct writer *w, const struct profile *p, c
         first = false;
         json_string(f, title);
         free(title);
-        fprintf(f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":", unit_of(&w->metric));
-        json_number(f, l->at);
-        fputs(",\"events\":[", f);
+        /* Full precision, as the events: the last closes exactly at the end. */
+        fprintf(f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%.17g,\"events\":[",
+                unit_of(&w->metric), l->at);
         for (size_t k = 0; k < l->nevents; k++) {
             const struct event *ev = &l->events[k];
             fprintf(f, "%s{\"type\":\"%c\",\"frame\":%u,\"at\":%.17g}", k ? "," : "",

@@ -12,7 +12,8 @@
  *    --metric samples, holds the share shown, and covers the share the
  *    program measured for nearly every function; over several runs it is
  *    t(0.975, n-1) s / sqrt(n) of the runs' own shares, and the energy
- *    column's interval likewise of the runs' energies.
+ *    column's interval likewise of the runs' energies; the table and the
+ *    HTML page (well-formed) show the interval columns.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/xmlcheck.h"
 #include "report_csv.h"
 #include "test_record_common.h"
 #include "util/xalloc.h"
@@ -131,7 +133,7 @@ Test(significance, same_program_flags_about_five_percent_of_keys, .timeout = 600
     char *dir = test_mkdtemp();
     char *a[4];
     for (int i = 0; i < 4; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "a%d", i);
         a[i] = record_many(dir, name, NULL, NULL, NULL);
     }
@@ -227,7 +229,7 @@ Test(report_ci, intervals_from_counts_and_from_runs, .timeout = 600)
     const char *extra[] = {"-p", pmu, NULL};
     char *runs[3];
     for (int i = 0; i < 3; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "r%d", i);
         runs[i] = record_many(dir, name, NULL, NULL, extra);
     }
@@ -262,7 +264,7 @@ Test(report_ci, intervals_from_counts_and_from_runs, .timeout = 600)
     for (int r = 0; r < 3; r++) {
         const char *by_cpu[] = {"--ci", "-k", "procedure", runs[r], NULL};
         csv = report_csv(by_cpu);
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "r%d", r);
         for (int i = 0; i < NFUNCS; i++) {
             char *fn = many_name(i);
@@ -315,6 +317,31 @@ Test(report_ci, intervals_from_counts_and_from_runs, .timeout = 600)
         free(fn);
     }
     free(csv);
+
+    /* The same intervals on the HTML page (well-formed, with the columns)
+     * and in the table. */
+    char *page = xasprintf("%s/ci.html", dir), *ptprof = build_ptprof();
+    const char *html[] = {ptprof,  "report", "--ci",   "-k", "procedure", runs[0],
+                          runs[1], runs[2],  "--html", page, NULL};
+    struct spawn_result res;
+    run_argv(&res, html, NULL, NULL, 120);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "report --ci --html: " RUN_CONTEXT(&res));
+    spawn_result_free(&res);
+    char *msg = NULL;
+    cr_expect(xmlcheck_file(page, &msg), "%s: %s", page, msg);
+    free(msg);
+    char *text = test_read_file(page, NULL);
+    cr_expect(strstr(text, ">self ±95%</th>") && strstr(text, ">total ±95%</th>") &&
+                  strstr(text, ">energy ±95% J</th>"),
+              "the page lacks the interval columns");
+    free(text);
+    const char *table[] = {ptprof, "report", "--ci", "-k", "procedure", runs[0], NULL};
+    run_argv(&res, table, NULL, NULL, 120);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "report --ci: " RUN_CONTEXT(&res));
+    cr_expect(strstr(res.out, "±95%") && strstr(res.out, "±95% J"), "table:\n%.1500s", res.out);
+    spawn_result_free(&res);
+    free(ptprof);
+    free(page);
     for (int i = 0; i < 3; i++)
         free(runs[i]);
     free(pmu);
