@@ -306,8 +306,8 @@ static int run(int argc, char **argv, bool sampler)
         pt_err("--switch-max-files is for --switch-output");
         return PT_EXIT_USAGE;
     }
-    if (opts.snapshots.on && (!opts.output || strcmp(opts.output, "-") == 0 ||
-                              opts.format == OUTPUT_PPERF)) {
+    if (opts.snapshots.on &&
+        (!opts.output || strcmp(opts.output, "-") == 0 || opts.format == OUTPUT_PPERF)) {
         pt_err("--switch-output writes a series of files: not to standard output, nor in the "
                "original raw format");
         return PT_EXIT_USAGE;

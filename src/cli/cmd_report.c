@@ -31,7 +31,7 @@
 #define USAGE_LINE                                                                                 \
     "usage: ptprof report [PROGRAM] FILE... [-k KEYS] [--metric M]\n"                              \
     "                     [--callers F | --callees F | --tree] [--limit P] [--threshold P]\n"      \
-    "                     [--format table|csv|json] [--html OUT] [--ci] [-s DIR]...\n"      \
+    "                     [--format table|csv|json] [--html OUT] [--ci] [-s DIR]...\n"             \
     "                     [--binary PATH]\n"
 
 /* The tree is unreadable with every node; it shows those over 0.5 % unless told. */
