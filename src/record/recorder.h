@@ -68,9 +68,10 @@ struct record_options {
     size_t stack_size; /* --stack-size: bytes of stack copied for dwarf; 0: the engine's default */
     bool inherit;      /* follow fork/vfork/clone children */
     bool debug;
-    enum record_engine engine;         /* --engine / PTPROF_ENGINE (engine.h) */
-    const char *events;                /* -e EVENT[,EVENT...]: counters (perf engine), or NULL */
-    struct snapshot_options snapshots; /* --switch-output, --switch-max-files */
+    enum record_engine engine; /* --engine / PTPROF_ENGINE (engine.h) */
+    const char *events;        /* -e EVENT[,EVENT...]: counters (perf engine), or NULL */
+    /* --switch-output, --switch-max-files (snapshots.h) */
+    struct snapshot_options snapshots;
 };
 
 int record_run(const struct record_options *opts);
