@@ -63,8 +63,9 @@ struct recording {
     struct tick_clock clock;
     double tick_hz; /* the clock's rate if not the requested one (0) */
     uint64_t start_mono, end_mono;
-    uint64_t deadline;           /* --duration, monotonic; 0 = none */
-    struct snapshots *snapshots; /* --switch-output, NULL: one file */
+    uint64_t deadline; /* --duration, monotonic; 0 = none */
+    /* --switch-output (snapshots.h), NULL: one file */
+    struct snapshots *snapshots;
 };
 
 /* The common lines of the -d summary. */
