@@ -1,0 +1,345 @@
+/*
+ * test_new_user.c - what a new user meets first (issue 20), end to end:
+ *  - `record -o NAME` writes the format NAME asks for, as convert picks it
+ *    (.pb.gz pprof, .folded, .prof gperftools, gmon.out and .gmon, .pbin),
+ *    and refuses a name it would misread before the program starts;
+ *  - `--engine auto` falling back to ptrace says so in one line;
+ *  - `report` without a file reads ptprof.data, which record writes;
+ *  - help texts and short options agree with each other, and `info` says
+ *    PTPROF_ENGINE chose the engine when it did.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/load.h"
+#include "test_record_common.h"
+#include "util/xalloc.h"
+
+/* ptprof ARGS... in CWD (NULL: here) with ENV, into RES. */
+static void ptprof_in(const char *cwd, const char *const *env, const char *const *args,
+                      struct spawn_result *res)
+{
+    char *ptprof = build_ptprof();
+    const char *argv[48] = {ptprof};
+    size_t n = 1;
+    for (; args[n - 1] && n < 47; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    run_argv(res, argv, env, cwd, 120);
+    free(ptprof);
+}
+
+/* ptprof record OPTIONS... -- spin SECONDS in CWD, into RES. */
+static void record_spin(const char *cwd, const char *const *prefix, const char *const *options,
+                        const char *const *env, const char *seconds, struct spawn_result *res)
+{
+    char *ptprof = build_ptprof(), *spin = build_workload("spin");
+    const char *argv[48];
+    size_t n = 0;
+    for (size_t i = 0; prefix && prefix[i]; i++)
+        argv[n++] = prefix[i];
+    argv[n++] = ptprof;
+    argv[n++] = "record";
+    for (size_t i = 0; options && options[i] && n < 40; i++)
+        argv[n++] = options[i];
+    argv[n++] = "--";
+    argv[n++] = spin;
+    argv[n++] = seconds;
+    argv[n] = NULL;
+    run_argv(res, argv, env, cwd, 90);
+    free(ptprof);
+    free(spin);
+}
+
+/* The format ptprof's own loader recognises in PATH ("pprof", "gmon"...). */
+static char *format_of(const char *path)
+{
+    struct profile_file f;
+    cr_assert_eq(profile_file_read(path, &f), 0, "%s cannot be read", path);
+    char *name = xstrdup(profile_file_format(&f));
+    profile_file_free(&f);
+    return name;
+}
+
+/* --- 4. record -o NAME writes what NAME says --------------------------------- */
+
+struct named_output {
+    const char *name;   /* the file record writes */
+    const char *format; /* what the loader must find in it */
+};
+
+Test(new_user, record_writes_the_format_its_output_name_asks_for, .timeout = 240)
+{
+    static const struct named_output outputs[] = {
+        {"prof.pb.gz", "pprof"}, {"prof.folded", "folded"},  {"prof.prof", "gperftools"},
+        {"gmon.out", "gmon"},    {"prof.gmon", "gmon"},      {"prof.pbin", "native"},
+        {"prof.data", "native"}, {"prof.data.gz", "native"},
+    };
+    char *dir = test_mkdtemp();
+    for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
+        char *path = test_path(dir, outputs[i].name);
+        const char *options[] = {"-o", path, NULL};
+        struct spawn_result res;
+        record_spin(dir, NULL, options, NULL, "0.3", &res);
+        cr_assert_eq(spawn_exit_code(res.status), 0, "%s: " RUN_FMT, outputs[i].name,
+                     RUN_ARGS(&res));
+        char *format = format_of(path);
+        cr_expect_str_eq(format, outputs[i].format, "record -o %s wrote %s", outputs[i].name,
+                         format);
+        free(format);
+        spawn_result_free(&res);
+        free(path);
+    }
+    /* The real readers take them: go tool pprof and gprof. */
+    char *go = test_tool_path("go"), *gprof = test_tool_path("gprof");
+    if (go) {
+        char *pb = test_path(dir, "prof.pb.gz");
+        const char *argv[] = {go, "tool", "pprof", "-top", pb, NULL};
+        const char *env[] = {"HOME=/tmp", "GOCACHE=/tmp/ptprof-go-cache", NULL};
+        struct spawn_result res;
+        run_argv(&res, argv, env, dir, 120);
+        cr_expect_eq(spawn_exit_code(res.status), 0, "go tool pprof: " RUN_FMT, RUN_ARGS(&res));
+        cr_expect(strstr(res.out, "spin"), "go tool pprof names nothing of spin:\n%s", res.out);
+        spawn_result_free(&res);
+        free(pb);
+    }
+    if (gprof) {
+        char *gmon = test_path(dir, "gmon.out"), *spin = build_workload("spin");
+        const char *argv[] = {gprof, "-b", "-p", spin, gmon, NULL};
+        struct spawn_result res;
+        run_argv(&res, argv, NULL, dir, 120);
+        cr_expect_eq(spawn_exit_code(res.status), 0, "gprof: " RUN_FMT, RUN_ARGS(&res));
+        cr_expect(strstr(res.out, "Flat profile"), "gprof read no profile:\n%s", res.out);
+        spawn_result_free(&res);
+        free(gmon);
+        free(spin);
+    }
+    free(go);
+    free(gprof);
+    test_rmtree(dir);
+    free(dir);
+}
+
+Test(new_user, record_refuses_an_output_name_it_would_misread_before_the_program_runs)
+{
+    char *dir = test_mkdtemp();
+    static const char *const names[] = {"out.svg", "out.html", "out.json"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char *path = test_path(dir, names[i]);
+        const char *options[] = {"-o", path, NULL};
+        struct spawn_result res;
+        record_spin(dir, NULL, options, NULL, "0.3", &res);
+        cr_expect_eq(spawn_exit_code(res.status), 1, "%s: " RUN_FMT, names[i], RUN_ARGS(&res));
+        cr_expect_eq(count_lines(res.err), 1, "%s: not one line: " RUN_FMT, names[i],
+                     RUN_ARGS(&res));
+        cr_expect(strstr(res.err, names[i]), "%s: the message does not name it: %s", names[i],
+                  res.err);
+        cr_expect(!strstr(res.out, "spin: ready"), "%s: the program ran", names[i]);
+        cr_expect(!test_file_exists(path), "%s was written", names[i]);
+        spawn_result_free(&res);
+        free(path);
+    }
+    /* A format and a name that disagree. */
+    char *path = test_path(dir, "prof.pb.gz");
+    const char *options[] = {"--format", "pperf", "-o", path, NULL};
+    struct spawn_result res;
+    record_spin(dir, NULL, options, NULL, "0.3", &res);
+    cr_expect_eq(spawn_exit_code(res.status), 1, RUN_CONTEXT(&res));
+    cr_expect(!strstr(res.out, "spin: ready"), "the program ran: " RUN_FMT, RUN_ARGS(&res));
+    spawn_result_free(&res);
+    free(path);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* --- 6. --engine auto says when it falls back ---------------------------------- */
+
+Test(new_user, auto_says_in_one_line_that_it_falls_back_to_ptrace, .timeout = 60)
+{
+    char *dir = test_mkdtemp(), *noperf = build_workload("noperf");
+    char *path = test_path(dir, "p.data");
+    const char *prefix[] = {noperf, "EACCES", NULL};
+    const char *options[] = {"-o", path, NULL};
+    struct spawn_result res;
+    record_spin(dir, prefix, options, NULL, "0.3", &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    cr_expect_eq(count_lines(res.err), 1, "not one line: " RUN_FMT, RUN_ARGS(&res));
+    cr_expect(strstr(res.err, "ptrace") && strstr(res.err, "perf_event_open"),
+              "the line says neither the fallback nor why: " RUN_FMT, RUN_ARGS(&res));
+    spawn_result_free(&res);
+
+    /* Where perf is permitted nothing is said. */
+    record_spin(dir, NULL, options, NULL, "0.3", &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    cr_expect(!strstr(res.err, "ptrace"), "a fallback said where there was none: " RUN_FMT,
+              RUN_ARGS(&res));
+    spawn_result_free(&res);
+    free(path);
+    free(noperf);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* --- 7. report reads ptprof.data by default ------------------------------------ */
+
+Test(new_user, report_without_a_file_reads_ptprof_data, .timeout = 60)
+{
+    char *dir = test_mkdtemp();
+    struct spawn_result res;
+    const char *options[] = {"-g", "none", NULL};
+    record_spin(dir, NULL, options, NULL, "0.3", &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    spawn_result_free(&res);
+    char *data = test_path(dir, "ptprof.data");
+    cr_assert(test_file_exists(data), "record wrote no ptprof.data");
+
+    const char *report[] = {"report", "--no-cache", NULL};
+    ptprof_in(dir, NULL, report, &res);
+    cr_expect_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    cr_expect(strstr(res.out, "spin"), "the report of ptprof.data names no spin: " RUN_FMT,
+              RUN_ARGS(&res));
+    spawn_result_free(&res);
+
+    /* Without one: a clear line naming the file. */
+    cr_assert_eq(unlink(data), 0);
+    ptprof_in(dir, NULL, report, &res);
+    cr_expect_eq(spawn_exit_code(res.status), 2, RUN_CONTEXT(&res));
+    cr_expect(strstr(res.err, "ptprof.data"), "the error does not name ptprof.data: " RUN_FMT,
+              RUN_ARGS(&res));
+    spawn_result_free(&res);
+    free(data);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* --- 9. help and short options --------------------------------------------------- */
+
+/* The help text of COMMAND. */
+static char *help_of(const char *command)
+{
+    const char *args[] = {command, "--help", NULL};
+    struct spawn_result res;
+    ptprof_in(NULL, NULL, args, &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "%s --help: " RUN_FMT, command, RUN_ARGS(&res));
+    char *out = xstrdup(res.out);
+    spawn_result_free(&res);
+    return out;
+}
+
+/* The long option that the short option -C of a help's option lines stands
+ * for ("  -C, --long", "  -X, -C, --long"), or NULL. */
+static char *short_option(const char *help, char c)
+{
+    char pattern[8];
+    snprintf(pattern, sizeof(pattern), " -%c, ", c);
+    for (const char *line = help; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        size_t len = strcspn(line, "\n");
+        if (strncmp(line, "  -", 3) != 0)
+            continue;
+        char *text = xasprintf("%.*s", (int)len, line);
+        const char *at = strstr(text, pattern);
+        const char *opt = at ? strstr(at, "--") : NULL;
+        char *name = opt ? xasprintf("%.*s", (int)strcspn(opt, " =,"), opt) : NULL;
+        free(text);
+        if (name)
+            return name;
+    }
+    return NULL;
+}
+
+Test(new_user, every_option_is_listed_once_and_a_short_option_means_one_thing, .timeout = 120)
+{
+    static const char *const commands[] = {"record",  "report",     "compare",
+                                           "convert", "flamegraph", "timeline",
+                                           "info",    "dump",       "postprocess"};
+    const size_t n = sizeof(commands) / sizeof(commands[0]);
+    char *helps[sizeof(commands) / sizeof(commands[0])];
+    for (size_t i = 0; i < n; i++)
+        helps[i] = help_of(commands[i]);
+
+    /* No option twice in one help. */
+    for (size_t i = 0; i < n; i++) {
+        for (const char *at = strstr(helps[i], "\n  "); at; at = strstr(at + 1, "\n  ")) {
+            const char *opt = strstr(at, "--");
+            const char *eol = strchr(at + 1, '\n');
+            if (!opt || (eol && opt > eol) || opt > at + 12)
+                continue;
+            size_t len = strcspn(opt, " =\n,");
+            char *name = xasprintf("%.*s ", (int)len, opt);
+            char *name_eq = xasprintf("%.*s=", (int)len, opt);
+            int count = 0;
+            for (const char *l = strstr(helps[i], "\n  "); l; l = strstr(l + 1, "\n  ")) {
+                const char *o = strstr(l, "--");
+                const char *e = strchr(l + 1, '\n');
+                if (o && (!e || o < e) && o <= l + 12 &&
+                    (strncmp(o, name, len + 1) == 0 || strncmp(o, name_eq, len + 1) == 0))
+                    count++;
+            }
+            cr_expect_leq(count, 1, "%s --help lists %.*s %d times", commands[i], (int)len, opt,
+                          count);
+            free(name);
+            free(name_eq);
+        }
+    }
+
+    /* A short option is one long option wherever it exists. */
+    for (char c = 'a'; c <= 'z'; c++) {
+        char *first = NULL;
+        const char *first_cmd = NULL;
+        for (size_t i = 0; i < n; i++) {
+            char *opt = short_option(helps[i], c);
+            if (!opt)
+                continue;
+            if (!first) {
+                first = opt;
+                first_cmd = commands[i];
+                continue;
+            }
+            cr_expect_str_eq(opt, first, "-%c is %s in %s but %s in %s", c, opt, commands[i], first,
+                             first_cmd);
+            free(opt);
+        }
+        free(first);
+    }
+    /* perf's meanings: -e an event, -F a frequency, -g call graphs, -o the output. */
+    char *e = short_option(helps[0], 'e'), *F = short_option(helps[0], 'F');
+    char *g = short_option(helps[0], 'g');
+    cr_expect(e && strcmp(e, "--event") == 0, "record -e is %s", e ? e : "nothing");
+    cr_expect(F && strcmp(F, "--frequency") == 0, "record -F is %s", F ? F : "nothing");
+    cr_expect(g && strcmp(g, "--call-graph") == 0, "record -g is %s", g ? g : "nothing");
+    free(e);
+    free(F);
+    free(g);
+
+    /* record points to --help-events and lists it. */
+    cr_expect(strstr(helps[0], "      --help-events"), "record --help does not list --help-events");
+    /* info reads every format the other commands read. */
+    cr_expect(!strstr(helps[6], "Reads ptprof's native format and the original sampler's raw"),
+              "info --help says it reads two formats:\n%s", helps[6]);
+    cr_expect(strstr(helps[6], "gmon.out") && strstr(helps[6], "pprof"),
+              "info --help does not say it reads every format:\n%s", helps[6]);
+    for (size_t i = 0; i < n; i++)
+        free(helps[i]);
+}
+
+Test(new_user, info_says_when_ptprof_engine_chose_the_engine, .timeout = 60)
+{
+    char *dir = test_mkdtemp(), *path = test_path(dir, "p.data");
+    const char *options[] = {"-o", path, NULL};
+    const char *env[] = {"PTPROF_ENGINE=ptrace", NULL};
+    struct spawn_result res;
+    record_spin(dir, NULL, options, env, "0.2", &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    spawn_result_free(&res);
+    const char *info[] = {"info", path, NULL};
+    ptprof_in(dir, NULL, info, &res);
+    cr_expect(strstr(res.out, "engine:     ptrace (PTPROF_ENGINE=ptrace)"),
+              "info does not say the variable chose it:\n%s", res.out);
+    spawn_result_free(&res);
+    free(path);
+    test_rmtree(dir);
+    free(dir);
+}
