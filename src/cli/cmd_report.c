@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #define USAGE_LINE                                                                                 \
-    "usage: ptprof report [PROGRAM] FILE... [-k KEYS] [--metric M]\n"                              \
+    "usage: ptprof report [PROGRAM] [FILE...] [-k KEYS] [--metric M]\n"                            \
     "                     [--callers F | --callees F | --tree] [--limit P] [--threshold P]\n"      \
     "                     [--format table|csv|json] [--html OUT] [-s DIR]... [--binary PATH]\n"
 
@@ -42,7 +42,8 @@ static void usage(FILE *out)
         USAGE_LINE
         "\n"
         "Show where the time or energy of a profile went, per key. Several files of the\n"
-        "same program are averaged (repeated runs). Any profile format, plain or compressed.\n"
+        "same program are averaged (repeated runs). Any profile format, plain or compressed;\n"
+        "without FILE, " PT_DEFAULT_PROFILE " (what record writes unless told).\n"
         "PROGRAM, an executable named before the profiles as for gprof and pprof, is the\n"
         "profiled program (the same as --binary PROGRAM).\n"
         "\n"
@@ -155,12 +156,6 @@ static int parse_args(int *argcp, char **argv, struct report_args *a)
     }
     /* "report prog gmon.out", as gprof and pprof take it. */
     analysis_args_take_programs(&a->an, argv, optind, argcp);
-    argc = *argcp;
-    if (optind >= argc) {
-        pt_err("report: no profile given");
-        fputs(USAGE_LINE, stderr);
-        return 1;
-    }
     analysis_args_done(&a->an);
     return 0;
 }
@@ -242,8 +237,11 @@ int cmd_report(int argc, char **argv)
         analysis_args_free(&a.an);
         return rc < 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
     }
-    char **files = argv + optind;
-    size_t nfiles = (size_t)(argc - optind);
+    /* No file: the one record writes unless told, as perf report reads perf.data. */
+    static char default_profile[] = PT_DEFAULT_PROFILE;
+    char *default_files[] = {default_profile};
+    char **files = optind < argc ? argv + optind : default_files;
+    size_t nfiles = optind < argc ? (size_t)(argc - optind) : 1;
     int width = a.format == RENDER_TABLE ? term_width(STDOUT_FILENO) : 0;
     if (a.tree) {
         rc = run_tree(&a, files, nfiles, width);
