@@ -90,6 +90,19 @@ int session_walk_profile(const char *path, const struct profile *prof,
     return rc;
 }
 
+int session_walk_arcs(const char *path, const struct profile *prof,
+                      const struct session_options *opts, struct strtab *keys, struct strtab *names,
+                      void (*fn)(void *ctx, const struct walk_arc *a), void *ctx)
+{
+    if (prof->narcs == 0)
+        return 0;
+    struct symbolizer *sym = session_symbolizer(path, prof, opts);
+    struct frame_resolver r = {resolve, sym};
+    int rc = walk_arcs(prof, &r, &opts->walk, keys, names, fn, ctx);
+    symbolizer_free(sym);
+    return rc;
+}
+
 int session_use_binaries(const struct session_options *opts, struct profile *p)
 {
     /* A gmon.out holds link-time addresses of one executable, laid out as

@@ -207,6 +207,9 @@ static int file_report(struct report_args *a, const char *file, size_t index, co
     struct walk_totals wt;
     struct metric m;
     int rc = session_walk_profile(file, &prof, &a->an.session, keys, names, &v, &wt);
+    /* Callers and callees by the program's own call counts (gmon.out). */
+    if (rc == 0 && g)
+        rc = session_walk_arcs(file, &prof, &a->an.session, keys, names, callgraph_arc, g);
     if (rc == 0)
         rc = session_metric(file, metric, &wt, agg ? aggregate_columns(agg) : callgraph_columns(g),
                             &m);

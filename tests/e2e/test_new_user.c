@@ -6,15 +6,19 @@
  *  - `--engine auto` falling back to ptrace says so in one line;
  *  - `report` without a file reads ptprof.data, which record writes;
  *  - help texts and short options agree with each other, and `info` says
- *    PTPROF_ENGINE chose the engine when it did.
+ *    PTPROF_ENGINE chose the engine when it did;
+ *  - a gmon.out's call counts make the callers and callees gprof -q shows:
+ *    the calls, and the time of each caller with the children's propagated.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "format/load.h"
+#include "report_csv.h"
 #include "test_record_common.h"
 #include "util/xalloc.h"
 
@@ -340,6 +344,142 @@ Test(new_user, info_says_when_ptprof_engine_chose_the_engine, .timeout = 60)
               "info does not say the variable chose it:\n%s", res.out);
     spawn_result_free(&res);
     free(path);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* --- 5. gmon.out's call graph, as gprof -q shows it ------------------------------ */
+
+/* A line of gprof -q's entry of a function: a caller (above the primary
+ * line) or a callee (below): self and children seconds, calls. */
+struct gprof_line {
+    char name[64];
+    double self, children;
+    long long calls;
+};
+
+/* The callers (ABOVE) or callees of FN in the call graph TEXT, into OUT. */
+static size_t gprof_entry(const char *text, const char *fn, bool above, struct gprof_line *out,
+                          size_t max)
+{
+    size_t n = 0;
+    const char *block = strstr(text, "index % time");
+    cr_assert_not_null(block, "no call graph:\n%s", text);
+    while ((block = strstr(block, "\n")) != NULL) {
+        const char *end = strstr(block + 1, "\n-----");
+        if (!end)
+            break;
+        /* Is this entry FN's?  Its primary line starts with "[". */
+        size_t n_before = 0;
+        bool primary_seen = false, ours = false;
+        struct gprof_line lines[32];
+        size_t nl = 0;
+        for (const char *l = block + 1; l && l < end;
+             l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+            char line[256];
+            size_t len = strcspn(l, "\n");
+            snprintf(line, sizeof(line), "%.*s", (int)(len < 255 ? len : 255), l);
+            if (line[0] == '[') {
+                /* "[i] %time self children [called] NAME [i]" */
+                char *last = strrchr(line, '[');
+                while (last && last > line && last[-1] == ' ')
+                    *--last = '\0';
+                char *name = last ? strrchr(line, ' ') : NULL;
+                ours = name && strcmp(name + 1, fn) == 0;
+                primary_seen = true;
+                n_before = nl;
+                continue;
+            }
+            struct gprof_line g;
+            long long total;
+            if (sscanf(line, "%lf %lf %lld/%lld %63s", &g.self, &g.children, &g.calls, &total,
+                       g.name) == 5 &&
+                nl < 32)
+                lines[nl++] = g;
+        }
+        if (primary_seen && ours) {
+            size_t from = above ? 0 : n_before, to = above ? n_before : nl;
+            for (size_t i = from; i < to && n < max; i++)
+                out[n++] = lines[i];
+            return n;
+        }
+        block = end + 1;
+    }
+    return n;
+}
+
+Test(new_user, gmon_callers_and_callees_are_gprofs_call_graph, .timeout = 240)
+{
+    char *gcc = test_need_tool("gcc"), *gprof = test_need_tool("gprof");
+    char *dir = test_mkdtemp(), *prog = test_path(dir, "callers-pg");
+    const char *cut = strstr(__FILE__, "e2e/test_new_user.c");
+    cr_assert_not_null(cut);
+    char *rel = xasprintf("%.*sworkloads/callers.c", (int)(cut - __FILE__), __FILE__);
+    char *src = realpath(rel, NULL);
+    cr_assert_not_null(src, "cannot find %s (run from the source tree)", rel);
+    free(rel);
+    const char *cc[] = {gcc,  "-std=gnu11", "-O2", "-g",  "-pg", "-pthread",
+                        "-o", prog,         src,   "-lm", NULL};
+    struct spawn_result res;
+    run_argv(&res, cc, NULL, dir, 120);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    spawn_result_free(&res);
+    const char *run[] = {prog, "1.5", NULL};
+    const char *plain_gmon[] = {"GMON_OUT_PREFIX", NULL}; /* gmon.out, not gmon.out.PID */
+    run_argv(&res, run, plain_gmon, dir, 120);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    spawn_result_free(&res);
+    char *gmon = test_path(dir, "gmon.out");
+    const char *gp[] = {gprof, "-b", "-q", prog, gmon, NULL};
+    run_argv(&res, gp, NULL, dir, 120);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    char *graph = xstrdup(res.out);
+    spawn_result_free(&res);
+
+    /* Who calls hot, how often, and with how much of hot's time. */
+    struct gprof_line lines[16];
+    size_t n = gprof_entry(graph, "hot", true, lines, 16);
+    cr_assert_geq(n, 2, "gprof shows no two callers of hot:\n%s", graph);
+    const char *by_calls[] = {prog, gmon, "--callers", "hot", "-m", "calls", "--no-cache", NULL};
+    char *csv = report_csv(by_calls);
+    const char *by_time[] = {prog, gmon, "--callers", "hot", "--no-cache", NULL};
+    char *csv_time = report_csv(by_time);
+    for (size_t i = 0; i < n; i++) {
+        char key[128];
+        snprintf(key, sizeof(key), "callers-pg:%.63s", lines[i].name);
+        double calls = report_csv_value(csv, key, "calls");
+        cr_expect_eq((long long)calls, lines[i].calls, "%s calls hot %.0f times, gprof says %lld",
+                     lines[i].name, calls, lines[i].calls);
+        double cpu = report_csv_value(csv_time, key, "cpu_time");
+        double want = lines[i].self + lines[i].children;
+        cr_expect(fabs(cpu - want) <= 0.0051, "%s's share of hot: %.4f s, gprof %.2f s",
+                  lines[i].name, cpu, want);
+    }
+    cr_expect(isnan(report_csv_value(csv_time, "[no caller]:[no caller]", "cpu_time")),
+              "hot has a caller that gprof does not show:\n%s", csv_time);
+    free(csv);
+    free(csv_time);
+
+    /* What main calls: its callees' time propagated up, as gprof's lines. */
+    n = gprof_entry(graph, "main", false, lines, 16);
+    cr_assert_geq(n, 2, "gprof shows no two callees of main:\n%s", graph);
+    const char *callees[] = {prog, gmon, "--callees", "main", "--no-cache", NULL};
+    csv = report_csv(callees);
+    for (size_t i = 0; i < n; i++) {
+        char key[128];
+        snprintf(key, sizeof(key), "callers-pg:%.63s", lines[i].name);
+        double cpu = report_csv_value(csv, key, "cpu_time");
+        double want = lines[i].self + lines[i].children;
+        cr_expect(fabs(cpu - want) <= 0.0051, "main -> %s: %.4f s, gprof %.2f s", lines[i].name,
+                  cpu, want);
+    }
+    free(csv);
+    free(graph);
+    free(gmon);
+    free(src);
+    free(gcc);
+    free(gprof);
+    free(prog);
     test_rmtree(dir);
     free(dir);
 }
