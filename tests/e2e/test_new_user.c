@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "format/load.h"
+#include "interop/pperf.h"
 #include "report_csv.h"
 #include "test_record_common.h"
 #include "util/xalloc.h"
@@ -480,6 +481,204 @@ Test(new_user, gmon_callers_and_callees_are_gprofs_call_graph, .timeout = 240)
     free(gcc);
     free(gprof);
     free(prog);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* --- 8. reports that misled ------------------------------------------------------- */
+
+/* perf record -e cpu-clock -F HZ -o DIR/perf.data -- WORKLOAD ARGS... */
+static char *perf_record(const char *dir, const char *hz, const char *workload, const char *arg)
+{
+    char *perf = test_need_tool("perf"), *wl = build_workload(workload);
+    char *path = test_path(dir, "perf.data");
+    const char *argv[] = {perf, "record", "-q", "-e", "cpu-clock", "-F", hz,
+                          "-o", path,     "--", wl,   arg,         NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, dir, 120);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "perf record: " RUN_FMT, RUN_ARGS(&res));
+    spawn_result_free(&res);
+    free(perf);
+    free(wl);
+    return path;
+}
+
+/* The header's "frequency X Hz..." of a report. */
+static double report_frequency(const char *out, bool *per_cpu)
+{
+    const char *at = strstr(out, "frequency ");
+    cr_assert_not_null(at, "no frequency in:\n%s", out);
+    *per_cpu = strncmp(strstr(at, "Hz") ? strstr(at, "Hz") : at, "Hz per CPU s", 12) == 0;
+    return atof(at + strlen("frequency "));
+}
+
+/* Two threads sampled at 4 kHz of CPU time each: the rate is 4 kHz per CPU
+ * second, as perf means it, not the sum over threads per wall second. */
+Test(new_user, perf_data_frequency_is_per_cpu_second, .timeout = 120)
+{
+    char *dir = test_mkdtemp();
+    char *data = perf_record(dir, "4000", "callers", "1");
+    const char *args[] = {"report", data, "--no-cache", NULL};
+    struct spawn_result res;
+    ptprof_in(dir, NULL, args, &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    bool per_cpu;
+    double hz = report_frequency(res.out, &per_cpu);
+    cr_expect(per_cpu, "the rate is not per CPU second:\n%.400s", res.out);
+    cr_expect(hz > 3000 && hz < 5000, "%.1f Hz for perf record -F 4000:\n%.400s", hz, res.out);
+    spawn_result_free(&res);
+    free(data);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* A kallsyms file of kernel text at TEXT, naming nothing else. */
+static char *fake_kallsyms(const char *dir, const char *text)
+{
+    char *path = test_path(dir, "kallsyms");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "%s T _text\n%s T _stext\n", text, text);
+    cr_assert_eq(fclose(f), 0);
+    return path;
+}
+
+/* Kernel frames of a perf.data recorded here are named as perf names them,
+ * from /proc/kallsyms; from another kernel (its text elsewhere), they stay
+ * addresses rather than take this kernel's names. */
+Test(new_user, kernel_frames_of_perf_data_are_named_from_kallsyms, .timeout = 120)
+{
+    char *text = test_read_file("/proc/kallsyms", NULL);
+    bool readable = text && strstr(text, " T _text") && strncmp(text, "0000000000000000", 16) != 0;
+    free(text);
+    if (!readable)
+        cr_skip_test("/proc/kallsyms hides its addresses here");
+    char *dir = test_mkdtemp();
+    char *data = perf_record(dir, "4000", "pagefaults", "1");
+    const char *args[] = {data, "-k", "binary,procedure", "--no-cache", NULL};
+    char *csv = report_csv(args);
+    size_t kernel = 0, named = 0;
+    for (const char *l = strstr(csv, "\n[kernel.kallsyms]:"); l;
+         l = strstr(l + 1, "\n[kernel.kallsyms]:")) {
+        kernel++;
+        named += strncmp(l + 19, "[kernel.kallsyms]+0x", 20) != 0;
+    }
+    cr_assert_gt(kernel, 0, "no kernel frame sampled: the test proves nothing\n%s", csv);
+    cr_expect_eq(named, kernel, "%zu of %zu kernel rows named:\n%.3000s", named, kernel, csv);
+    free(csv);
+
+    /* Another kernel's text address: nothing named from this one. */
+    char *other = fake_kallsyms(dir, "ffffffff80000000");
+    char *env_kallsyms = xasprintf("PTPROF_KALLSYMS=%s", other);
+    const char *env[] = {env_kallsyms, NULL};
+    const char *report[] = {"report",   data,  "-k",         "binary,procedure",
+                            "--format", "csv", "--no-cache", NULL};
+    struct spawn_result res;
+    ptprof_in(dir, env, report, &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    for (const char *l = strstr(res.out, "\n[kernel.kallsyms]:"); l;
+         l = strstr(l + 1, "\n[kernel.kallsyms]:"))
+        cr_expect(strncmp(l + 19, "[kernel.kallsyms]+0x", 20) == 0,
+                  "named from a kernel it was not recorded on: %.80s", l + 1);
+    spawn_result_free(&res);
+    free(env_kallsyms);
+    free(other);
+    free(data);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* Power by key: a key's share is its share of the energy, so no row holds
+ * more than all of it.  The original raw format with a power channel: 50
+ * samples at 10 W in one place, then 50 at 1 W in another. */
+Test(new_user, power_shares_add_up_to_the_whole, .timeout = 60)
+{
+    char *dir = test_mkdtemp(), *path = test_path(dir, "power.pperf");
+    struct pperf_writer *w = pperf_writer_open(path, 3, 8);
+    cr_assert_not_null(w);
+    uint64_t t0 = 1700000000000000ull;
+    for (uint32_t i = 0; i < 100; i++) {
+        double watts = i < 50 ? 10.0 : 1.0;
+        struct pperf_thread th = {4242, i < 50 ? 0x401000u : 0x402000u, (uint64_t)i * 1000000};
+        cr_assert_eq(pperf_writer_sample(w, t0 + (uint64_t)i * 1000, &watts, 1, &th), 0);
+    }
+    struct pperf_map map = {0x400000, 0x10000, "power-demo"};
+    cr_assert_eq(pperf_writer_finish(w, 100000, 0, &map, 1), 0);
+    const char *args[] = {path, "-k", "pc", "--metric", "power", "--no-cache", NULL};
+    char *csv = report_csv(args);
+    double sum = 0;
+    size_t rows = 0;
+    for (const char *l = strchr(csv, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+        char key[64];
+        if (sscanf(l + 1, "%63[^,]", key) != 1)
+            continue;
+        double pct = report_csv_value(csv, key, "self_pct");
+        cr_expect_leq(pct, 100.0 + 1e-6, "%s holds %.1f%% of the power:\n%s", key, pct, csv);
+        sum += pct;
+        rows++;
+    }
+    cr_assert_geq(rows, 2, "%s", csv);
+    cr_expect(sum > 99.0 && sum < 101.0, "the rows hold %.1f%% in all:\n%s", sum, csv);
+    free(csv);
+    free(path);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* Line 5 of a.c and line 5 of b.c are two places: -k line alone keys by
+ * file and line. */
+Test(new_user, a_line_key_is_file_and_line, .timeout = 120)
+{
+    char *gcc = test_need_tool("gcc"), *dir = test_mkdtemp();
+    char *a = test_path(dir, "a.c"), *b = test_path(dir, "b.c"), *prog = test_path(dir, "ab");
+    static const char body[] = "#include <stdint.h>\n"
+                               "volatile uint64_t sink;\n"
+                               "__attribute__((noinline)) void work_%s(void)\n"
+                               "{\n"
+                               "    for (uint64_t i = 0; i < 20000000; i++) sink += i * i;\n"
+                               "}\n"
+                               "%s";
+    static const char main_a[] = "void work_b(void);\n"
+                                 "int main(void)\n"
+                                 "{\n"
+                                 "    for (int i = 0; i < 6; i++) { work_a(); work_b(); }\n"
+                                 "    return 0;\n"
+                                 "}\n";
+    FILE *f = fopen(a, "w");
+    cr_assert_not_null(f);
+    fprintf(f, body, "a", main_a);
+    fclose(f);
+    f = fopen(b, "w");
+    cr_assert_not_null(f);
+    fprintf(f, body, "b", "");
+    fclose(f);
+    const char *cc[] = {gcc, "-O1", "-g", "-fcommon", "-o", prog, a, b, NULL};
+    struct spawn_result res;
+    run_argv(&res, cc, NULL, dir, 120);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    spawn_result_free(&res);
+
+    char *data = test_path(dir, "ab.data");
+    const char *rec[] = {"record", "-g", "none", "-o", data, "--", prog, NULL};
+    ptprof_in(dir, NULL, rec, &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    spawn_result_free(&res);
+    const char *args[] = {data, "-k", "line", "-m", "samples", "--no-cache", NULL};
+    char *csv = report_csv(args);
+    char *line_a = xasprintf("%s:5", a), *line_b = xasprintf("%s:5", b);
+    double in_a = report_csv_value(csv, line_a, "samples");
+    double in_b = report_csv_value(csv, line_b, "samples");
+    cr_expect(in_a > 10 && in_b > 10, "%s: %.0f samples, %s: %.0f samples\n%.2000s", line_a, in_a,
+              line_b, in_b, csv);
+    cr_expect(isnan(report_csv_value(csv, "5", "samples")), "a bare line 5 row:\n%.2000s", csv);
+    free(csv);
+    free(line_a);
+    free(line_b);
+    free(data);
+    free(prog);
+    free(a);
+    free(b);
+    free(gcc);
     test_rmtree(dir);
     free(dir);
 }
