@@ -151,8 +151,11 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
                 for (size_t k = 0; k < p->nvalue_types; k++)
                     values[columns[k]] = sv[k];
             }
-            struct walk_event e = {path,       st->prev, tm[j].q,    values,   nvalues,
-                                   tm[j].slot, i,        s->time_ns, st->label};
+            struct walk_event e = {path,      st->prev,
+                                   tm[j].q,   values,
+                                   nvalues,   tm[j].slot,
+                                   i,         s->time_ns,
+                                   st->label, (t->flags & PROF_THREAD_STACK_TRUNCATED) != 0};
             v->sample(v->ctx, &e);
             st->prev = path;
             totals->thread_samples += tm[j].q[Q_SAMPLES];

@@ -47,6 +47,7 @@ struct walk_event {
     size_t sample;      /* index into the profile's samples */
     uint64_t time_ns;   /* that sample's time */
     const char *thread; /* "NAME#N" */
+    bool stack_cut;     /* its stack lost its outer frames (PROF_THREAD_STACK_TRUNCATED) */
 };
 
 struct walk_visitor {

@@ -682,3 +682,123 @@ Test(new_user, a_line_key_is_file_and_line, .timeout = 120)
     test_rmtree(dir);
     free(dir);
 }
+
+/* --- 2. deep recursion ------------------------------------------------------------- */
+
+/* "thread samples N" of a plain report of DATA. */
+static double thread_samples(const char *dir, const char *data)
+{
+    const char *args[] = {"report", data, "--no-cache", NULL};
+    struct spawn_result res;
+    ptprof_in(dir, NULL, args, &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    const char *at = strstr(res.out, "thread samples ");
+    cr_assert_not_null(at, "%s", res.out);
+    double n = atof(at + strlen("thread samples "));
+    spawn_result_free(&res);
+    return n;
+}
+
+/* ptprof record --engine ENGINE (default settings otherwise) of recurse
+ * 2000 frames deep; *ERR gets its stderr. */
+static char *record_recursion(const char *dir, const char *engine, char **err)
+{
+    char *data = test_path(dir, engine), *wl = build_workload("recurse");
+    const char *args[] = {"record", "--engine", engine, "-o", data, "--", wl, "2000", "2", NULL};
+    struct spawn_result res;
+    ptprof_in(dir, NULL, args, &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    *err = xstrdup(res.err);
+    spawn_result_free(&res);
+    free(wl);
+    return data;
+}
+
+/* Stacks that end early without being cut (the CFI of an epilogue after
+ * `leave` puts the saved frame pointer below the stack pointer, outside
+ * any copy): a few percent, counted neither way. */
+#define ENDED_EARLY_MAX 0.06
+
+/* The ptrace engine reads the stopped thread's whole stack: at default
+ * settings the samples of a 2,000-frame recursion reach main (before,
+ * they stopped at 256 frames, unflagged). */
+Test(new_user, a_deep_recursion_reaches_main_with_the_ptrace_engine, .timeout = 120)
+{
+    char *dir = test_mkdtemp(), *err;
+    char *data = record_recursion(dir, "ptrace", &err);
+    free(err);
+    double all = thread_samples(dir, data);
+    const char *args[] = {data, "-k", "procedure", "-m", "samples", "--no-cache", NULL};
+    char *csv = report_csv(args);
+    double main_samples = report_csv_value(csv, "main", "total_samples");
+    cr_assert_gt(all, 100, "%.0f samples", all);
+    cr_expect_geq(main_samples / all, 0.9, "%.0f of %.0f samples reach main:\n%.1500s",
+                  main_samples, all, csv);
+    free(csv);
+    free(data);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* Where stacks are cut anyway (the perf engine: the kernel copies under
+ * 64 KiB), every cut sample is counted, the call tree puts them under
+ * "[stack cut]", and the advice names what keeps the whole stack. */
+Test(new_user, cut_stacks_are_counted_shown_as_cut_and_the_advice_works, .timeout = 120)
+{
+    char *dir = test_mkdtemp(), *err;
+    struct spawn_result probe;
+    const char *perf_ok[] = {"record", "--engine", "perf", "-o", "/dev/null", "--", "true", NULL};
+    ptprof_in(dir, NULL, perf_ok, &probe);
+    bool permitted = spawn_exit_code(probe.status) == 0;
+    spawn_result_free(&probe);
+    if (!permitted)
+        cr_skip_test("perf_event_open is not permitted here");
+    char *data = record_recursion(dir, "perf", &err);
+    free(err);
+    double all = thread_samples(dir, data);
+
+    const char *args[] = {"report",      data, "--tree",     "--format", "csv",
+                          "--threshold", "0",  "--no-cache", NULL};
+    struct spawn_result res;
+    ptprof_in(dir, NULL, args, &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    cr_expect(strstr(res.err, "--engine ptrace"), "the advice does not name --engine ptrace:\n%s",
+              res.err);
+    cr_expect(!strstr(res.err, "larger --stack-size"), "the advice names what cannot work:\n%s",
+              res.err);
+    /* Roots: "[stack cut]", the program's start, and nothing much else. */
+    double cut = 0, whole = 0, other = 0;
+    for (const char *l = res.out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        char key[256];
+        int depth;
+        double total;
+        if (sscanf(l, "%255[^,],%d,%*f,%*f,%lf", key, &depth, &total) != 3 || depth != 0)
+            continue;
+        if (strcmp(key, "[stack cut]:[stack cut]") == 0)
+            cut += total;
+        else if (strstr(key, "_start"))
+            whole += total;
+        else
+            other += total;
+    }
+    cr_expect_gt(cut, 0.5 * (cut + whole + other),
+                 "cut %.3f s, whole %.3f s, other %.3f s:\n%.800s", cut, whole, other, res.out);
+    cr_expect_leq(other, ENDED_EARLY_MAX * (cut + whole + other),
+                  "%.3f s of stacks neither whole nor marked cut:\n%.800s", other, res.out);
+    spawn_result_free(&res);
+
+    /* info counts every cut sample. */
+    const char *info[] = {"info", data, NULL};
+    ptprof_in(dir, NULL, info, &res);
+    const char *at = strstr(res.out, "thread samples cut short");
+    cr_assert_not_null(at, "%s", res.out);
+    while (at > res.out && at[-1] != ';')
+        at--;
+    double counted = atof(at + 1);
+    cr_expect_geq(counted, (1 - ENDED_EARLY_MAX) * all - 1 - all * whole / (cut + whole + other),
+                  "info counts %.0f cut of %.0f:\n%s", counted, all, res.out);
+    spawn_result_free(&res);
+    free(data);
+    test_rmtree(dir);
+    free(dir);
+}
