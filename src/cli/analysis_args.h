@@ -68,9 +68,9 @@ enum analysis_option {
     "                        file:line)\n"
 #define ANALYSIS_HELP_METRIC                                                                       \
     "  -m, --metric M        cpu, wall, samples, energy, power, executions, calls\n"               \
-    "                        (gmon.out), or a value the profile carries\n"                         \
-    "                        (alloc_space, instructions, ipc...: `ptprof info` lists\n"            \
-    "                        them); default: the profile's own, else cpu\n"
+    "                        (gmon.out's --callers/--callees), or a value the profile\n"           \
+    "                        carries (alloc_space, instructions, ipc...: `ptprof info`\n"          \
+    "                        lists them); default: the profile's own, else cpu\n"
 #define ANALYSIS_HELP_OTHERS                                                                       \
     "      --wall            the same as --metric wall: every thread, on or off CPU\n"             \
     "      --account-latency subtract the profiler's own time per sample from wall time\n"         \
