@@ -928,8 +928,7 @@ Test(gmon, uneven_bins_credit_as_gprof_does)
  * A real -O1 build has such starts; counts put only in the bins holding
  * them must be credited as gprof credits them (before: to the function
  * before, as a unit was read at its even byte). */
-Test(gmon, a_unit_where_a_function_starts_at_an_odd_address_is_that_functions,
-     .timeout = 120)
+Test(gmon, a_unit_where_a_function_starts_at_an_odd_address_is_that_functions, .timeout = 120)
 {
     char *dir = test_mkdtemp();
     char *bin = gmon_of_workload(dir, "shares", "-O1", "-fno-omit-frame-pointer", "1", "0.3");
