@@ -416,3 +416,51 @@ void callgraph_report(struct callgraph *g, const struct walk_totals *t, const st
         copy_values(out->vbase, &g->focus, out->values.n);
     }
 }
+
+void callgraph_set_executions(const struct callgraph *g, struct strtab *keys, struct report *r)
+{
+    if (!g->narcs)
+        return;
+    size_t n = 0;
+    for (size_t i = 0; i < g->narcs; i++)
+        n = g->arcs[i].callee + 1 > n ? g->arcs[i].callee + 1 : n;
+    double *calls = xcalloc(n + 1, sizeof(*calls));
+    bool *shown = xcalloc(n + 1, sizeof(*shown));
+    size_t unshown = 0;
+    for (size_t i = 0; i < g->narcs; i++)
+        calls[g->arcs[i].callee] += g->arcs[i].count;
+    for (size_t k = 0; k < n; k++)
+        unshown += calls[k] > 0;
+    double all = 0;
+    for (size_t k = 0; k < r->nrows; k++) {
+        struct report_row *row = &r->rows[k];
+        if (row->unattributed)
+            continue;
+        uint32_t id = strtab_intern_str(keys, row->id);
+        double c = id < n ? calls[id] : 0;
+        if (id < n && !shown[id]) {
+            shown[id] = true;
+            unshown -= c > 0;
+        }
+        row->self[Q_EXECUTIONS] = row->total[Q_EXECUTIONS] = c;
+        all += c;
+    }
+    /* Functions called but never sampled: gprof lists them too. */
+    if (unshown) {
+        r->rows = xrealloc(r->rows, (r->nrows + unshown) * sizeof(*r->rows));
+        for (size_t k = 0; k < n; k++) {
+            if (shown[k] || calls[k] <= 0)
+                continue;
+            struct report_row *row = &r->rows[r->nrows++];
+            memset(row, 0, sizeof(*row));
+            row->id = xstrdup(strtab_get(keys, (uint32_t)k));
+            row->self[Q_EXECUTIONS] = row->total[Q_EXECUTIONS] = calls[k];
+            report_row_values(row, r->values.n);
+            all += calls[k];
+        }
+    }
+    r->totals.executions = all;
+    r->base[Q_EXECUTIONS] = all;
+    free(shown);
+    free(calls);
+}

@@ -55,6 +55,10 @@ void callgraph_arc(void *ctx, const struct walk_arc *a);
 const struct value_columns *callgraph_columns(const struct callgraph *g);
 void callgraph_report(struct callgraph *g, const struct walk_totals *t, const struct metric *m,
                       struct report *out);
+/* A flat report R of the same walk (KEYS: its key table) counts each
+ * function's executions as the calls into it that G's arcs counted, where
+ * the profile has them (gmon.out: gprof's "calls"); else R is left as is. */
+void callgraph_set_executions(const struct callgraph *g, struct strtab *keys, struct report *r);
 void callgraph_free(struct callgraph *g);
 
 #endif

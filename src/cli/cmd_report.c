@@ -207,17 +207,23 @@ static int file_report(struct report_args *a, const char *file, size_t index, co
     struct walk_totals wt;
     struct metric m;
     int rc = session_walk_profile(file, &prof, &a->an.session, keys, names, &v, &wt);
-    /* Callers and callees by the program's own call counts (gmon.out). */
+    /* Callers, callees and executions by the program's own call counts
+     * (gmon.out): a flat report counts them with a callgraph of its own. */
+    if (rc == 0 && !g && prof.narcs)
+        g = callgraph_new(keys, names, &a->an.session.walk.keys, "", FOCUS_CALLERS);
     if (rc == 0 && g)
         rc = session_walk_arcs(file, &prof, &a->an.session, keys, names, callgraph_arc, g);
     if (rc == 0)
         rc = session_metric(file, metric, &wt, agg ? aggregate_columns(agg) : callgraph_columns(g),
                             &m);
     if (rc == 0) {
-        if (agg)
+        if (agg) {
             aggregate_report(agg, &wt, &m, out);
-        else
+            if (g)
+                callgraph_set_executions(g, keys, out);
+        } else {
             callgraph_report(g, &wt, &m, out);
+        }
         if (figures)
             html_figures_add_run(figures, index, &wt);
     }

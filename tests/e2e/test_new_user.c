@@ -458,6 +458,16 @@ Test(new_user, gmon_callers_and_callees_are_gprofs_call_graph, .timeout = 240)
     }
     cr_expect(isnan(report_csv_value(csv_time, "[no caller]:[no caller]", "cpu_time")),
               "hot has a caller that gprof does not show:\n%s", csv_time);
+    /* The flat report's executions are gprof's calls. */
+    long long calls_of_hot = 0;
+    for (size_t i = 0; i < n; i++)
+        calls_of_hot += lines[i].calls;
+    const char *flat[] = {prog, gmon, "-m", "executions", "--no-cache", NULL};
+    char *csv_flat = report_csv(flat);
+    double executions = report_csv_value(csv_flat, "callers-pg:hot", "executions");
+    cr_expect_eq((long long)executions, calls_of_hot, "hot executed %.0f times, gprof: %lld calls",
+                 executions, calls_of_hot);
+    free(csv_flat);
     free(csv);
     free(csv_time);
 
