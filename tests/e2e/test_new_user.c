@@ -11,6 +11,7 @@
  *    the calls, and the time of each caller with the children's propagated.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,13 @@ Test(new_user, record_writes_the_format_its_output_name_asks_for, .timeout = 240
         spawn_result_free(&res);
         free(path);
     }
+    /* The recordings converted from are gone. */
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        cr_expect(e->d_name[0] != '.' || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."),
+                  "left behind: %s", e->d_name);
+    closedir(d);
     /* The real readers take them: go tool pprof and gprof. */
     char *go = test_tool_path("go"), *gprof = test_tool_path("gprof");
     if (go) {
