@@ -33,6 +33,8 @@ enum long_only {
     OPT_DURATION,
     OPT_ENGINE,
     OPT_HELP_EVENTS,
+    OPT_SWITCH_OUTPUT,
+    OPT_SWITCH_MAX_FILES,
 };
 
 static void print_pmus(FILE *out)
@@ -74,6 +76,12 @@ static void usage_record(FILE *out)
             "      --no-inherit       do not follow fork/vfork/clone children\n"
             "      --pid=PID          attach to a running process; stop with Ctrl-C\n"
             "      --duration=S       stop sampling after S seconds\n"
+            "      --switch-output[=signal|PERIOD|SIZE]\n"
+            "                         a new file every PERIOD (10s, 5m, 1h), SIZE (100M)\n"
+            "                         or on SIGUSR2 (the default), each complete alone:\n"
+            "                         OUT.TIMESTAMP, or OUT with %%t replaced by the\n"
+            "                         timestamp (-o 'svc-%%t.data')\n"
+            "      --switch-max-files=N  keep only the last N files\n"
             "  -d, --debug            print the profiler's own cost at the end\n"
             "  -h, --help             show this help\n");
     print_pmus(out);
@@ -191,8 +199,10 @@ static int choose_output(const char *path, bool format_given, enum output_format
     *convert_to = NULL;
     char suffix[64];
     output_suffix(path, suffix, sizeof(suffix));
+    const char *to = strcmp(suffix, ".pbin") == 0 ? "pbin" : convert_output_format(path);
+    bool own = strcmp(to, "native") == 0;
     static const char *const drawings[] = {".svg", ".html", ".htm", ".json", ".txt"};
-    for (size_t i = 0; i < sizeof(drawings) / sizeof(drawings[0]); i++) {
+    for (size_t i = 0; own && i < sizeof(drawings) / sizeof(drawings[0]); i++) {
         if (strcmp(suffix, drawings[i]) == 0) {
             pt_err("-o %s: record writes a profile, not a %s file (draw one from the profile "
                    "with flamegraph, timeline or report; name the profile .data, .pb.gz, "
@@ -201,8 +211,6 @@ static int choose_output(const char *path, bool format_given, enum output_format
             return -1;
         }
     }
-    const char *to = strcmp(suffix, ".pbin") == 0 ? "pbin" : convert_output_format(path);
-    bool own = strcmp(to, "native") == 0;
     if (format_given && !own) {
         pt_err("-o %s: the name asks for the %s format, --format for %s; drop one of them", path,
                to, format == OUTPUT_PPERF ? "pperf" : "native");
@@ -271,6 +279,8 @@ static const struct option record_options_table[] = {
     {"no-inherit", no_argument, NULL, OPT_NO_INHERIT},
     {"pid", required_argument, NULL, OPT_PID},
     {"duration", required_argument, NULL, OPT_DURATION},
+    {"switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT},
+    {"switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES},
     {"engine", required_argument, NULL, OPT_ENGINE},
     {"event", required_argument, NULL, 'e'},
     {"help-events", no_argument, NULL, OPT_HELP_EVENTS},
@@ -347,6 +357,15 @@ static int run(int argc, char **argv, bool sampler)
                 return PT_EXIT_USAGE;
             opts.attach_pid = (pid_t)value;
             break;
+        case OPT_SWITCH_OUTPUT:
+            if (snapshots_parse(optarg, &opts.snapshots) != 0)
+                return PT_EXIT_USAGE;
+            break;
+        case OPT_SWITCH_MAX_FILES:
+            if (parse_positive("switch-max-files", optarg, 1e6, &value) != 0)
+                return PT_EXIT_USAGE;
+            opts.snapshots.max_files = (unsigned)value;
+            break;
         case OPT_DURATION:
             if (parse_positive("duration", optarg, 1e9, &opts.duration) != 0)
                 return PT_EXIT_USAGE;
@@ -399,6 +418,16 @@ static int run(int argc, char **argv, bool sampler)
                opts.attach_pid ? "process" : "command");
         return PT_EXIT_USAGE;
     }
+    if (opts.snapshots.max_files && !opts.snapshots.on) {
+        pt_err("--switch-max-files is for --switch-output");
+        return PT_EXIT_USAGE;
+    }
+    if (opts.snapshots.on &&
+        (!opts.output || strcmp(opts.output, "-") == 0 || opts.format == OUTPUT_PPERF)) {
+        pt_err("--switch-output writes a series of files: not to standard output, nor in the "
+               "original raw format");
+        return PT_EXIT_USAGE;
+    }
     if (opts.format == OUTPUT_PPERF) {
         /* The raw format holds one address space and no stacks. */
         if (stack_mode_given && opts.stack_mode != STACK_NONE)
@@ -410,6 +439,12 @@ static int run(int argc, char **argv, bool sampler)
     if (!sampler && opts.output && strcmp(opts.output, "-") != 0 &&
         choose_output(opts.output, format_given, opts.format, &convert_to) != 0)
         return PT_EXIT_USAGE;
+    if (convert_to && opts.snapshots.on) {
+        pt_err("-o %s: --switch-output writes a series of native profiles; name them .data "
+               "and convert them as they come",
+               opts.output);
+        return PT_EXIT_USAGE;
+    }
     opts.argv = argv + optind;
     return convert_to ? record_and_convert(&opts, convert_to) : record_run(&opts);
 }
