@@ -443,6 +443,7 @@ static int unwound_pcs(struct engine *e, struct process *p, const struct perf_sa
         return 1;
     }
     int depth = dwarf_unwind(p->unwinder, (pid_t)s->tid, &snap, e->pcs, STACK_MAX_DEPTH, cut);
+    *cut = *cut || depth >= STACK_MAX_DEPTH; /* deeper than the frames kept */
     if (depth <= 0) {
         e->pcs[0] = user_pc(s);
         depth = 1;
