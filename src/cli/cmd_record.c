@@ -220,6 +220,80 @@ static int choose_output(const char *path, bool format_given, enum output_format
     return 0;
 }
 
+/* The format -o PATH asks for: convert's name for it, "pbin", or "native". */
+static const char *name_format(const char *path)
+{
+    char suffix[64];
+    output_suffix(path, suffix, sizeof(suffix));
+    return strcmp(suffix, ".pbin") == 0 ? "pbin" : convert_output_format(path);
+}
+
+/* The length of PATH's compression suffix (".gz", ".bz2", ".zst"), or 0. */
+static size_t compression_length(const char *path)
+{
+    static const char *const compressed[] = {".gz", ".bz2", ".zst"};
+    size_t len = strlen(path);
+    for (size_t i = 0; i < sizeof(compressed) / sizeof(compressed[0]); i++) {
+        size_t n = strlen(compressed[i]);
+        if (len > n && strcmp(path + len - n, compressed[i]) == 0)
+            return n;
+    }
+    return 0;
+}
+
+/*
+ * The --switch-output pattern (snapshots.h) for -o PATH: PATH when it has
+ * "%t"; a plain native name gets ".%t" at its end, as perf names its
+ * series (svc.data.TIMESTAMP); any other gets "%t" before the suffix that
+ * picks its format or its compression, so that every file is what the
+ * name says (svc.pb.gz: svc.TIMESTAMP.pb.gz; svc.speedscope.json:
+ * svc.TIMESTAMP.speedscope.json; svc.data.gz: svc.TIMESTAMP.data.gz).
+ * NULL after one line when no place keeps the format (gmon.out).
+ */
+static char *series_pattern(const char *path)
+{
+    if (strstr(path, "%t"))
+        return strdup(path);
+    const char *format = name_format(path);
+    size_t zip = compression_length(path);
+    char *pattern = NULL;
+    if (strcmp(format, "native") == 0 && zip == 0)
+        return asprintf(&pattern, "%s.%%t", path) < 0 ? NULL : pattern;
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    char suffix[64];
+    output_suffix(path, suffix, sizeof(suffix));
+    /* From the format's suffix leftwards: a suffix may hold dots of its own. */
+    for (size_t at = strlen(path) - zip - strlen(suffix); at > (size_t)(base - path); at--) {
+        if (path[at] != '.')
+            continue;
+        char *stamped = NULL;
+        if (asprintf(&stamped, "%.*s.20260101000000000%s", (int)at, path, path + at) < 0)
+            return NULL;
+        bool same = strcmp(name_format(stamped), format) == 0;
+        free(stamped);
+        if (same)
+            return asprintf(&pattern, "%.*s.%%t%s", (int)at, path, path + at) < 0 ? NULL : pattern;
+    }
+    pt_err("-o %s: a timestamp cannot go into this name without changing its format; put %%t "
+           "where it goes (-o 'svc-%%t.gmon')",
+           path);
+    return NULL;
+}
+
+/* --switch-output: each finished file converted as convert (or
+ * postprocess, for a .pbin) would, in a process of its own. */
+static int convert_snapshot(const char *native, const char *path)
+{
+    char *args[] = {"convert", "-o", (char *)path, (char *)native, NULL};
+    return cmd_convert(4, args) == PT_EXIT_OK ? 0 : -1;
+}
+
+static int postprocess_snapshot(const char *native, const char *path)
+{
+    char *args[] = {"postprocess", "-o", (char *)path, (char *)native, NULL};
+    return cmd_postprocess(4, args) == PT_EXIT_OK ? 0 : -1;
+}
+
 /* An empty file beside PATH for the recording a conversion starts from. */
 static char *recording_beside(const char *path)
 {
@@ -439,13 +513,20 @@ static int run(int argc, char **argv, bool sampler)
     if (!sampler && opts.output && strcmp(opts.output, "-") != 0 &&
         choose_output(opts.output, format_given, opts.format, &convert_to) != 0)
         return PT_EXIT_USAGE;
-    if (convert_to && opts.snapshots.on) {
-        pt_err("-o %s: --switch-output writes a series of native profiles; name them .data "
-               "and convert them as they come",
-               opts.output);
-        return PT_EXIT_USAGE;
-    }
     opts.argv = argv + optind;
+    if (opts.snapshots.on) {
+        /* A series: each file converted as it is finished (snapshots.h). */
+        char *pattern = series_pattern(opts.output);
+        if (!pattern)
+            return PT_EXIT_USAGE;
+        if (convert_to)
+            opts.snapshots.convert =
+                strcmp(convert_to, "pbin") == 0 ? postprocess_snapshot : convert_snapshot;
+        opts.output = pattern;
+        int rc = record_run(&opts);
+        free(pattern);
+        return rc;
+    }
     return convert_to ? record_and_convert(&opts, convert_to) : record_run(&opts);
 }
 

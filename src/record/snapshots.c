@@ -1,5 +1,6 @@
 /* snapshots.c - see snapshots.h */
 #include "record/snapshots.h"
+#include "record/detached.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -11,11 +12,19 @@
 #include <time.h>
 #include <unistd.h>
 
+/* A finished file: its name, the native recording it is converted from
+ * (NULL: it is that recording) and the conversion under way (-1: none). */
+struct done_file {
+    char *path, *native;
+    int job;
+};
+
 struct snapshots {
     struct snapshot_options opts;
     char *pattern;
-    char *current;
-    char **done; /* finished files still on disk, oldest first */
+    char *current;          /* the name the current file ends up with */
+    char *current_native;   /* what the output writes to, when converted */
+    struct done_file *done; /* finished files still on disk, oldest first */
     size_t ndone, done_cap;
     uint64_t opened_ns;
     bool requested;
@@ -75,7 +84,7 @@ static char *name_now(const struct snapshots *s)
     char *name = t ? xasprintf("%.*s%s%s", (int)(t - s->pattern), s->pattern, stamp, t + 2)
                    : xasprintf("%s.%s", s->pattern, stamp);
     /* Two files within a millisecond (SIGUSR2 twice). */
-    const char *prev = s->current ? s->current : (s->ndone ? s->done[s->ndone - 1] : NULL);
+    const char *prev = s->current ? s->current : (s->ndone ? s->done[s->ndone - 1].path : NULL);
     for (int k = 2; prev && strncmp(prev, name, strlen(name)) == 0; k++) {
         char *again =
             t ? xasprintf("%.*s%s-%d%s", (int)(t - s->pattern), s->pattern, stamp, k, t + 2)
@@ -88,6 +97,15 @@ static char *name_now(const struct snapshots *s)
     return name;
 }
 
+/* The hidden native recording beside FINAL: ".BASE.data" in its folder
+ * (a collector's glob for the series does not match it). */
+static char *native_beside(const char *final)
+{
+    const char *slash = strrchr(final, '/');
+    return slash ? xasprintf("%.*s.%s.data", (int)(slash - final + 1), final, slash + 1)
+                 : xasprintf(".%s.data", final);
+}
+
 struct snapshots *snapshots_new(const char *pattern, const struct snapshot_options *opts)
 {
     if (!opts->on)
@@ -96,13 +114,45 @@ struct snapshots *snapshots_new(const char *pattern, const struct snapshot_optio
     s->opts = *opts;
     s->pattern = xstrdup(pattern);
     s->current = name_now(s);
+    if (opts->convert)
+        s->current_native = native_beside(s->current);
     s->opened_ns = monotonic_ns();
     return s;
 }
 
 const char *snapshots_path(const struct snapshots *s)
 {
-    return s->current;
+    return s->current_native ? s->current_native : s->current;
+}
+
+/* What a conversion process is given (its own copy of memory). */
+struct conversion {
+    int (*convert)(const char *native, const char *path);
+    const char *native, *path;
+};
+
+static int convert_file(void *ctx)
+{
+    const struct conversion *c = ctx;
+    if (c->convert(c->native, c->path) != 0) {
+        pt_err("--switch-output: could not write %s; the recording is kept in %s", c->path,
+               c->native);
+        return -1;
+    }
+    if (unlink(c->native) != 0 && errno != ENOENT)
+        pt_warn("--switch-output: cannot remove %s: %s", c->native, strerror(errno));
+    return 0;
+}
+
+/* Start converting a finished file, off the recording: its job, or -1
+ * when it was done here (no process could be made). */
+static int start_conversion(const struct snapshots *s, const char *native, const char *path)
+{
+    struct conversion c = {s->opts.convert, native, path};
+    int job = detached_start(convert_file, &c);
+    if (job < 0)
+        convert_file(&c);
+    return job;
 }
 
 void snapshots_request(struct snapshots *s)
@@ -120,22 +170,38 @@ bool snapshots_due(const struct snapshots *s, uint64_t now_ns, uint64_t bytes)
            (s->opts.every_bytes > 0 && bytes >= s->opts.every_bytes);
 }
 
-/* Only the last MAX_FILES finished files stay. */
+static void finish_job(struct done_file *d)
+{
+    if (d->job >= 0)
+        detached_wait(d->job); /* a failure said so itself */
+    d->job = -1;
+}
+
+/* Only the last MAX_FILES finished files stay (counted by the names the
+ * series asks for: a file still being converted is waited for first). */
 static void prune(struct snapshots *s)
 {
     while (s->opts.max_files && s->ndone > s->opts.max_files) {
-        if (unlink(s->done[0]) != 0 && errno != ENOENT)
-            pt_warn("--switch-max-files: cannot remove %s: %s", s->done[0], strerror(errno));
-        free(s->done[0]);
+        struct done_file *d = &s->done[0];
+        finish_job(d);
+        if (unlink(d->path) != 0 && errno != ENOENT)
+            pt_warn("--switch-max-files: cannot remove %s: %s", d->path, strerror(errno));
+        if (d->native)
+            unlink(d->native); /* kept by a failed conversion */
+        free(d->path);
+        free(d->native);
         memmove(s->done, s->done + 1, (s->ndone - 1) * sizeof(*s->done));
         s->ndone--;
     }
 }
 
-static void add_done(struct snapshots *s, char *path)
+/* PATH (from NATIVE when converted) is finished: converted, off the
+ * recording, when the series asks for another format. */
+static void add_done(struct snapshots *s, char *path, char *native)
 {
     s->done = xgrow(s->done, &s->done_cap, s->ndone + 1, sizeof(*s->done));
-    s->done[s->ndone++] = path;
+    int job = native ? start_conversion(s, native, path) : -1;
+    s->done[s->ndone++] = (struct done_file){path, native, job};
 }
 
 void snapshots_switch(struct snapshots *s, struct output *out, uint64_t now_ns)
@@ -143,18 +209,24 @@ void snapshots_switch(struct snapshots *s, struct output *out, uint64_t now_ns)
     s->requested = false;
     s->opened_ns = now_ns; /* a file that cannot be opened is retried a period later */
     char *next = name_now(s);
-    char *finished = s->current;
+    char *next_native = s->opts.convert ? native_beside(next) : NULL;
+    char *finished = s->current, *finished_native = s->current_native;
     bool opened;
-    int rc = output_switch(out, next, &opened);
+    int rc = output_switch(out, next_native ? next_native : next, &opened);
     if (!opened) {
         pt_warn("--switch-output: cannot start %s; %s goes on", next, finished);
         free(next);
+        free(next_native);
         return;
     }
-    if (rc != 0)
-        pt_warn("--switch-output: %s could not be completed", finished);
     s->current = next;
-    add_done(s, finished);
+    s->current_native = next_native;
+    if (rc != 0) {
+        pt_warn("--switch-output: %s could not be completed", finished);
+        free(finished_native);
+        finished_native = NULL; /* nothing to convert */
+    }
+    add_done(s, finished, finished_native);
     prune(s);
 }
 
@@ -162,15 +234,21 @@ void snapshots_free(struct snapshots *s)
 {
     if (!s)
         return;
-    if (access(s->current, F_OK) == 0) {
-        add_done(s, s->current);
-        s->current = NULL;
-        prune(s);
+    if (access(snapshots_path(s), F_OK) == 0) {
+        add_done(s, s->current, s->current_native);
+        s->current = s->current_native = NULL;
     }
+    /* The profiler ends when every file of the series is written. */
     for (size_t i = 0; i < s->ndone; i++)
-        free(s->done[i]);
+        finish_job(&s->done[i]);
+    prune(s);
+    for (size_t i = 0; i < s->ndone; i++) {
+        free(s->done[i].path);
+        free(s->done[i].native);
+    }
     free(s->done);
     free(s->current);
+    free(s->current_native);
     free(s->pattern);
     free(s);
 }

@@ -21,8 +21,17 @@
  *    no event is lost, the program is not stopped) and forgets the oldest
  *    files beyond MAX_FILES (> 0: only the last N are kept on disk).  A
  *    file that cannot be opened is one warning; the current one goes on.
+ *  - CONVERT (the series in another format than the native one, named
+ *    by the pattern's suffix: pprof, folded...): the output writes each
+ *    file natively to ".NAME.data" beside its NAME (snapshots_path());
+ *    once finished, CONVERT(that, NAME) writes NAME in a process of its
+ *    own at a lower priority (detached.h), so the recording neither waits
+ *    for it nor pays its CPU time, and the native file is removed when it
+ *    succeeded (else it is kept, and one line says where).  MAX_FILES
+ *    counts the converted files; one that is still being converted when
+ *    it must go is waited for first.
  *  - snapshots_free() applies MAX_FILES to the last file too, once the
- *    recording finished it, and frees S.
+ *    recording finished it, waits for every conversion, and frees S.
  */
 #ifndef PTPROF_RECORD_SNAPSHOTS_H
 #define PTPROF_RECORD_SNAPSHOTS_H
@@ -38,6 +47,9 @@ struct snapshot_options {
     double every_s;       /* 0: no period */
     uint64_t every_bytes; /* 0: no size */
     unsigned max_files;   /* 0: keep all */
+    /* NULL: the files are native; else writes PATH from the native
+     * recording NATIVE, 0 or -1 after a message (see above) */
+    int (*convert)(const char *native, const char *path);
 };
 
 struct snapshots;
