@@ -9,7 +9,13 @@
  * file each time, the program never sees the signal (it exits 0, as it
  * would die of an unhandled SIGUSR2), and --switch-max-files=2 leaves the
  * last two.  By size: every file but the last reaches it, none goes far
- * past it.  Bad values are refused before the program runs.
+ * past it.  In another format by -o's suffix (pprof, folded): each file
+ * converted when finished, named with the timestamp before the suffix,
+ * read by `go tool pprof` (when go is there) and `report`, the CPU time
+ * adding up as before, no native recording left behind, and
+ * --switch-max-files counting the converted files.  Bad values, and a
+ * name no timestamp can enter (gmon.out), are refused before the program
+ * runs.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -89,17 +95,23 @@ static double file_cpu(const char *file)
     return v;
 }
 
-static double measured_cpu(const char *truth)
+/* What the program measured of itself, in s: NAME's ns in TRUTH. */
+static double measured(const char *truth, const char *name)
 {
     FILE *f = fopen(truth, "r");
     cr_assert(f, "%s: the program wrote no measurement", truth);
-    char name[64];
-    unsigned long long ns, total = 0;
-    while (fscanf(f, "%63s %llu", name, &ns) == 2)
-        if (strcmp(name, "cpu_total") == 0)
-            total = ns;
+    char got[64];
+    unsigned long long ns, value = 0;
+    while (fscanf(f, "%63s %llu", got, &ns) == 2)
+        if (strcmp(got, name) == 0)
+            value = ns;
     fclose(f);
-    return (double)total / 1e9;
+    return (double)value / 1e9;
+}
+
+static double measured_cpu(const char *truth)
+{
+    return measured(truth, "cpu_total");
 }
 
 ENGINE_TEST(switch_output, a_file_every_second_and_no_cpu_lost, .timeout = 300)
@@ -267,14 +279,211 @@ Test(switch_output, a_file_every_32k, .timeout = 300)
     free(dir);
 }
 
+/* Record shares (two threads, 3 s of its own clock) with a file every
+ * second, to DIR/NAME, with EXTRA (an option or NULL); the program's
+ * measurements are in DIR/truth.txt. */
+static void record_series(const char *dir, const char *name, const char *extra)
+{
+    char *ptprof = build_ptprof(), *prog = build_workload("shares");
+    char *out = xasprintf("%s/%s", dir, name);
+    char *truth = xasprintf("%s/truth.txt", dir), *env_truth = xasprintf("SHARES_OUT=%s", truth);
+    const char *argv[] = {ptprof, "record", "--switch-output=1s", "-o", out, "--", prog, "2", "3",
+                          NULL,   NULL};
+    if (extra) {
+        memmove(argv + 3, argv + 2, 7 * sizeof(*argv));
+        argv[2] = extra;
+    }
+    const char *env[] = {env_truth, NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, env, NULL, 120);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "-o %s: " RUN_CONTEXT(&res), name);
+    cr_expect_str_empty(res.err, "-o %s: the profiler said:\n%s", name, res.err);
+    spawn_result_free(&res);
+    /* The native recordings the files were converted from are gone. */
+    DIR *d = opendir(dir);
+    cr_assert(d);
+    for (struct dirent *e; (e = readdir(d));)
+        cr_expect(e->d_name[0] != '.' || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."),
+                  "-o %s: left behind: %s", name, e->d_name);
+    closedir(d);
+    free(env_truth);
+    free(truth);
+    free(out);
+    free(prog);
+    free(ptprof);
+}
+
+/* The file's name is STEM, the timestamp, then SUFFIX. */
+static void expect_named(const char *file, const char *stem, const char *suffix)
+{
+    const char *base = strrchr(file, '/') + 1;
+    size_t stamp = strlen("20261126114141123");
+    cr_expect(strlen(base) == strlen(stem) + stamp + strlen(suffix) &&
+                  strncmp(base, stem, strlen(stem)) == 0 &&
+                  strspn(base + strlen(stem), "0123456789") == stamp &&
+                  strcmp(base + strlen(stem) + stamp, suffix) == 0,
+              "%s: not %sTIMESTAMP%s", base, stem, suffix);
+}
+
+/* The CPU time go tool pprof -raw reads in a pprof file, in s. */
+static double pprof_cpu(const char *go, const char *dir, const char *file)
+{
+    char *home = xasprintf("HOME=%s", dir), *cache = xasprintf("GOCACHE=%s/gocache", dir);
+    const char *env[] = {home,
+                         cache,
+                         "GO111MODULE=off",
+                         "GOFLAGS=",
+                         "GOPROXY=off",
+                         "GOTOOLCHAIN=local",
+                         "GOTELEMETRY=off",
+                         NULL};
+    const char *argv[] = {go, "tool", "pprof", "-raw", file, NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, env, dir, 120);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "go tool pprof %s: " RUN_CONTEXT(&res), file);
+    /* "Samples:", the types ("samples/count cpu/nanoseconds[dflt] ..."),
+     * then "  V1 V2 V3: LOCATIONS" up to "Locations". */
+    char *types = strstr(res.out, "Samples:\n");
+    cr_assert(types, "%s: no samples in\n%.1000s", file, res.out);
+    types += strlen("Samples:\n");
+    int col = 0, cpu_col = -1;
+    for (char *t = types; *t != '\n'; col++) {
+        if (strncmp(t, "cpu/nanoseconds", 15) == 0)
+            cpu_col = col;
+        t += strcspn(t, " \n");
+        t += strspn(t, " ");
+    }
+    cr_assert_geq(cpu_col, 0, "%s: no cpu/nanoseconds in %.200s", file, types);
+    char *end = strstr(types, "\nLocations");
+    cr_assert(end);
+    double ns = 0;
+    for (char *line = strchr(types, '\n') + 1; line < end; line = strchr(line, '\n') + 1) {
+        char *colon = strchr(line, ':'), *eol = strchr(line, '\n');
+        if (!colon || colon > eol || memchr(line, '[', (size_t)(eol - line)))
+            continue; /* a label line */
+        char *v = line;
+        for (int i = 0; i < cpu_col; i++)
+            strtod(v, &v);
+        ns += strtod(v, NULL);
+    }
+    spawn_result_free(&res);
+    free(cache);
+    free(home);
+    return ns / 1e9;
+}
+
+Test(switch_output, pprof_files_read_by_pprof_and_report, .timeout = 300)
+{
+    char *dir = test_mkdtemp();
+    record_series(dir, PREFIX "svc.pb.gz", NULL);
+    char *truth = xasprintf("%s/truth.txt", dir);
+    double truth_s = measured_cpu(truth);
+    free(truth);
+    char **files;
+    size_t n = series(dir, &files);
+    cr_assert(n >= 3 && n <= 5, "%zu files for 3 s at one a second", n);
+    char *go = test_tool_path("go");
+    double cpu = 0, go_cpu = 0;
+    for (size_t i = 0; i < n; i++) {
+        expect_named(files[i], PREFIX "svc.", ".pb.gz");
+        char *info = ptprof_out((const char *[]){"info", files[i], NULL});
+        cr_expect(strstr(info, "pprof"), "%s is not a pprof file:\n%s", files[i], info);
+        free(info);
+        double c = file_cpu(files[i]);
+        cr_expect(c > 0 || i + 1 == n, "%s holds no CPU time", files[i]);
+        cpu += c;
+        if (go)
+            go_cpu += pprof_cpu(go, dir, files[i]);
+    }
+    cr_expect(fabs(cpu - truth_s) <= 0.05 * truth_s,
+              "the pprof files hold %.3f s of CPU time (report), the program used %.3f s", cpu,
+              truth_s);
+    if (go)
+        cr_expect(
+            fabs(go_cpu - truth_s) <= 0.05 * truth_s,
+            "the pprof files hold %.3f s of CPU time (go tool pprof), the program used %.3f s",
+            go_cpu, truth_s);
+    else
+        cr_log_warn("go is not installed: the files were not read by go tool pprof");
+    free(go);
+    free_series(files, n);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* Folded stacks count samples (their default metric): the functions'
+ * shares of them over the series are the shares of CPU time the program
+ * measured. */
+Test(switch_output, folded_files_hold_the_shares, .timeout = 300)
+{
+    char *dir = test_mkdtemp();
+    record_series(dir, PREFIX "svc.folded", NULL);
+    char **files;
+    size_t n = series(dir, &files);
+    cr_assert(n >= 3 && n <= 5, "%zu files for 3 s at one a second", n);
+    static const char *const work[] = {"work_heavy", "work_medium", "work_light", "work_tiny"};
+    double samples[4] = {0}, all = 0;
+    for (size_t i = 0; i < n; i++) {
+        expect_named(files[i], PREFIX "svc.", ".folded");
+        char *text = test_read_file(files[i], NULL);
+        cr_assert(text);
+        double in_file = 0;
+        /* "FRAME;FRAME;...;LEAF COUNT" */
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+            char *space = strrchr(line, ' ');
+            cr_assert(space, "%s: not folded: %s", files[i], line);
+            *space = '\0';
+            double count = strtod(space + 1, NULL);
+            const char *leaf = strrchr(line, ';') ? strrchr(line, ';') + 1 : line;
+            for (size_t w = 0; w < 4; w++)
+                if (strcmp(leaf, work[w]) == 0)
+                    samples[w] += count;
+            in_file += count;
+        }
+        /* The last one may be a moment after the last switch. */
+        cr_expect(in_file > 0 || i + 1 == n, "%s holds no sample", files[i]);
+        all += in_file;
+        free(text);
+    }
+    char *truth = xasprintf("%s/truth.txt", dir);
+    double truth_all = 0, truth_w[4];
+    for (size_t w = 0; w < 4; w++)
+        truth_all += truth_w[w] = measured(truth, work[w]);
+    cr_assert_gt(all, 0);
+    for (size_t w = 0; w < 4; w++)
+        cr_expect(fabs(samples[w] / all - truth_w[w] / truth_all) <= 0.05,
+                  "%s: %.1f %% of the folded samples, %.1f %% of the CPU time it measured", work[w],
+                  100 * samples[w] / all, 100 * truth_w[w] / truth_all);
+    free(truth);
+    free_series(files, n);
+    test_rmtree(dir);
+    free(dir);
+}
+
+Test(switch_output, max_files_counts_the_converted_files, .timeout = 300)
+{
+    char *dir = test_mkdtemp();
+    record_series(dir, PREFIX "%t.pb.gz", "--switch-max-files=2");
+    char **files;
+    size_t n = series(dir, &files);
+    cr_expect_eq(n, 2, "--switch-max-files=2 left %zu files", n);
+    for (size_t i = 0; i < n; i++) {
+        expect_named(files[i], PREFIX, ".pb.gz");
+        cr_expect_gt(file_cpu(files[i]), 0, "%s holds no CPU time", files[i]);
+    }
+    free_series(files, n);
+    test_rmtree(dir);
+    free(dir);
+}
+
 Test(switch_output, bad_values_are_refused_before_the_program_runs, .timeout = 60)
 {
     char *dir = test_mkdtemp(), *ptprof = build_ptprof(), *prog = build_workload("shares");
-    char *out = xasprintf("%s/x.data", dir);
+    char *out = xasprintf("%s/x.data", dir), *gmon = xasprintf("%s/gmon.out", dir);
     const char *cases[][3] = {
         {"--switch-output=1K", "-o", out},   {"--switch-output=0s", "-o", out},
         {"--switch-output=soon", "-o", out}, {"--switch-max-files=2", "-o", out},
-        {"--switch-output", "-o", "-"},
+        {"--switch-output", "-o", "-"},      {"--switch-output", "-o", gmon},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *argv[] = {ptprof, "record", cases[i][0], cases[i][1], cases[i][2],
@@ -286,6 +495,7 @@ Test(switch_output, bad_values_are_refused_before_the_program_runs, .timeout = 6
         cr_expect_eq(count_lines(res.err), 1, "%s: one line wanted:\n%s", cases[i][0], res.err);
         spawn_result_free(&res);
     }
+    free(gmon);
     free(out);
     free(prog);
     free(ptprof);
