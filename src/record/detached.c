@@ -4,13 +4,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* In the grandchild: only the standard three and the result's pipe. */
+/* In the child: only the standard three and the result's pipe. */
 static void close_others(int keep)
 {
     if (keep > 3)
@@ -18,7 +20,7 @@ static void close_others(int keep)
     close_range((unsigned)keep + 1, ~0U, 0);
 }
 
-int detached_start(int (*fn)(void *ctx), void *ctx)
+int detached_start(int (*fn)(void *ctx), void *ctx, struct detached_job *job)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -34,9 +36,6 @@ int detached_start(int (*fn)(void *ctx), void *ctx)
         return -1;
     }
     if (child == 0) {
-        pid_t grandchild = fork();
-        if (grandchild != 0)
-            _exit(grandchild < 0 ? 1 : 0);
         close(fds[0]);
         close_others(fds[1]);
         if (setpriority(PRIO_PROCESS, 0, 10) != 0) {
@@ -47,23 +46,33 @@ int detached_start(int (*fn)(void *ctx), void *ctx)
         _exit(w == 1 ? 0 : 1);
     }
     close(fds[1]);
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        pt_warn("cannot start a background process");
-        close(fds[0]);
-        return -1;
-    }
-    return fds[0];
+    /* Nothing waited between the fork and here: the pid is still the child's. */
+    job->pidfd = pidfd_open(child, 0);
+    job->result_fd = fds[0];
+    return 0;
 }
 
-int detached_wait(int handle)
+bool detached_finished(const struct detached_job *job)
+{
+    struct pollfd p = {.fd = job->result_fd, .events = POLLIN};
+    return poll(&p, 1, 0) > 0;
+}
+
+int detached_wait(struct detached_job *job)
 {
     unsigned char result;
     ssize_t n;
-    while ((n = read(handle, &result, 1)) < 0 && errno == EINTR)
+    while ((n = read(job->result_fd, &result, 1)) < 0 && errno == EINTR)
         ;
-    close(handle);
+    close(job->result_fd);
+    job->result_fd = -1;
+    if (job->pidfd >= 0) {
+        siginfo_t info;
+        /* ECHILD: the ptrace engine's waitpid(-1) reaped it already. */
+        while (waitid(P_PIDFD, (id_t)job->pidfd, &info, WEXITED) < 0 && errno == EINTR)
+            ;
+        close(job->pidfd);
+        job->pidfd = -1;
+    }
     return n == 1 && result == 0 ? 0 : -1;
 }

@@ -16,7 +16,8 @@
  * (NULL: it is that recording) and the conversion under way (-1: none). */
 struct done_file {
     char *path, *native;
-    int job;
+    bool converting;
+    struct detached_job job;
 };
 
 struct snapshots {
@@ -144,15 +145,16 @@ static int convert_file(void *ctx)
     return 0;
 }
 
-/* Start converting a finished file, off the recording: its job, or -1
- * when it was done here (no process could be made). */
-static int start_conversion(const struct snapshots *s, const char *native, const char *path)
+/* Start converting a finished file, off the recording: false when it was
+ * done here (no process could be made). */
+static bool start_conversion(const struct snapshots *s, const char *native, const char *path,
+                             struct detached_job *job)
 {
     struct conversion c = {s->opts.convert, native, path};
-    int job = detached_start(convert_file, &c);
-    if (job < 0)
-        convert_file(&c);
-    return job;
+    if (detached_start(convert_file, &c, job) == 0)
+        return true;
+    convert_file(&c);
+    return false;
 }
 
 void snapshots_request(struct snapshots *s)
@@ -172,9 +174,18 @@ bool snapshots_due(const struct snapshots *s, uint64_t now_ns, uint64_t bytes)
 
 static void finish_job(struct done_file *d)
 {
-    if (d->job >= 0)
-        detached_wait(d->job); /* a failure said so itself */
-    d->job = -1;
+    if (d->converting)
+        detached_wait(&d->job); /* a failure said so itself */
+    d->converting = false;
+}
+
+/* Reap the conversions that are over: a long series holds no process or
+ * descriptor of its past. */
+static void reap_finished(struct snapshots *s)
+{
+    for (size_t i = 0; i < s->ndone; i++)
+        if (s->done[i].converting && detached_finished(&s->done[i].job))
+            finish_job(&s->done[i]);
 }
 
 /* Only the last MAX_FILES finished files stay (counted by the names the
@@ -200,8 +211,9 @@ static void prune(struct snapshots *s)
 static void add_done(struct snapshots *s, char *path, char *native)
 {
     s->done = xgrow(s->done, &s->done_cap, s->ndone + 1, sizeof(*s->done));
-    int job = native ? start_conversion(s, native, path) : -1;
-    s->done[s->ndone++] = (struct done_file){path, native, job};
+    struct done_file *d = &s->done[s->ndone++];
+    *d = (struct done_file){.path = path, .native = native};
+    d->converting = native && start_conversion(s, native, path, &d->job);
 }
 
 void snapshots_switch(struct snapshots *s, struct output *out, uint64_t now_ns)
@@ -226,6 +238,7 @@ void snapshots_switch(struct snapshots *s, struct output *out, uint64_t now_ns)
         free(finished_native);
         finished_native = NULL; /* nothing to convert */
     }
+    reap_finished(s);
     add_done(s, finished, finished_native);
     prune(s);
 }
