@@ -282,21 +282,22 @@ Test(switch_output, a_file_every_32k, .timeout = 300)
 /* Record shares (two threads, 3 s of its own clock) with a file every
  * second, to DIR/NAME, with EXTRA (an option or NULL); the program's
  * measurements are in DIR/truth.txt. */
-static void record_series(const char *dir, const char *name, const char *extra)
+static void record_series(const char *engine, const char *dir, const char *name, const char *extra)
 {
     char *ptprof = build_ptprof(), *prog = build_workload("shares");
     char *out = xasprintf("%s/%s", dir, name);
     char *truth = xasprintf("%s/truth.txt", dir), *env_truth = xasprintf("SHARES_OUT=%s", truth);
-    const char *argv[] = {ptprof, "record", "--switch-output=1s", "-o", out, "--", prog, "2", "3",
-                          NULL,   NULL};
+    const char *argv[] = {ptprof, "record", "--engine", engine, "--switch-output=1s",
+                          "-o",   out,      "--",       prog,   "2",
+                          "3",    NULL,     NULL};
     if (extra) {
-        memmove(argv + 3, argv + 2, 7 * sizeof(*argv));
-        argv[2] = extra;
+        memmove(argv + 5, argv + 4, 8 * sizeof(*argv));
+        argv[4] = extra;
     }
     const char *env[] = {env_truth, NULL};
     struct spawn_result res;
     run_argv(&res, argv, env, NULL, 120);
-    cr_assert_eq(spawn_exit_code(res.status), 0, "-o %s: " RUN_CONTEXT(&res), name);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "%s, -o %s: " RUN_CONTEXT(&res), engine, name);
     cr_expect_str_empty(res.err, "-o %s: the profiler said:\n%s", name, res.err);
     spawn_result_free(&res);
     /* The native recordings the files were converted from are gone. */
@@ -372,16 +373,17 @@ static double pprof_cpu(const char *go, const char *dir, const char *file)
     return ns / 1e9;
 }
 
-Test(switch_output, pprof_files_read_by_pprof_and_report, .timeout = 300)
+/* With both engines: the ptrace engine's waitpid(-1) meets the converters. */
+ENGINE_TEST(switch_output, pprof_files_read_by_pprof_and_report, .timeout = 300)
 {
     char *dir = test_mkdtemp();
-    record_series(dir, PREFIX "svc.pb.gz", NULL);
+    record_series(engine_p->name, dir, PREFIX "svc.pb.gz", NULL);
     char *truth = xasprintf("%s/truth.txt", dir);
     double truth_s = measured_cpu(truth);
     free(truth);
     char **files;
     size_t n = series(dir, &files);
-    cr_assert(n >= 3 && n <= 5, "%zu files for 3 s at one a second", n);
+    cr_assert(n >= 3 && n <= 5, "%s: %zu files for 3 s at one a second", engine_p->name, n);
     char *go = test_tool_path("go");
     double cpu = 0, go_cpu = 0;
     for (size_t i = 0; i < n; i++) {
@@ -396,13 +398,13 @@ Test(switch_output, pprof_files_read_by_pprof_and_report, .timeout = 300)
             go_cpu += pprof_cpu(go, dir, files[i]);
     }
     cr_expect(fabs(cpu - truth_s) <= 0.05 * truth_s,
-              "the pprof files hold %.3f s of CPU time (report), the program used %.3f s", cpu,
-              truth_s);
+              "%s: the pprof files hold %.3f s of CPU time (report), the program used %.3f s",
+              engine_p->name, cpu, truth_s);
     if (go)
         cr_expect(
             fabs(go_cpu - truth_s) <= 0.05 * truth_s,
-            "the pprof files hold %.3f s of CPU time (go tool pprof), the program used %.3f s",
-            go_cpu, truth_s);
+            "%s: the pprof files hold %.3f s of CPU time (go tool pprof), the program used %.3f s",
+            engine_p->name, go_cpu, truth_s);
     else
         cr_log_warn("go is not installed: the files were not read by go tool pprof");
     free(go);
@@ -417,7 +419,7 @@ Test(switch_output, pprof_files_read_by_pprof_and_report, .timeout = 300)
 Test(switch_output, folded_files_hold_the_shares, .timeout = 300)
 {
     char *dir = test_mkdtemp();
-    record_series(dir, PREFIX "svc.folded", NULL);
+    record_series("auto", dir, PREFIX "svc.folded", NULL);
     char **files;
     size_t n = series(dir, &files);
     cr_assert(n >= 3 && n <= 5, "%zu files for 3 s at one a second", n);
@@ -463,7 +465,7 @@ Test(switch_output, folded_files_hold_the_shares, .timeout = 300)
 Test(switch_output, max_files_counts_the_converted_files, .timeout = 300)
 {
     char *dir = test_mkdtemp();
-    record_series(dir, PREFIX "%t.pb.gz", "--switch-max-files=2");
+    record_series("auto", dir, PREFIX "%t.pb.gz", "--switch-max-files=2");
     char **files;
     size_t n = series(dir, &files);
     cr_expect_eq(n, 2, "--switch-max-files=2 left %zu files", n);
