@@ -322,6 +322,10 @@ static void print_contents(const struct profile *p, const struct profile_file *f
     putchar('\n');
     const char *form = pperf_maps_form(p);
     printf("  maps:       %zu%s%s\n", p->nmaps, form ? ", " : "", form ? form : "");
+    /* JIT files the recorder would not read (record/jit_maps.h). */
+    for (size_t i = 0; i < p->nmeta; i++)
+        if (strncmp(p->meta[i].key, "jit_refused.", 12) == 0)
+            printf("  jit refused: %s\n", p->meta[i].value);
     /* A recording ends early when its recorder dies; other files when
      * they were cut or damaged. */
     bool recording = strcmp(p->format, "native") == 0 || strcmp(p->format, "pperf") == 0;

@@ -322,7 +322,7 @@ static void on_exit_record(void *ctx, const struct perf_record *r)
     struct process *p = process_find(&e->procs, pid);
     if (p && pid != e->first_pid && live_threads_of(e, pid) == 0) {
         /* Its JIT's names outlive it until the pid is reused: now. */
-        jit_maps_capture(e->rec.out, (uint32_t)pid, &p->maps);
+        jit_maps_capture(e->rec.out, (uint32_t)pid, &p->maps, &p->owner);
         p->exited = true;
         int status;
         e->children_ended++;
@@ -800,7 +800,8 @@ static int finish_profile(struct engine *e)
     /* The JIT names of every process still known (the first's too). */
     for (size_t i = 0; i < e->procs.count; i++)
         if (!e->procs.procs[i].exited)
-            jit_maps_capture(e->rec.out, (uint32_t)e->procs.procs[i].pid, &e->procs.procs[i].maps);
+            jit_maps_capture(e->rec.out, (uint32_t)e->procs.procs[i].pid, &e->procs.procs[i].maps,
+                             &e->procs.procs[i].owner);
     /* Attached, we are not its parent: its status is not ours to know. */
     if (e->first_exited && !e->opts->attach_pid)
         output_exit(e->rec.out, (uint32_t)e->first_pid, to_realtime(e, e->rec.end_mono),

@@ -32,6 +32,7 @@ size_t process_add(struct process_table *t, pid_t pid, pid_t ppid)
     memset(p, 0, sizeof(*p));
     p->pid = pid;
     p->ppid = ppid;
+    jit_owner_read((uint32_t)pid, &p->owner);
     return t->count++;
 }
 
@@ -206,6 +207,9 @@ void process_exec(struct process *p)
     maps_clear(&p->since_exec);
     p->vdso_captured = false;
     p->maps_version++;
+    struct jit_owner now;
+    if (jit_owner_read((uint32_t)p->pid, &now))
+        p->owner = now; /* a set-user-ID program runs as another user */
     if (p->unwinder) {
         dwarf_unwinder_free(p->unwinder);
         p->unwinder = NULL;

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "record/jit_maps.h"
 #include "record/maps.h"
 #include "record/output.h"
 
@@ -38,6 +39,7 @@ struct process {
     struct map_list since_exec;      /* executable file mappings since the last exec */
     struct dwarf_unwinder *unwinder; /* created on first use */
     uint64_t maps_version;           /* bumped whenever maps change */
+    struct jit_owner owner;          /* its uids at creation or last exec: whose JIT files */
 };
 
 struct process_table {

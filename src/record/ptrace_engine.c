@@ -858,7 +858,7 @@ static int finish_profile(struct recorder *r)
     for (size_t i = 0; i < r->tracer.procs.count; i++) {
         const struct process *p = &r->tracer.procs.procs[i];
         if (!p->exited)
-            jit_maps_capture(r->rec.out, (uint32_t)p->pid, &p->since_exec);
+            jit_maps_capture(r->rec.out, (uint32_t)p->pid, &p->since_exec, &p->owner);
     }
     struct prof_totals totals = {
         .wall_ns = r->rec.end_mono - r->rec.start_mono,

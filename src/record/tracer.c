@@ -151,7 +151,7 @@ static void on_gone(struct tracer *t, pid_t tid, int status)
     struct process *p = process_find(&t->procs, tid);
     if (!p)
         return; /* a thread, not a process */
-    jit_maps_capture(t->out, (uint32_t)tid, &p->since_exec);
+    jit_maps_capture(t->out, (uint32_t)tid, &p->since_exec, &p->owner);
     output_exit(t->out, (uint32_t)tid, realtime_ns(), status);
     p->exited = true;
     if (tid == t->first_pid) {
