@@ -84,6 +84,8 @@ struct recorder {
     bool stop_requested; /* Ctrl-C, SIGTERM or --duration */
     uint64_t finish_by;  /* sampling stopped: write the profile by then (monotonic) */
     struct profsig_job job;
+    /* Deliveries to the target target_got_by() accounted for, per signal. */
+    uint64_t signals_explained[NSIG];
 
     /* samples waiting for threads that stop late */
     struct sample_queue queue;
@@ -638,9 +640,23 @@ static void take_sample(struct recorder *r)
 
 /* --- the profiler's own signals ------------------------------------------- */
 
+/* Deliveries of SIG to the target are explained one by one, by the
+ * profiler's signals they answer or by its own forwarding: the delivery of
+ * a signal it forwarded is not the program getting the next one too (a
+ * second SIGTERM would be swallowed). */
 static bool target_got_by(struct recorder *r, int sig, uint64_t since)
 {
-    return r->tracer.last_signal_ns[sig] >= since || profsig_pending_in(r->tracer.first_pid, sig);
+    uint64_t delivered = r->tracer.signal_count[sig], *explained = &r->signals_explained[sig];
+    if (delivered > *explained && r->tracer.last_signal_ns[sig] >= since) {
+        *explained = delivered;
+        return true;
+    }
+    /* Pending, and not one we forwarded that is still to be delivered. */
+    if (*explained <= delivered && profsig_pending_in(r->tracer.first_pid, sig)) {
+        *explained = delivered + 1;
+        return true;
+    }
+    return false;
 }
 
 /* Did the target receive SIG since SINCE?  Its delivery stop may trail
@@ -654,8 +670,14 @@ static bool target_got(void *ctx, int sig, uint64_t since)
         if (target_got_by(r, sig, since - SIGNAL_ECHO_NS))
             return true;
         uint64_t now = monotonic_ns();
-        if (now >= give_up || r->tracer.first_exited)
+        if (now >= give_up || r->tracer.first_exited) {
+            /* profiler_signals.c forwards it now: that delivery is ours. */
+            uint64_t delivered = r->tracer.signal_count[sig];
+            if (r->signals_explained[sig] < delivered)
+                r->signals_explained[sig] = delivered;
+            r->signals_explained[sig]++;
             return false;
+        }
         uint64_t wait = give_up - now;
         struct timespec slice = ns_timespec(wait < 5000000 ? wait : 5000000);
         sigtimedwait(&r->tracer.sigchld_only, NULL, &slice);

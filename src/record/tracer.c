@@ -234,6 +234,7 @@ struct thread *tracer_on_status(struct tracer *t, pid_t tid, int status)
         uint64_t pc;
         th->pending_signal = sig;
         t->last_signal_ns[sig] = monotonic_ns();
+        t->signal_count[sig]++;
         if (regs_read_pc(tid, &pc) == 0 && thread_read_cpu(th, &th->sig_cpu)) {
             th->sig_pc = pc;
             th->sig_number = sig;

@@ -58,6 +58,7 @@ struct tracer {
     struct output *out;
     uint64_t signals_passed;
     uint64_t last_signal_ns[NSIG]; /* monotonic time each signal was last delivered */
+    uint64_t signal_count[NSIG];   /* deliveries of each signal */
     sigset_t sigchld_only;
     uint64_t spin_ns;      /* how long tracer_stop_all() polls before sleeping */
     uint64_t held_ns;      /* last tracer_stop_all(): time threads stood still, summed */
