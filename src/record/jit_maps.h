@@ -40,10 +40,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "record/maps.h"
+#include "model/maps.h"
+#include "model/profile.h"
 #include "record/output.h"
 
-#define JIT_MAP_IMAGE "[perf-map]"
 #define JIT_MAP_MAX_BYTES (32u << 20)
 
 /* The users a process runs as: real, effective, saved and filesystem uid. */

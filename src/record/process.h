@@ -24,8 +24,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "model/maps.h"
 #include "record/jit_maps.h"
-#include "record/maps.h"
 #include "record/output.h"
 
 struct dwarf_unwinder;
