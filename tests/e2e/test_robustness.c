@@ -3,13 +3,20 @@
  * dealings with the world (issue 19): every signal the profiler receives
  * reaches the program as often as it was sent.
  */
+#include "../lib/corpus.h"
 #include "../lib/spawn.h"
 #include "engines.h"
+#include "format/load.h"
+#include "format/pbin.h"
 #include "test_record_common.h"
 #include "util/xalloc.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +124,111 @@ Test(robustness, a_native_profile_through_a_pipe_is_a_profile)
     cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
     spawn_result_free(&res);
     check_piped(path);
+    free(spin);
+    free(ptprof);
+    free(path);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* --- writers in proportion to the profile --------------------------------- */
+
+/* Files left in DIR whose name starts with PREFIX. */
+static int leftovers(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "%s", dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+/* convert IN -o DIR/x.gmon, the executable searched in the workloads,
+ * under a 64 MiB file size limit (a writer out of proportion is killed by
+ * SIGXFSZ rather than fill the disk); its exit code, *ERR its stderr. */
+static int convert_to_gmon(const char *in, const char *dir, char **err)
+{
+    char *bash = test_need_tool("bash"), *ptprof = build_ptprof(), *spin = build_workload("spin");
+    char *search = xstrdup(spin);
+    *strrchr(search, '/') = '\0';
+    char *out = test_path(dir, "x.gmon");
+    char *script = xasprintf("ulimit -f 65536; exec '%s' convert '%s' -s '%s' -o '%s'", ptprof, in,
+                             search, out);
+    const char *argv[] = {bash, "-c", script, NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, NULL, 60);
+    cr_expect(WIFEXITED(res.status), "%s: " RUN_FMT, in, RUN_ARGS(&res));
+    int rc = spawn_exit_code(res.status);
+    struct stat st;
+    if (rc == 0)
+        cr_expect(stat(out, &st) == 0 && st.st_size < (1 << 20), "%s: %lld bytes of gmon.out", in,
+                  (long long)st.st_size);
+    else
+        cr_expect(access(out, F_OK) != 0, "%s: a gmon.out after a failure", in);
+    cr_expect_eq(leftovers(dir, ".x.gmon"), 0, "%s: a temporary file is left", in);
+    unlink(out);
+    *err = xstrdup(res.err);
+    spawn_result_free(&res);
+    free(script);
+    free(out);
+    free(search);
+    free(spin);
+    free(ptprof);
+    free(bash);
+    return rc;
+}
+
+static void convert_corpus_file(const struct corpus_file *f, void *ctx)
+{
+    const char *dir = ctx;
+    char *err;
+    int rc = convert_to_gmon(f->path, dir, &err);
+    if (f->must_load)
+        cr_expect_eq(rc, 0, "%s: %s", f->path, err);
+    else
+        cr_expect(rc == 0 || (rc == 2 && strstr(err, "implausible")), "%s: exit %d: %s", f->path,
+                  rc, err);
+    free(err);
+}
+
+/* One thread's cumulative CPU time 1e19 ns made convert -o x.gmon write
+ * a copy of the histogram per 65535 periods until the disk was full; so
+ * did one-byte mutants of a real profile (tests/fuzz/corpus/gmon_write). */
+Test(robustness, a_gmon_out_stays_in_proportion_to_the_profile, .timeout = 120)
+{
+    char *dir = test_mkdtemp(), *path = test_path(dir, "spin.prof");
+    char *ptprof = build_ptprof(), *spin = build_workload("spin");
+    const char *argv[] = {ptprof, "record", "-o", path, "--", spin, "0.3", NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, NULL, 30);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    spawn_result_free(&res);
+
+    struct profile p;
+    cr_assert_eq(profile_load(path, &p), 0);
+    size_t patched = 0;
+    for (size_t i = p.nsamples / 2; i < p.nsamples && !patched; i++)
+        for (uint32_t t = 0; t < p.samples[i].nthreads && !patched; t++)
+            if (!(p.samples[i].threads[t].flags & PROF_THREAD_IN_SYSCALL)) {
+                p.samples[i].threads[t].cpu_ns = 10000000000000000000ull;
+                patched++;
+            }
+    cr_assert_eq(patched, 1, "no running thread in %zu samples", p.nsamples);
+    char *bomb = test_path(dir, "bomb.prof");
+    cr_assert_eq(native_write_profile(bomb, &p), 0);
+    profile_free(&p);
+
+    char *err;
+    cr_expect_eq(convert_to_gmon(path, dir, &err), 0, "the profile itself: %s", err);
+    free(err);
+    cr_expect_eq(convert_to_gmon(bomb, dir, &err), 2, "%s", err);
+    cr_expect(strstr(err, "x.gmon: ") && strstr(err, "implausible"), "%s", err);
+    free(err);
+
+    corpus_replay("tests/fuzz/corpus/gmon_write", convert_corpus_file, dir);
+    free(bomb);
     free(spin);
     free(ptprof);
     free(path);
