@@ -111,8 +111,17 @@ int recording_exit_code(const struct recording *r, int status, int written)
         rc = 128 + WTERMSIG(status);
     else
         rc = WEXITSTATUS(status);
-    if (written != 0 && rc == 0)
-        rc = PT_EXIT_USAGE; /* the run went fine, but its profile is lost */
+    /* The profile is incomplete or lost (a full disk): say so whatever
+     * the program's status (-d gives it); the writer named the file and
+     * the reason once. */
+    if (written != 0) {
+        if (!r->opts->attach_pid)
+            pt_debug("the profile is incomplete: exit status %d; the program %s %d",
+                     PT_EXIT_INCOMPLETE,
+                     WIFSIGNALED(status) ? "was killed by signal" : "exited with",
+                     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        rc = PT_EXIT_INCOMPLETE;
+    }
     return rc;
 }
 

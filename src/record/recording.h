@@ -28,8 +28,9 @@
  *    (engine, wall time, latency, samples, frequency, threads, deadlines);
  *    each engine prints its own after them.
  *  - recording_exit_code(): the program's status as the shell reports it
- *    (128+N for signal N), 0 after an attach, and 1 when the run went well
- *    but its profile could not be written.
+ *    (128+N for signal N), 0 after an attach, and PT_EXIT_INCOMPLETE (74)
+ *    whenever the profile could not be written whole (a full disk: the
+ *    writer said which file and why, this says the program's status).
  */
 #ifndef PTPROF_RECORD_RECORDING_H
 #define PTPROF_RECORD_RECORDING_H

@@ -14,6 +14,8 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <signal.h>
+#include <errno.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -232,6 +234,68 @@ Test(robustness, a_gmon_out_stays_in_proportion_to_the_profile, .timeout = 120)
     free(spin);
     free(ptprof);
     free(path);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* --- a full disk while recording ------------------------------------------ */
+
+/* A 16 KiB tmpfs at DIR/small, where a profile soon fills the disk; the
+ * test is skipped where mounting is not allowed. */
+static char *small_disk(const char *dir)
+{
+    char *m = test_path(dir, "small");
+    cr_assert_eq(mkdir(m, 0755), 0);
+    if (mount("tmpfs", m, "tmpfs", 0, "size=16k") != 0)
+        cr_skip_test("cannot mount a small tmpfs: %s", strerror(errno));
+    return m;
+}
+
+/* ARGV records `sh -c 'spin 2 && echo finished'` into a full disk: one
+ * message naming the file and ENOSPC, the program runs to its end, and
+ * the exit status says the profile is incomplete (74). */
+static void check_full_disk(const char *const *argv, const char *profile, const char *what)
+{
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, NULL, 60);
+    cr_expect_eq(spawn_exit_code(res.status), 74, "%s: " RUN_FMT, what, RUN_ARGS(&res));
+    cr_expect(strstr(res.out, "finished"), "%s: the program did not finish: " RUN_FMT, what,
+              RUN_ARGS(&res));
+    char *want = xasprintf("cannot write '%s': %s", profile, strerror(ENOSPC));
+    cr_expect(strstr(res.err, want) && count_lines(res.err) == 1,
+              "%s: want one line '%s': " RUN_FMT, what, want, RUN_ARGS(&res));
+    free(want);
+    spawn_result_free(&res);
+}
+
+Test(robustness, a_full_disk_while_recording_is_said_once_and_in_the_exit_status, .timeout = 120)
+{
+    char *dir = test_mkdtemp(), *disk = small_disk(dir);
+    char *ptprof = build_ptprof(), *sampler = build_sampler(), *spin = build_workload("spin");
+    char *script = xasprintf("'%s' 2 && echo finished", spin);
+    char *profile = test_path(disk, "p");
+    static const char *const ways[][4] = {{"--engine", "perf", "--format", "native"},
+                                          {"--engine", "ptrace", "--format", "native"},
+                                          {"--engine", "ptrace", "--format", "pperf"}};
+    for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {
+        const char *argv[] = {ptprof,     "record", ways[i][0], ways[i][1], ways[i][2],
+                              ways[i][3], "-o",     profile,    "--",       "sh",
+                              "-c",       script,   NULL};
+        char *what =
+            xasprintf("record %s %s %s %s", ways[i][0], ways[i][1], ways[i][2], ways[i][3]);
+        check_full_disk(argv, profile, what);
+        unlink(profile);
+        free(what);
+    }
+    const char *argv[] = {sampler, "-o", profile, "sh", "-c", script, NULL};
+    check_full_disk(argv, profile, "sampler");
+    umount2(disk, MNT_DETACH);
+    free(profile);
+    free(script);
+    free(spin);
+    free(sampler);
+    free(ptprof);
+    free(disk);
     test_rmtree(dir);
     free(dir);
 }

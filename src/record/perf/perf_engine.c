@@ -667,7 +667,9 @@ static void flush_entries(struct engine *e, uint64_t time_rt)
     }
     if (output_sample_values(e->rec.out, time_rt, e->rec.pmu_values, e->batch,
                              (uint32_t)e->nentries, ncounters ? e->counter_values : NULL) != 0) {
-        pt_err("cannot write the profile; sampling stops");
+        /* The writer said which file and why, once (recording.h: exit 74). */
+        if (e->sampling)
+            pt_debug("the profile cannot be written: sampling stops");
         e->sampling = false;
     }
     e->nentries = 0;

@@ -85,6 +85,7 @@ struct recorder {
     bool stop_requested; /* Ctrl-C, SIGTERM or --duration */
     uint64_t finish_by;  /* sampling stopped: write the profile by then (monotonic) */
     struct profsig_job job;
+    int finish_rc; /* output_finish()'s, once the profile is finished */
     /* Deliveries to the target target_got_by() accounted for, per signal. */
     uint64_t signals_explained[NSIG];
 
@@ -434,7 +435,10 @@ static void write_ready(struct recorder *r, bool force)
 {
     long n = sample_queue_flush(&r->queue, r->rec.out, force);
     if (n < 0) {
-        pt_err("cannot write the profile; sampling stops");
+        /* The writer said which file and why, once: sampling stops, the
+         * program runs on, the exit status says the profile is incomplete. */
+        if (r->sampling)
+            pt_debug("the profile cannot be written: sampling stops");
         r->sampling = false;
         return;
     }
@@ -872,7 +876,7 @@ static int sort_by_start(const void *a, const void *b)
 static int finish_profile(struct recorder *r)
 {
     if (!r->rec.out)
-        return 0;
+        return r->finish_rc; /* finished already (interrupted, or a write failed) */
     /* Samples still waiting for a thread are written without it. */
     write_ready(r, true);
     struct process *first = &r->tracer.procs.procs[TRACER_FIRST_PROCESS];
@@ -894,6 +898,7 @@ static int finish_profile(struct recorder *r)
     if (seen->count > 1) /* no maps, no array */
         qsort(seen->entries, seen->count, sizeof(*seen->entries), sort_by_start);
     int rc = output_finish(r->rec.out, &totals, seen);
+    r->finish_rc = rc;
     r->rec.out = NULL;
     r->tracer.out = NULL; /* later events (a child's exit) go nowhere */
     if (r->opts->debug)
