@@ -299,3 +299,64 @@ Test(robustness, a_full_disk_while_recording_is_said_once_and_in_the_exit_status
     test_rmtree(dir);
     free(dir);
 }
+
+/* --- temporaries on every exit ---------------------------------------------- */
+
+/* A signal that ends convert while it writes (SIGXFSZ here: a file size
+ * limit makes it happen at the same byte every time, as SIGINT or SIGTERM
+ * would at a random one) leaves no temporary file next to the output. */
+Test(robustness, convert_killed_while_writing_leaves_no_temporary, .timeout = 60)
+{
+    char *dir = test_mkdtemp(), *path = test_path(dir, "spin.prof");
+    char *ptprof = build_ptprof(), *spin = build_workload("spin");
+    const char *argv[] = {ptprof, "record", "-o", path, "--", spin, "0.5", NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, NULL, 30);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    spawn_result_free(&res);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_gt(st.st_size, 8192, "the profile is too small to be cut at 4 KiB");
+
+    char *bash = test_need_tool("bash"), *out = test_path(dir, "copy.data");
+    char *script = xasprintf("ulimit -f 4; exec '%s' convert '%s' -o '%s'", ptprof, path, out);
+    const char *sh[] = {bash, "-c", script, NULL};
+    run_argv(&res, sh, NULL, NULL, 30);
+    cr_expect(WIFSIGNALED(res.status) && WTERMSIG(res.status) == SIGXFSZ, RUN_CONTEXT(&res));
+    cr_expect_eq(leftovers(dir, ".copy.data.tmp"), 0, "a temporary is left");
+    cr_expect(access(out, F_OK) != 0, "a partial output at its path");
+    spawn_result_free(&res);
+    free(script);
+    free(out);
+    free(bash);
+    free(spin);
+    free(ptprof);
+    free(path);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* SIGKILL runs no code: the pperf writer's file has no name until it is
+ * complete, so even then nothing is left. */
+Test(robustness, record_pperf_killed_leaves_no_temporary, .timeout = 60)
+{
+    char *dir = test_mkdtemp(), *profile = test_path(dir, "p.pperf");
+    char *ptprof = build_ptprof(), *spin = build_workload("spin");
+    const char *argv[] = {ptprof, "record", "--engine", "ptrace", "--format", "pperf",
+                          "-o",   profile,  "--",       spin,     "20",       NULL};
+    struct spawn_opts o = {.argv = argv, .timeout_s = 60};
+    struct spawn_proc p;
+    spawn_start(&o, &p);
+    spawn_pump_until(&p, "spin: ready", 20);
+    spawn_pump(&p, 0.5);
+    cr_assert_eq(killpg(p.pid, SIGKILL), 0);
+    struct spawn_result res;
+    spawn_finish(&p, &res);
+    cr_expect_eq(leftovers(dir, ".p.pperf.tmp"), 0, "a temporary is left");
+    spawn_result_free(&res);
+    free(spin);
+    free(ptprof);
+    free(profile);
+    test_rmtree(dir);
+    free(dir);
+}
