@@ -344,6 +344,14 @@ static int unclaimed(const struct profile_file *f, const void *data, size_t len,
         return pprof_load_buffer(f->name, f->raw.data, f->raw.len, out);
     case RESEMBLES_PPERF:
         return parse_pperf(f, search, out);
+    case RESEMBLES_GPERFTOOLS_HEADER:
+        pt_err("%s: offset %zu: a gperftools CPU profile cut inside its header", f->name, len);
+        return -1;
+    case RESEMBLES_PICKLE:
+        pt_err("%s: offset 0: a Python pickle (the original tools' .pbin?), which ptprof does not "
+               "read: give ptprof the raw profile it was made from",
+               f->name);
+        return -1;
     case RESEMBLES_NOTHING:
         break;
     }

@@ -360,3 +360,180 @@ Test(robustness, record_pperf_killed_leaves_no_temporary, .timeout = 60)
     test_rmtree(dir);
     free(dir);
 }
+
+/* --- errors that say what is wrong ------------------------------------------ */
+
+/* bash -c SCRIPT with $P ptprof: its result (the caller frees it). */
+static void bash_run(struct spawn_result *res, const char *script)
+{
+    char *bash = test_need_tool("bash"), *ptprof = build_ptprof();
+    char *env_p = xasprintf("P=%s", ptprof);
+    const char *argv[] = {bash, "-c", script, NULL};
+    const char *env[] = {env_p, NULL};
+    run_argv(res, argv, env, NULL, 60);
+    free(env_p);
+    free(ptprof);
+    free(bash);
+}
+
+/* ptprof ARGS (a shell word list) exits WANT, and stderr says SAYS and
+ * not AVOID (may be NULL), in one line. */
+static void expect_error(const char *args, int want, const char *says, const char *avoid)
+{
+    char *script = xasprintf("exec \"$P\" %s", args);
+    struct spawn_result res;
+    bash_run(&res, script);
+    cr_expect_eq(spawn_exit_code(res.status), want, "ptprof %s: " RUN_FMT, args, RUN_ARGS(&res));
+    cr_expect(strstr(res.err, says) && count_lines(res.err) == 1, "ptprof %s: want '%s': " RUN_FMT,
+              args, says, RUN_ARGS(&res));
+    if (avoid)
+        cr_expect_null(strstr(res.err, avoid), "ptprof %s: says '%s': " RUN_FMT, args, avoid,
+                       RUN_ARGS(&res));
+    spawn_result_free(&res);
+    free(script);
+}
+
+/* A corpus file's path from the top of the tree. */
+static char *corpus_file(const char *corpus, const char *name)
+{
+    char *dir = corpus_dir(corpus), *path = test_path(dir, name);
+    free(dir);
+    return path;
+}
+
+Test(robustness, dump_names_the_format_it_was_given, .timeout = 60)
+{
+    static const char *const files[][3] = {
+        {"gperftools", "valid-le32", "a gperftools CPU profile"},
+        {"gmon", "valid-64bit-be", "a gprof gmon.out"},
+        {"pprof", "valid-go-cpu", "a pprof profile"},
+        {"folded", "valid-stackcollapse", "a folded-stacks file"},
+        {"perf_data", "valid-callchains", "a perf.data file"},
+        {"perf_script", "valid-callchain", "a perf script output"},
+    };
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char *corpus = xasprintf("tests/fuzz/corpus/%s", files[i][0]);
+        char *path = corpus_file(corpus, files[i][1]);
+        char *args = xasprintf("dump '%s'", path);
+        expect_error(args, 2, files[i][2], "PMU sample size");
+        free(args);
+        free(path);
+        free(corpus);
+    }
+}
+
+Test(robustness, cut_and_foreign_files_get_their_own_formats_error, .timeout = 60)
+{
+    char *dir = test_mkdtemp();
+    /* A 64-bit gperftools profile cut inside its 5-slot header. */
+    char *whole = corpus_file("tests/fuzz/corpus/gperftools", "valid-be64");
+    size_t len;
+    char *data = test_read_file(whole, &len);
+    cr_assert(data && len > 40);
+    char *cut = test_path(dir, "cut.prof");
+    for (size_t n = 8; n < 24; n += 5) {
+        FILE *f = fopen(cut, "w");
+        cr_assert_not_null(f);
+        fwrite(data, 1, n, f);
+        fclose(f);
+        char *args = xasprintf("info '%s'", cut);
+        expect_error(args, 2, "a gperftools CPU profile cut inside its header", "36 bytes");
+        free(args);
+    }
+    free(data);
+    free(whole);
+    /* A pperf file cut short: the pperf reader says where. */
+    whole = corpus_file("tests/fuzz/corpus/pperf", "valid-current-2ch.pperf");
+    data = test_read_file(whole, &len);
+    cr_assert(data && len > 100);
+    FILE *f = fopen(cut, "w");
+    cr_assert_not_null(f);
+    fwrite(data, 1, 100, f);
+    fclose(f);
+    char *args = xasprintf("info '%s'", cut);
+    expect_error(args, 2, "offset ", "not a profile");
+    free(args);
+    free(data);
+    free(whole);
+    /* The original tools' .pbin, a Python pickle (protocol 2). */
+    char *pickle = test_path(dir, "x.pbin");
+    f = fopen(pickle, "w");
+    cr_assert_not_null(f);
+    fwrite("\x80\x02}q\x00(X\x01\x00\x00\x00aq\x01K\x01u.", 1, 18, f);
+    fclose(f);
+    args = xasprintf("report '%s'", pickle);
+    expect_error(args, 2, "a Python pickle", NULL);
+    free(args);
+    free(pickle);
+    free(cut);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* A full standard output is said, and by the exit status. */
+Test(robustness, a_flame_graph_to_a_full_stdout_says_so, .timeout = 60)
+{
+    char *dir = test_mkdtemp(), *path = test_path(dir, "x.folded");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("main;work 10\n", f);
+    fclose(f);
+    char *script = xasprintf("exec \"$P\" flamegraph '%s' -o - >/dev/full", path);
+    struct spawn_result res;
+    bash_run(&res, script);
+    cr_expect_neq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    cr_expect(strstr(res.err, strerror(ENOSPC)), RUN_CONTEXT(&res));
+    spawn_result_free(&res);
+    free(script);
+    free(path);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* Attaching to another user's process is refused as such, not blamed on
+ * kernel.yama.ptrace_scope (absent on many kernels) or a seccomp filter. */
+ENGINE_TEST(robustness, attaching_to_another_users_process_says_so, .timeout = 60)
+{
+    char *dir = test_mkdtemp();
+    chmod(dir, 0777);
+    char *spin = build_workload("spin"), *ptprof = build_ptprof();
+    char *setpriv = test_need_tool("setpriv"), *profile = test_path(dir, "p");
+    const char *target_argv[] = {spin, "30", NULL};
+    struct spawn_opts to = {.argv = target_argv, .timeout_s = 60};
+    struct spawn_proc target;
+    spawn_start(&to, &target);
+    spawn_pump_until(&target, "spin: ready", 20);
+    char *pid = xasprintf("%d", (int)target.pid);
+    const char *argv[] = {setpriv,
+                          "--reuid=65534",
+                          "--regid=65534",
+                          "--clear-groups",
+                          ptprof,
+                          "record",
+                          "--engine",
+                          engine_p->name,
+                          "--pid",
+                          pid,
+                          "-o",
+                          profile,
+                          NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, NULL, 30);
+    cr_expect_eq(spawn_exit_code(res.status), 1, RUN_CONTEXT(&res));
+    cr_expect(strstr(res.err, "belongs to another user (uid 0; you are uid 65534)"),
+              "%s engine: " RUN_FMT, engine_p->name, RUN_ARGS(&res));
+    cr_expect(!strstr(res.err, "ptrace_scope") && !strstr(res.err, "seccomp"),
+              "%s engine: " RUN_FMT, engine_p->name, RUN_ARGS(&res));
+    spawn_result_free(&res);
+    kill(target.pid, SIGKILL);
+    struct spawn_result tres;
+    spawn_finish(&target, &tres);
+    spawn_result_free(&tres);
+    free(pid);
+    free(profile);
+    free(setpriv);
+    free(ptprof);
+    free(spin);
+    test_rmtree(dir);
+    free(dir);
+}

@@ -508,10 +508,11 @@ int tracer_attach(struct tracer *t, pid_t pid)
         return PT_EXIT_USAGE;
     unsigned long options = trace_options();
     if (ptrace(PTRACE_SEIZE, pid, 0, options) != 0) {
+        bool yama = access("/proc/sys/kernel/yama/ptrace_scope", F_OK) == 0;
         pt_err("cannot attach to %d: %s%s", (int)pid, strerror(errno),
-               errno == EPERM ? " (another tracer, or not allowed: see "
-                                "kernel.yama.ptrace_scope)"
-                              : "");
+               errno != EPERM ? ""
+               : yama         ? " (another tracer, or not allowed: see kernel.yama.ptrace_scope)"
+                              : " (another tracer, or a security module forbids it)");
         return PT_EXIT_USAGE;
     }
     t->first_pid = pid;
