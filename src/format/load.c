@@ -13,6 +13,7 @@
 #include "interop/pperf.h"
 #include "interop/pprof.h"
 #include "util/instream.h"
+#include "util/linereader.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -103,8 +104,17 @@ static int read_stream(struct instream *in, size_t max_len, struct profile_file 
         return 0;
     }
     instream_limit_zero_run(in, gmon_detect(d, n) ? GMON_ZERO_RUN_MAX : ZERO_RUN_MAX);
-    n = instream_peek(in, TEXT_HEAD_SIZE, &d);
-    const struct stream_format *text = text_format(d, n, n < TEXT_HEAD_SIZE);
+    size_t want = TEXT_HEAD_SIZE;
+    n = instream_peek(in, want, &d);
+    /* Text whose first line is longer than the head (a folded stack of
+     * thousands of frames): look as far as that line's end, so that what
+     * the file is does not depend on its first line's length.  The line
+     * reader would hold that line anyway, and refuses one past its limit. */
+    while (n == want && want < LINE_READER_MAX && !memchr(d, '\n', n) && !memchr(d, '\0', n)) {
+        want = want * 2 < LINE_READER_MAX ? want * 2 : LINE_READER_MAX;
+        n = instream_peek(in, want, &d);
+    }
+    const struct stream_format *text = text_format(d, n, n < want);
     if (text) {
         /* Read line by line by profile_parse(): memory follows the
          * profile's distinct content, however large the text. */

@@ -537,3 +537,33 @@ ENGINE_TEST(robustness, attaching_to_another_users_process_says_so, .timeout = 6
     test_rmtree(dir);
     free(dir);
 }
+
+/* --- a long first line ------------------------------------------------------ */
+
+/* A 3,000-frame stack (over 64 KiB) first is a folded file as it is
+ * second: from a file, a pipe, and gzip-compressed. */
+Test(robustness, a_folded_file_whose_first_line_is_over_64_kib_is_folded, .timeout = 60)
+{
+    char *dir = test_mkdtemp(), *path = test_path(dir, "deep.folded");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 3000; i++)
+        fprintf(f, "%sstd::vector<int>::some_long_function_name_%d", i ? ";" : "", i);
+    fputs(" 5\nmain;other 1\n", f);
+    long size = ftell(f);
+    fclose(f);
+    cr_assert_gt(size, 65536);
+    static const char *const how[] = {
+        "exec \"$P\" report -k procedure --format csv \"$F\"",
+        "exec \"$P\" report -k procedure --format csv - <\"$F\"",
+        "gzip -c \"$F\" >\"$F.gz\" && exec \"$P\" report -k procedure --format csv \"$F.gz\"",
+    };
+    for (size_t i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+        char *out = bash_out(how[i], path);
+        cr_expect(strstr(out, "some_long_function_name_2999,"), "%s:\n%s", how[i], out);
+        free(out);
+    }
+    free(path);
+    test_rmtree(dir);
+    free(dir);
+}
