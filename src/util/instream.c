@@ -31,6 +31,11 @@
 /* Bytes that tell libzstd how large a frame header is: magic and
  * descriptor (ZSTD_FRAMEHEADERSIZE_PREFIX, which is not public API). */
 #define ZSTD_FRAME_START 5
+/* Compressed input that decodes to more than RATIO_MAX times its size, past
+ * RATIO_FLOOR bytes, is a decompression bomb: profiles compress 5 to 50
+ * times (a 30 KB bomb decoded to 6.3 GB, 200,000 times). */
+#define RATIO_MAX 256u
+#define RATIO_FLOOR ((uint64_t)64 << 20)
 
 struct instream {
     char *name;
@@ -375,6 +380,26 @@ static void hold_zero_run(struct instream *s, size_t from)
     s->end = s->ready;
 }
 
+/* Memory must follow what a file holds, not what a decompressor makes of
+ * it: an input that decodes out of all proportion is refused as failed
+ * (no reader keeps a prefix of it). */
+static void refuse_bomb(struct instream *s)
+{
+    uint64_t decoded = s->out_offset + (s->end - s->start);
+    if (s->c == COMPRESSION_NONE || decoded <= RATIO_FLOOR || decoded / RATIO_MAX <= s->in_offset ||
+        s->finish == INSTREAM_FAILED)
+        return;
+    s->finish = INSTREAM_MORE; /* the decoder's own verdict does not stand */
+    free(s->error);
+    s->error = NULL;
+    finish(s, INSTREAM_FAILED,
+           xasprintf("%s: offset %llu: %s data decompresses to more than %u times its size "
+                     "(%llu bytes from %llu): a decompression bomb, not a profile",
+                     s->name, (unsigned long long)s->in_offset, compression_name(s->c), RATIO_MAX,
+                     (unsigned long long)decoded, (unsigned long long)s->in_offset));
+    s->ready = s->end = s->start;
+}
+
 /* Decode some more into the window, or learn that nothing more comes. */
 static void produce(struct instream *s)
 {
@@ -413,6 +438,7 @@ static void produce(struct instream *s)
     }
     s->end += made;
     hold_zero_run(s, from);
+    refuse_bomb(s);
     /* At the end, zeros that were waiting are data after all. */
     if (s->finish != INSTREAM_MORE)
         s->ready = s->end;

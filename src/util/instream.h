@@ -33,6 +33,12 @@
  *     instream_error() says why.
  * Until the decoder has seen the end, instream_end() is INSTREAM_MORE.
  *
+ * Decompression bombs: compressed input that decodes to more than 256
+ * times its size, past 64 MiB, is INSTREAM_FAILED ("NAME: offset N: zstd
+ * data decompresses to more than 256 times its size (...): a
+ * decompression bomb, not a profile"); what was decoded before is not
+ * delivered.  Profiles compress 5 to 50 times.
+ *
  * The zero-run limit (instream_limit_zero_run, off by default) is for
  * formats that are held whole: no profile holds a megabyte of zero bytes
  * in a row, but /dev/zero and a decompression bomb are nothing else.

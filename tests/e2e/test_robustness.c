@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zstd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -564,6 +565,125 @@ Test(robustness, a_folded_file_whose_first_line_is_over_64_kib_is_folded, .timeo
         free(out);
     }
     free(path);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* --- decompression bombs ---------------------------------------------------- */
+
+/* Write to PATH, zstd-compressed, HEAD then UNIT repeated until the content
+ * reaches TOTAL bytes: a small file that decodes to far more. */
+static void write_bomb(const char *path, const void *head, size_t head_len, const void *unit,
+                       size_t unit_len, size_t total)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "%s", path);
+    ZSTD_CCtx *cx = ZSTD_createCCtx();
+    cr_assert_not_null(cx);
+    ZSTD_CCtx_setParameter(cx, ZSTD_c_compressionLevel, 1);
+    size_t block = 1 << 20, out_cap = ZSTD_CStreamOutSize();
+    unsigned char *buf = xmalloc(block), *out = xmalloc(out_cap);
+    size_t fill = 0;
+    for (; fill + unit_len <= block; fill += unit_len)
+        memcpy(buf + fill, unit, unit_len);
+    for (size_t done = 0; done < total + head_len;) {
+        bool first = done == 0, last = done + fill >= total;
+        ZSTD_inBuffer in = {first ? head : buf, first ? head_len : fill, 0};
+        ZSTD_EndDirective how = last && !first ? ZSTD_e_end : ZSTD_e_continue;
+        size_t left;
+        do {
+            ZSTD_outBuffer o = {out, out_cap, 0};
+            left = ZSTD_compressStream2(cx, &o, &in, how);
+            cr_assert(!ZSTD_isError(left));
+            fwrite(out, 1, o.pos, f);
+        } while (in.pos < in.size || (how == ZSTD_e_end && left));
+        done += in.size;
+        if (last && !first)
+            break;
+    }
+    ZSTD_freeCCtx(cx);
+    free(out);
+    free(buf);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* The first bytes of a corpus file, up to LEN (0: all of it). */
+static char *corpus_head(const char *corpus, const char *name, size_t *len)
+{
+    char *path = corpus_file(corpus, name);
+    size_t n;
+    char *data = test_read_file(path, &n);
+    cr_assert_not_null(data, "%s", path);
+    free(path);
+    if (*len == 0 || *len > n)
+        *len = n;
+    return data;
+}
+
+/* ptprof info BOMB under a 1 GiB address-space cap (where the build allows
+ * one): exit 2 with one line naming the file, never "out of memory". */
+static void expect_bomb_refused(const char *bomb, const char *what)
+{
+    char *script = xasprintf("ulimit -v 1048576 2>/dev/null && \"$P\" --version >/dev/null 2>&1 "
+                             "|| ulimit -v unlimited; exec \"$P\" info '%s'",
+                             bomb);
+    struct spawn_result res;
+    bash_run(&res, script);
+    cr_expect_eq(spawn_exit_code(res.status), 2, "%s: " RUN_FMT, what, RUN_ARGS(&res));
+    cr_expect(strstr(res.err, bomb) && strstr(res.err, "decompression bomb") &&
+                  count_lines(res.err) == 1,
+              "%s: " RUN_FMT, what, RUN_ARGS(&res));
+    spawn_result_free(&res);
+    free(script);
+}
+
+Test(robustness, decompression_bombs_of_every_format_are_refused_early, .timeout = 180)
+{
+    char *dir = test_mkdtemp(), *bomb = test_path(dir, "bomb.zst");
+    const size_t total = (size_t)512 << 20;
+    /* pprof: a sample type, location 1, then one tiny sample over and over. */
+    static const char pprof_head[] =
+        "\x0a\x04\x08\x01\x10\x02\x22\x02\x08\x01\x32\x00\x32\x07samples\x32\x05count";
+    write_bomb(bomb, pprof_head, sizeof(pprof_head) - 1, "\x12\x04\x08\x01\x10\x01", 6, total);
+    expect_bomb_refused(bomb, "pprof");
+    /* gperftools: a 32-bit header, then a one-frame record (count 1). */
+    static const unsigned char gperf_rec[] = {1, 0, 0, 0, 1, 0, 0, 0, 0, 0x10, 0x40, 0};
+    size_t len = 20;
+    char *head = corpus_head("tests/fuzz/corpus/gperftools", "valid-le32", &len);
+    write_bomb(bomb, head, len, gperf_rec, sizeof(gperf_rec), total);
+    free(head);
+    expect_bomb_refused(bomb, "gperftools");
+    /* native: a real profile up to its first SAMPLE, which then repeats. */
+    len = 0;
+    head = corpus_head("tests/fuzz/corpus/native", "valid-reference", &len);
+    size_t at = 8, sample = 0, sample_len = 0;
+    while (at + 8 <= len && !sample_len) {
+        uint32_t type = (unsigned char)head[at] | (unsigned char)head[at + 1] << 8, size;
+        memcpy(&size, head + at + 4, 4);
+        if (type == 12) {
+            sample = at;
+            sample_len = 8 + size;
+        }
+        at += 8 + size;
+    }
+    cr_assert_gt(sample_len, 0, "no SAMPLE record in valid-reference");
+    write_bomb(bomb, head, sample + sample_len, head + sample, sample_len, total);
+    free(head);
+    expect_bomb_refused(bomb, "native");
+    /* Formats read whole: their own header, then anything. */
+    static const char *const whole[][2] = {{"pperf", "valid-current-2ch.pperf"},
+                                           {"gmon", "valid-64bit-be"},
+                                           {"perf_data", "valid-pipe"}};
+    for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++) {
+        char *corpus = xasprintf("tests/fuzz/corpus/%s", whole[i][0]);
+        len = 64;
+        head = corpus_head(corpus, whole[i][1], &len);
+        write_bomb(bomb, head, len, "\x01\x02\x03\x04\x05\x06\x07\x08", 8, total);
+        expect_bomb_refused(bomb, whole[i][0]);
+        free(head);
+        free(corpus);
+    }
+    free(bomb);
     test_rmtree(dir);
     free(dir);
 }
