@@ -15,7 +15,11 @@
 # --text (gperftools, pprof), gprof -b (gmon), perf report --stdio
 # (perf.data).  Prints a Markdown section on stdout and progress on stderr;
 # never fails on a missing tool (n/a) or a command that fails (its status).
-# Environment: MEMORY_BENCH_MB, MEMORY_BENCH_TIMEOUT, PERF, GOOGLE_PPROF.
+# Each command is held to MEMORY_BENCH_CAP_MB (4096) of address space, so a
+# reader out of proportion ends "out of memory" (exit 70) rather than
+# pushing a shared machine into swap.
+# Environment: MEMORY_BENCH_MB, MEMORY_BENCH_TIMEOUT, MEMORY_BENCH_CAP_MB,
+# PERF, GOOGLE_PPROF.
 # The backquotes in the printf formats are Markdown, not expansions.
 # shellcheck disable=SC2016
 set -u -o pipefail
@@ -27,6 +31,7 @@ case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
 MB=${MEMORY_BENCH_MB:-100}
 LIMIT=${MEMORY_BENCH_TIMEOUT:-600}
+CAP_MB=${MEMORY_BENCH_CAP_MB:-4096}
 PTPROF=$BUILD/ptprof
 PERF=${PERF:-$(command -v perf || true)}
 PPROF=${GOOGLE_PPROF:-$(command -v google-pprof || command -v pprof || true)}
@@ -54,7 +59,8 @@ fi
 # peak CMD...: "RSS_MB SECONDS STATUS" of CMD (output discarded).
 peak() {
     local out
-    out=$(timeout "$LIMIT" "$GNU_TIME" -f '%M %e %x' "$@" 2>&1 >/dev/null | tail -1)
+    out=$( (ulimit -v $((CAP_MB * 1024)) && exec timeout "$LIMIT" "$GNU_TIME" -f '%M %e %x' "$@") \
+        2>&1 >/dev/null | tail -1)
     case $out in
     *[0-9]\ *[0-9]\ *[0-9]*) awk '{ printf "%.0f %.1f %s\n", $1 / 1024, $2, $3 }' <<<"$out" ;;
     *) echo "- - timeout" ;;
