@@ -136,6 +136,8 @@ struct rsample {
 struct reader {
     const char *name;
     const PbProfile *pb;
+    /* What decoded PB, to free each sample once laid out (lay_out()). */
+    ProtobufCAllocator *alloc;
     char **strings; /* the string table, NUL-terminated copies */
     struct pprof_offsets off;
     struct profile *out;
@@ -878,6 +880,14 @@ static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
                     p->threads[ti].start_ns = tl.t;
                 first_unit = false;
             }
+            /* Its last use: the decoded sample's memory goes as the
+             * profile's sample takes its place (many tiny samples are
+             * most of a pprof file). */
+            if (r->alloc) {
+                PbSample **all = ((PbProfile *)r->pb)->sample;
+                perftools__profiles__sample__free_unpacked(all[i], r->alloc);
+                all[i] = NULL;
+            }
         }
     }
     /* Energy no thread used: intervals without threads. */
@@ -1048,6 +1058,7 @@ int pprof_load_buffer(const char *name, const void *data, size_t len, struct pro
         return -1;
     }
     r.pb = pb;
+    r.alloc = &alloc;
     /* Bytes on the wire (pprof.proto): C strings here, cut at a NUL. */
     r.strings = xcalloc(pb->n_string_table + 1, sizeof(*r.strings));
     for (size_t i = 0; i < pb->n_string_table; i++) {
