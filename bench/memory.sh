@@ -12,8 +12,8 @@
 # of the process), with a time limit of MEMORY_BENCH_TIMEOUT (600) seconds.
 # The target is 4x the input, or 256 MB more than the profile's distinct
 # content: the table gives the ratio to the input.  Peers: google-pprof
-# --text (gperftools, pprof), gprof -b (gmon), perf report --stdio
-# (perf.data).  Prints a Markdown section on stdout and progress on stderr;
+# --text (gperftools), go tool pprof -top (pprof), gprof -b (gmon), perf
+# report --stdio (perf.data).  Prints a Markdown section on stdout and progress on stderr;
 # never fails on a missing tool (n/a) or a command that fails (its status).
 # Each command is held to MEMORY_BENCH_CAP_MB (4096) of address space, so a
 # reader out of proportion ends "out of memory" (exit 70) rather than
@@ -44,7 +44,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 say() { printf '%s\n' "$*" >&2; }
 
-printf '## Peak memory of the readers: %s MB inputs\n\n' "$MB"
+printf '## Peak memory of the readers\n\nInputs of %s MB (MEMORY_BENCH_MB).\n\n' "$MB"
 if [ ! -x "$PTPROF" ] || [ -z "$GNU_TIME" ] || ! "$GNU_TIME" -f %M true >/dev/null 2>&1; then
     printf 'n/a: needs %s and GNU time\n\n' "$PTPROF"
     exit 0
@@ -93,7 +93,14 @@ for format in folded pprof gperftools gmon; do
         esac
     done
     case $format in
-    pprof | gperftools)
+    pprof)
+        if command -v go >/dev/null; then
+            row "$format" "$file" "go tool pprof -top" go tool pprof -top "$file"
+        else
+            printf '| %s | | `go tool pprof -top` | n/a | | | |\n' "$format"
+        fi
+        ;;
+    gperftools)
         if [ -n "$PPROF" ]; then
             row "$format" "$file" "google-pprof --text" "$PPROF" --text /bin/true "$file"
         else
@@ -123,7 +130,7 @@ done
 
 # perf.data: as large as perf record -g makes it in a few seconds.
 if [ -n "$PERF" ] && [ -x "$BUILD/workloads/callers" ] &&
-    "$PERF" record -q -g -F 4000 -o "$TMP/perf.data" -- "$BUILD/workloads/callers" 4 \
+    "$PERF" record -q -g -F 20000 -o "$TMP/perf.data" -- "$BUILD/workloads/callers" 5 \
         >/dev/null 2>&1; then
     row perf.data "$TMP/perf.data" "ptprof report" "$PTPROF" report "$TMP/perf.data"
     row perf.data "$TMP/perf.data" "perf report --stdio" "$PERF" report --stdio -i "$TMP/perf.data"
