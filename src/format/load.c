@@ -90,6 +90,7 @@ static void keep_head(struct profile_file *f, const unsigned char *d, size_t n)
 static int read_stream(struct instream *in, size_t max_len, struct profile_file *f)
 {
     f->name = xstrdup(instream_name(in));
+    xalloc_reading(f->name); /* until profile_file_free() */
     f->raw.compression = instream_compression(in);
     /* No limit yet: these few bytes decode at most one piece. */
     const unsigned char *d;
@@ -181,6 +182,7 @@ uint64_t profile_file_length(const struct profile_file *f)
 
 void profile_file_free(struct profile_file *f)
 {
+    xalloc_reading(NULL);
     instream_close(f->in);
     slurp_free(&f->raw);
     free(f->name);
