@@ -118,7 +118,9 @@ static int read_stream(struct instream *in, size_t max_len, struct profile_file 
     const struct stream_format *text = text_format(d, n, n < want);
     if (text) {
         /* Read line by line by profile_parse(): memory follows the
-         * profile's distinct content, however large the text. */
+         * profile's distinct content, however large the text, so however
+         * well it compresses (a log of identical lines does). */
+        instream_limit_ratio(in, 0);
         keep_head(f, d, n);
         f->in = in;
         f->stream = text;

@@ -67,6 +67,7 @@ struct instream {
     size_t cap, start, ready, end;
     uint64_t out_offset; /* decompressed offset of buf[start] */
     size_t zero_max;     /* 0: no limit */
+    unsigned ratio_max;  /* decoded bytes per compressed byte past RATIO_FLOOR; 0: no limit */
 
     enum instream_end finish; /* how the decoded data ends, once known */
     char *error;
@@ -386,8 +387,8 @@ static void hold_zero_run(struct instream *s, size_t from)
 static void refuse_bomb(struct instream *s)
 {
     uint64_t decoded = s->out_offset + (s->end - s->start);
-    if (s->c == COMPRESSION_NONE || decoded <= RATIO_FLOOR || decoded / RATIO_MAX <= s->in_offset ||
-        s->finish == INSTREAM_FAILED)
+    if (s->c == COMPRESSION_NONE || !s->ratio_max || decoded <= RATIO_FLOOR ||
+        decoded / s->ratio_max <= s->in_offset || s->finish == INSTREAM_FAILED)
         return;
     s->finish = INSTREAM_MORE; /* the decoder's own verdict does not stand */
     free(s->error);
@@ -395,8 +396,8 @@ static void refuse_bomb(struct instream *s)
     finish(s, INSTREAM_FAILED,
            xasprintf("%s: offset %llu: %s data decompresses to more than %u times its size "
                      "(%llu bytes from %llu): a decompression bomb, not a profile",
-                     s->name, (unsigned long long)s->in_offset, compression_name(s->c), RATIO_MAX,
-                     (unsigned long long)decoded, (unsigned long long)s->in_offset));
+                     s->name, (unsigned long long)s->in_offset, compression_name(s->c),
+                     s->ratio_max, (unsigned long long)decoded, (unsigned long long)s->in_offset));
     s->ready = s->end = s->start;
 }
 
@@ -450,6 +451,7 @@ static struct instream *new_stream(const char *name)
 {
     struct instream *s = xcalloc(1, sizeof(*s));
     s->name = xstrdup(name);
+    s->ratio_max = RATIO_MAX;
     return s;
 }
 
@@ -504,6 +506,11 @@ void instream_close(struct instream *s)
     free(s->error);
     free(s->name);
     free(s);
+}
+
+void instream_limit_ratio(struct instream *s, unsigned max)
+{
+    s->ratio_max = max;
 }
 
 void instream_limit_zero_run(struct instream *s, size_t max)
