@@ -121,7 +121,7 @@ Test(robustness, a_folded_profile_through_a_pipe_keeps_its_first_frame)
 
 Test(robustness, a_native_profile_through_a_pipe_is_a_profile)
 {
-    char *dir = test_mkdtemp(), *path = test_path(dir, "x.prof");
+    char *dir = test_mkdtemp(), *path = test_path(dir, "x.data");
     char *ptprof = build_ptprof(), *spin = build_workload("spin");
     const char *argv[] = {ptprof, "record", "-o", path, "--", spin, "0.3", NULL};
     struct spawn_result res;
@@ -203,7 +203,7 @@ static void convert_corpus_file(const struct corpus_file *f, void *ctx)
  * did one-byte mutants of a real profile (tests/fuzz/corpus/gmon_write). */
 Test(robustness, a_gmon_out_stays_in_proportion_to_the_profile, .timeout = 120)
 {
-    char *dir = test_mkdtemp(), *path = test_path(dir, "spin.prof");
+    char *dir = test_mkdtemp(), *path = test_path(dir, "spin.data");
     char *ptprof = build_ptprof(), *spin = build_workload("spin");
     const char *argv[] = {ptprof, "record", "-o", path, "--", spin, "0.3", NULL};
     struct spawn_result res;
@@ -221,7 +221,7 @@ Test(robustness, a_gmon_out_stays_in_proportion_to_the_profile, .timeout = 120)
                 patched++;
             }
     cr_assert_eq(patched, 1, "no running thread in %zu samples", p.nsamples);
-    char *bomb = test_path(dir, "bomb.prof");
+    char *bomb = test_path(dir, "bomb.data");
     cr_assert_eq(native_write_profile(bomb, &p), 0);
     profile_free(&p);
 
@@ -310,7 +310,7 @@ Test(robustness, a_full_disk_while_recording_is_said_once_and_in_the_exit_status
  * would at a random one) leaves no temporary file next to the output. */
 Test(robustness, convert_killed_while_writing_leaves_no_temporary, .timeout = 60)
 {
-    char *dir = test_mkdtemp(), *path = test_path(dir, "spin.prof");
+    char *dir = test_mkdtemp(), *path = test_path(dir, "spin.data");
     char *ptprof = build_ptprof(), *spin = build_workload("spin");
     const char *argv[] = {ptprof, "record", "-o", path, "--", spin, "0.5", NULL};
     struct spawn_result res;
