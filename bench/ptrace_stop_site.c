@@ -124,13 +124,27 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = getopt(argc, argv, "n:p:c:sb:t:T:")) != -1) {
         switch (opt) {
-        case 'n': samples = atoi(optarg); break;
-        case 'p': period_us = atoi(optarg); break;
-        case 'c': chunk = (unsigned)atoi(optarg); break;
-        case 's': no_syscalls = 1; break;
-        case 'b': busy = atoi(optarg); break;
-        case 't': tracer_cpu = atoi(optarg); break;
-        case 'T': tracee_cpu = atoi(optarg); break;
+        case 'n':
+            samples = atoi(optarg);
+            break;
+        case 'p':
+            period_us = atoi(optarg);
+            break;
+        case 'c':
+            chunk = (unsigned)atoi(optarg);
+            break;
+        case 's':
+            no_syscalls = 1;
+            break;
+        case 'b':
+            busy = atoi(optarg);
+            break;
+        case 't':
+            tracer_cpu = atoi(optarg);
+            break;
+        case 'T':
+            tracee_cpu = atoi(optarg);
+            break;
         default:
             fprintf(stderr, "usage: ptrace_stop_site [-n SAMPLES] [-p PERIOD_US] "
                             "[-c CHUNK_ITERS] [-s] [-b BUSY] [-t CPU] [-T CPU]\n");
@@ -222,17 +236,16 @@ int main(int argc, char **argv)
         kill(busy_pids[i], SIGKILL);
         waitpid(busy_pids[i], NULL, 0);
     }
-    double kernel_share = (ut1 + st1 > ut0 + st0)
-                              ? 100.0 * (double)(st1 - st0) / (double)(ut1 + st1 - ut0 - st0)
-                              : 0;
+    double kernel_share =
+        (ut1 + st1 > ut0 + st0) ? 100.0 * (double)(st1 - st0) / (double)(ut1 + st1 - ut0 - st0) : 0;
     printf("chunk %u iters, %s, %d busy, tracer cpu %d, tracee cpu %d, period %d us\n", chunk,
            no_syscalls ? "no system calls" : "a system call per chunk", busy, tracer_cpu,
            tracee_cpu, period_us);
     printf("  system calls: one per %.2f us of wall time; kernel share of the child's CPU "
            "time %.1f%% (stat, ticks)\n",
            calls ? (double)wall / 1e3 / (double)calls : 0.0, kernel_share);
-    printf("  stops at a system call's exit: %.1f%% of %d\n",
-           100.0 * (double)at_syscall / samples, samples);
+    printf("  stops at a system call's exit: %.1f%% of %d\n", 100.0 * (double)at_syscall / samples,
+           samples);
     printf("  not running when interrupted: %.1f%%\n", 100.0 * (double)not_running / samples);
     printf("  of the %zu stops of a running child: %.1f%% at a system call's exit; it ran on "
            "for a median %.1f us, p90 %.1f us, max %.1f us\n",

@@ -68,13 +68,13 @@ static inline __attribute__((always_inline)) uint64_t thread_cpu_ns(void)
 
 /* noipa: no inlining, cloning or renaming, so the symbol names stay exact. */
 __attribute__((noipa)) uint64_t work_alpha(uint64_t seed, uint64_t slice, uint64_t *cpu_ns,
-                                      uint64_t *reads);
+                                           uint64_t *reads);
 __attribute__((noipa)) uint64_t work_beta(uint64_t seed, uint64_t slice, uint64_t *cpu_ns,
-                                     uint64_t *reads);
+                                          uint64_t *reads);
 __attribute__((noipa)) uint64_t work_gamma(uint64_t seed, uint64_t slice, uint64_t *cpu_ns,
-                                      uint64_t *reads);
+                                           uint64_t *reads);
 __attribute__((noipa)) uint64_t work_delta(uint64_t seed, uint64_t slice, uint64_t *cpu_ns,
-                                      uint64_t *reads);
+                                           uint64_t *reads);
 
 uint64_t work_alpha(uint64_t seed, uint64_t slice, uint64_t *cpu_ns, uint64_t *reads)
 {

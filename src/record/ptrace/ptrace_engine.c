@@ -22,6 +22,7 @@
 #include "record/recording.h"
 #include "unwind/regs.h"
 #include "record/ptrace/sample_queue.h"
+#include "record/ptrace/syscall_exits.h"
 #include "record/stack_capture.h"
 #include "unwind/stack.h"
 #include "record/ptrace/tracer.h"
@@ -37,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -107,6 +109,9 @@ struct recorder {
     bool fixed_copy; /* PTPROF_STACK_GROW=0: the configured copy size, always */
     int pin_cpu;     /* PTPROF_CPU=N: the tracer runs on CPU N only; -1 = anywhere */
 
+    /* What the samples stopped at a system call's exit stand for. */
+    struct syscall_exits syscall_exits;
+
     /* statistics */
     uint64_t samples, latency_ns;
     struct sample_costs costs;
@@ -120,6 +125,7 @@ static void free_scratch(struct recorder *r)
     free(r->batch_copies);
     free(r->maps_refreshed);
     sample_queue_free(&r->queue);
+    syscall_exits_free(&r->syscall_exits);
 }
 
 /* --- sampling ------------------------------------------------------------- */
@@ -236,6 +242,8 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
         th->captured = true;
         th->deferred = !r->in_stop_window;
         th->before_signal = caught_before_handler(th, &th->snap->regs);
+        th->at_syscall_exit = !th->before_signal && regs_syscall_exit(&th->snap->regs) >= 0;
+        uint64_t cpu_before = th->cpu_ns;
         struct thread_sched sched;
         /* After PTRACE_GETREGSET, which waited until the thread was off its
          * CPU: its counters are final for this stop. */
@@ -246,7 +254,10 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
         } else if (!thread_read_cpu(th, &th->cpu_ns)) {
             th->cpu_ns = 0;
         }
-        if (!stacks)
+        th->cpu_delta = th->cpu_ns > cpu_before ? th->cpu_ns - cpu_before : 0;
+        /* Without call stacks, a stop at a call's exit still needs the
+         * stack's top to find the code that made the call. */
+        if (!stacks && !th->at_syscall_exit)
             continue;
         bool to_top = false;
         uint64_t sp = th->snap->sp;
@@ -286,7 +297,7 @@ static void ensure_maps_know(struct recorder *r, struct process *p, const uint64
 static int unwind_captured(struct recorder *r, struct thread *th, struct process *p, uint64_t *pcs)
 {
     enum stack_mode mode = r->opts->stack_mode;
-    if (mode == STACK_NONE) {
+    if (mode == STACK_NONE && !th->at_syscall_exit) {
         pcs[0] = th->pc;
         return 1;
     }
@@ -295,7 +306,14 @@ static int unwind_captured(struct recorder *r, struct thread *th, struct process
         p->unwinder = dwarf_unwinder_new(p->pid);
     bool cut = false;
     int depth;
-    if (mode == STACK_FP) {
+    if (mode == STACK_NONE) {
+        /* Only as far as the code that made the call (syscall_exits.h). */
+        depth = p->unwinder ? dwarf_unwind(p->unwinder, th->tid, th->snap, pcs, 8, NULL) : 0;
+        if (depth == 0)
+            pcs[depth++] = th->pc;
+        r->costs.unwind_ns += monotonic_ns() - start;
+        return depth;
+    } else if (mode == STACK_FP) {
         uint64_t chain[STACK_MAX_DEPTH];
         depth = unwind_fp(th->snap, chain, STACK_MAX_DEPTH, &cut);
         /* Frameless leaves (the vDSO, libc) hide their caller from the
@@ -413,6 +431,14 @@ static void finish_capture(struct recorder *r, struct thread *th, uint64_t wall)
     }
     if (depth > 1)
         ensure_maps_know(r, p, pcs + 1, (size_t)depth - 1, wall, refreshed);
+    if (th->cpu_delta > 0)
+        r->syscall_exits.ran_samples++;
+    if (th->at_syscall_exit && th->cpu_delta > 0 &&
+        !syscall_exits_keep(&r->syscall_exits, th->proc, th->pid, th->cpu_delta, monotonic_ns())) {
+        /* It stands for the code that led to the call. */
+        depth = syscall_exits_to_caller(&r->syscall_exits, th->proc, p, pcs, depth);
+        th->pc = pcs[0];
+    }
     th->stack = depth > 0 && r->opts->stack_mode != STACK_NONE
                     ? output_stack(r->rec.out, pcs, (uint32_t)depth)
                     : 0;
@@ -808,6 +834,47 @@ static uint64_t ideal_samples(const struct recorder *r)
     return (uint64_t)floor(wall * r->opts->frequency);
 }
 
+/* The program's user and kernel time: its rusage once reaped (a command
+ * we started), else what /proc/PID/stat said last. */
+static bool program_times(const struct recorder *r, double *user_s, double *kernel_s)
+{
+    uint64_t user_ns, kernel_ns;
+    if (r->opts->attach_pid) {
+        if (!syscall_exits_process_times(r->tracer.first_pid, &user_ns, &kernel_ns))
+            return false;
+        *user_s = (double)user_ns / 1e9;
+        *kernel_s = (double)kernel_ns / 1e9;
+        return true;
+    }
+    struct rusage ru;
+    if (!r->tracer.first_exited || getrusage(RUSAGE_CHILDREN, &ru) != 0)
+        return false;
+    *user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+    *kernel_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    return true;
+}
+
+/* How many samples stopped at a system call's exit, what was made of them,
+ * and the kernel time that could justify them (docs/recording.md). */
+static void print_syscall_exits(const struct recorder *r)
+{
+    const struct syscall_exits *x = &r->syscall_exits;
+    fprintf(stderr,
+            "[debug] call exits:  %llu of %llu samples of threads that ran stopped at a system "
+            "call's exit (%.1f%%); %llu kept there (%.3f s of CPU), %llu charged to the code "
+            "that made the call (%.3f s)\n",
+            (unsigned long long)x->stops, (unsigned long long)x->ran_samples,
+            x->ran_samples ? 100.0 * (double)x->stops / (double)x->ran_samples : 0.0,
+            (unsigned long long)x->kept, (double)x->kept_ns / 1e9,
+            (unsigned long long)(x->stops - x->kept), (double)x->moved_ns / 1e9);
+    double user, kernel;
+    if (program_times(r, &user, &kernel))
+        fprintf(stderr,
+                "[debug] program:     %.3f s user, %.3f s kernel (%.1f%% of its CPU time in the "
+                "kernel)\n",
+                user, kernel, user + kernel > 0 ? 100.0 * kernel / (user + kernel) : 0.0);
+}
+
 static void print_summary(const struct recorder *r)
 {
     struct recording_summary common = {
@@ -839,6 +906,7 @@ static void print_summary(const struct recorder *r)
             (double)c->stopped / taken, (double)c->reused / taken, (double)c->late / taken);
     fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",
             (unsigned long long)c->truncated);
+    print_syscall_exits(r);
 }
 
 static int sort_by_start(const void *a, const void *b)

@@ -74,6 +74,10 @@ struct thread {
     bool idle_known;
     struct thread_sched idle_since;
     bool check_reblocked; /* captured in a call: see whether it re-entered it */
+    /* The current capture: CPU time since the previous one, and whether it
+     * stopped on a system call's way out (syscall_exits.h). */
+    uint64_t cpu_delta;
+    bool at_syscall_exit;
 };
 
 struct thread_table {
