@@ -15,14 +15,12 @@
  *
  * Each function spins for its slice of the thread's CPU time (its weight
  * times 25 us, 50%..150% at random so that no sampler locks onto the
- * loop), measured by the clock reads it makes anyway: its truth is the sum
- * of (clock at its end - clock at its start), the clock reads included.
- * At the end it prints its truth on stdout:
- *   "work_alpha NS" and the others  each function's CPU time
- *   "cpu_total NS"     the workers' CPU time, all of it
- *   "clock_reads N"    clock reads made
- *   "user_ns NS", "sys_ns NS"  the process's user and kernel time (getrusage)
- *   "clockwork: checksum X"
+ * loop; a thread starts at a random point of the cycle), measured by the clock reads it makes
+ * anyway: its truth is the sum of (clock at its end - clock at its start), the clock reads
+ * included. At the end it prints its truth on stdout: "work_alpha NS" and the others  each
+ * function's CPU time "cpu_total NS"     the workers' CPU time, all of it "clock_reads N"    clock
+ * reads made "user_ns NS", "sys_ns NS"  the process's user and kernel time (getrusage) "clockwork:
+ * checksum X"
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -124,11 +122,22 @@ static void *run_worker(void *arg)
     struct worker *w = arg;
     uint64_t rng = 0x9e3779b97f4a7c15ull * (w->index + 1);
     uint64_t start = thread_cpu_ns();
-    for (unsigned f = 0; thread_cpu_ns() - start < w->budget_ns; f = (f + 1) % NFUNCS) {
+    /* Each thread starts at a random point of the cycle: a sampler that
+     * samples every thread at the same CPU-time offsets from its start (the
+     * kernel's task-clock periods) would otherwise find short threads at
+     * the same places every time. */
+    rng = rng * 6364136223846793005ull + 1;
+    unsigned f = (unsigned)(rng >> 33) % NFUNCS;
+    uint64_t first = 1 + (rng >> 40) % 100;
+    for (; thread_cpu_ns() - start < w->budget_ns; f = (f + 1) % NFUNCS) {
         /* 50%..150% of the mean slice: the mean keeps the weights. */
         rng = rng * 6364136223846793005ull + 1;
         uint64_t jitter = 50 + (rng >> 33) % 101;
         uint64_t slice = functions[f].weight * SLICE_UNIT_NS * jitter / 100;
+        if (first) {
+            slice = slice * first / 100;
+            first = 0;
+        }
         w->sink += functions[f].fn(w->sink + rng, slice, &w->cpu_ns[f], &w->reads);
     }
     w->cpu_total = thread_cpu_ns() - start;
