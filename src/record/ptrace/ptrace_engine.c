@@ -773,7 +773,8 @@ static void read_signals(struct recorder *r)
  * before sleeping, whether a CPU is free or not; 0 never polls),
  * PTPROF_MIN_GAP_PCT (read by recording_begin()), PTPROF_STACK_GROW=0
  * (copy the configured size, never more), PTPROF_CPU=N (keep the tracer
- * on CPU N).
+ * on CPU N), PTPROF_CALL_EXITS=raw (every sample that stopped at a system
+ * call's exit stays there: syscall_exits.h).
  */
 static void read_benchmark_knobs(struct recorder *r)
 {
@@ -785,6 +786,8 @@ static void read_benchmark_knobs(struct recorder *r)
     r->fixed_copy = grow && strcmp(grow, "0") == 0;
     const char *cpu = getenv("PTPROF_CPU");
     r->pin_cpu = cpu && *cpu ? atoi(cpu) : -1;
+    const char *exits = getenv("PTPROF_CALL_EXITS");
+    r->syscall_exits.raw = exits && strcmp(exits, "raw") == 0;
 }
 
 /* After the target started (it keeps the CPUs it was given). */

@@ -56,6 +56,11 @@ bool syscall_exits_keep(struct syscall_exits *x, size_t proc, pid_t pid, uint64_
 {
     struct syscall_exit_credit *c = credit_of(x, proc);
     x->stops++;
+    if (x->raw) {
+        x->kept++;
+        x->kept_ns += delta_ns;
+        return true;
+    }
     if (!c->started || now - c->read_at >= SYSCALL_EXITS_STAT_INTERVAL_NS) {
         uint64_t user, kernel;
         if (syscall_exits_process_times(pid, &user, &kernel)) {

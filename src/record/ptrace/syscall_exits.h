@@ -25,6 +25,7 @@
  *    the new leaf is the calling instruction (return address - 1).  A call
  *    made from the main program's own code (an inline `syscall`) changes
  *    nothing.  Returns the new depth.
+ *  - With `raw` set every sample stays (the engine as it was, to measure).
  *  - The counts are the -d summary's.  x86-64 only: regs_syscall_exit()
  *    says -1 elsewhere, and nothing here is used.
  */
@@ -56,6 +57,7 @@ struct syscall_exit_credit {
 struct syscall_exits {
     struct syscall_exit_credit *procs; /* by process index */
     size_t count;
+    bool raw; /* keep every sample at its call (PTPROF_CALL_EXITS=raw, a benchmark knob) */
     /* for -d */
     uint64_t stops;       /* samples of threads that ran, stopped at a call's exit */
     uint64_t kept;        /* ...kept there */
