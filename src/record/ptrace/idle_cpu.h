@@ -11,8 +11,9 @@
  * most once per IDLE_CPU_CHECK_NS.
  *
  * Contract: idle_cpu_open() never fails (an unreadable file answers
- * "no"); idle_cpu_free() is true when fewer tasks than NCPUS want a CPU,
- * not counting the caller.
+ * "no"); $PTPROF_LOADAVG names a file to read instead of /proc/loadavg
+ * (tests set the machine's load they need); idle_cpu_free() is true when fewer tasks than NCPUS
+ * want a CPU, not counting the caller.
  */
 #ifndef PTPROF_RECORD_PTRACE_IDLE_CPU_H
 #define PTPROF_RECORD_PTRACE_IDLE_CPU_H
