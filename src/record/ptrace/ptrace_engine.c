@@ -69,6 +69,7 @@ struct sample_costs {
     uint64_t stopped;   /* threads copied in time, summed over samples */
     uint64_t late;      /* threads copied after their sample was built */
     uint64_t reused;    /* threads whose last copy was reused */
+    uint64_t left_out;  /* threads that ran less than a period since their copy */
     uint64_t truncated; /* stacks cut at the end of their copy */
 };
 
@@ -90,6 +91,11 @@ struct recorder {
 
     /* samples waiting for threads that stop late */
     struct sample_queue queue;
+    /* --format pperf, sampler: every thread that ran is stopped at every
+     * tick and its sample waits for it, as the original did.  Otherwise a
+     * round stops only the threads that ran a period of CPU time since
+     * their last copy, and a copy taken late goes to the next sample. */
+    bool together;
     bool in_stop_window; /* tracer_stop_all() is running */
 
     /* per-sample scratch */
@@ -255,6 +261,8 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
             th->cpu_ns = 0;
         }
         th->cpu_delta = th->cpu_ns > cpu_before ? th->cpu_ns - cpu_before : 0;
+        th->copied_at = start;
+        th->next_check = 0;
         /* Without call stacks, a stop at a call's exit still needs the
          * stack's top to find the code that made the call. */
         if (!stacks && !th->at_syscall_exit)
@@ -483,9 +491,15 @@ static void finish_late_stops(struct recorder *r)
         any = true;
         th->deferred = false;
         finish_capture(r, th, realtime_ns());
+        r->costs.late++;
+        if (!r->together) {
+            th->pending_entry = true; /* in the next round's sample */
+            if (th->check_reblocked)
+                note_reblocked(th);
+            continue;
+        }
         struct prof_thread_sample e = entry_of(th);
         sample_queue_fill(&r->queue, &e);
-        r->costs.late++;
         if (th->check_reblocked)
             note_reblocked(th);
     }
@@ -544,7 +558,7 @@ static void build_sample(struct recorder *r, struct open_sample *s, uint64_t wal
      * would include running done since. */
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
-        if (!th->captured && !th->reused && !th->awaited)
+        if (!th->captured && !th->reused && !th->awaited && !th->left_out)
             thread_read_cpu(th, &th->cpu_ns);
     }
     for (size_t i = 0; i < tt->count; i++) {
@@ -562,6 +576,15 @@ static void build_sample(struct recorder *r, struct open_sample *s, uint64_t wal
         }
         if (th->announced || th->exiting || (!th->captured_once && !th->captured))
             continue; /* nothing true to say about it yet */
+        if (th->pending_entry) {
+            /* Copied after the previous round's sample was built. */
+            th->pending_entry = false;
+            struct prof_thread_sample e = entry_of(th);
+            sample_add(s, &e);
+            continue;
+        }
+        if (th->left_out || (th->awaited && !th->captured && !r->together))
+            continue; /* its time goes to its next entry */
         if (th->awaited && !th->captured) {
             /* On its way to a CPU: its copy comes later (finish_late_stops). */
             sample_wait(s, (uint32_t)th->pid, (uint32_t)th->tid);
@@ -584,33 +607,87 @@ static void build_sample(struct recorder *r, struct open_sample *s, uint64_t wal
     write_ready(r, false);
 }
 
+/* A thread that ran RAN of CPU time in the ELAPSED since its copy: when
+ * it may have run DUE, if it goes on at that rate (no sooner than at one
+ * CPU's, no later than CHECK_MAX_PERIODS periods).  Checked too late, its
+ * next sample carries more time: fewer samples, not a bias, since when a
+ * thread is stopped depends on its CPU time and never on where it is. */
+#define CHECK_MAX_PERIODS 8
+static uint64_t until_due(uint64_t period, uint64_t due, uint64_t ran, uint64_t elapsed)
+{
+    uint64_t left = due - ran, longest = CHECK_MAX_PERIODS * period;
+    if (ran == 0 || elapsed / ran >= longest / left)
+        return longest;
+    uint64_t wait = left * (elapsed / ran);
+    return wait < left ? left : wait > longest ? longest : wait;
+}
+
 /*
- * A thread whose schedstat (CPU time and the number of times it was put on
- * a CPU) has not moved since its last capture has not run since: sleeping
- * or waiting for a CPU, its registers and stack are what was copied, so
- * the copy is reused instead of stopping it again.  Both numbers, because
- * the kernel updates a running thread's CPU time only at its scheduler
- * ticks; the run count moves the moment it gets a CPU.
+ * A round's plan.  A thread whose schedstat (CPU time and the number of
+ * times it was put on a CPU) has not moved since its last capture has not
+ * run since: sleeping or waiting for a CPU, its registers and stack are
+ * what was copied, so the copy is reused instead of stopping it again.
+ * Both numbers, because the kernel updates a running thread's CPU time
+ * only at its scheduler ticks; the run count moves the moment it gets a
+ * CPU.
+ *
+ * With more threads that ran than CPUs (and not --format pperf), a thread
+ * that ran less than half a period of CPU time since its copy and is
+ * still running or ready to run is left out of the round: its copy can
+ * wait, its time goes to its next entry (whose weight it is), and it is
+ * not looked at again before it can have run that much.  So a round stops
+ * about as many threads as there are CPUs, not every thread that got a
+ * CPU since the last one; a thread that went back to sleep is stopped, so
+ * the wall-clock view sees where it waits.  Without contention every
+ * thread that ran is stopped: a running thread's CPU time, read from
+ * schedstat, lags by up to a scheduler tick.
  */
 static void find_idle(struct recorder *r)
 {
     struct thread_table *tt = &r->tracer.threads;
+    uint64_t mono = monotonic_ns(), period = r->rec.clock.period, due = period / 2;
+    size_t nran = 0;
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
         th->captured = false;
         th->before_signal = false;
         th->check_reblocked = false;
         th->reused = false;
+        th->left_out = false;
+        th->ran_ns = UINT64_MAX;
         if (th->stopped || th->group_stop || th->late || th->in_vfork || th->announced ||
             th->exiting || th->awaited || !th->idle_known || !th->captured_once)
             continue;
+        if (th->pending_entry) {
+            th->reused = true; /* copied since the last round: not again */
+            continue;
+        }
+        if (!r->together && mono < th->next_check) {
+            th->left_out = true; /* cannot have run enough yet */
+            r->costs.left_out++;
+            continue;
+        }
         struct thread_sched now;
-        if (thread_read_sched(th, &now) && now.cpu_ns == th->idle_since.cpu_ns &&
-            now.runs == th->idle_since.runs) {
+        if (!thread_read_sched(th, &now))
+            continue;
+        if (now.cpu_ns == th->idle_since.cpu_ns && now.runs == th->idle_since.runs) {
             th->reused = true;
             th->cpu_ns = now.cpu_ns;
             r->costs.reused++;
+            continue;
         }
+        th->ran_ns = now.cpu_ns > th->idle_since.cpu_ns ? now.cpu_ns - th->idle_since.cpu_ns : 0;
+        nran++;
+    }
+    if (r->together || nran <= r->tracer.ncpus)
+        return;
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        if (th->ran_ns >= due || !thread_is_runnable(th))
+            continue;
+        th->left_out = true;
+        th->next_check = mono + until_due(period, due, th->ran_ns, mono - th->copied_at);
+        r->costs.left_out++;
     }
 }
 
@@ -905,8 +982,10 @@ static void print_summary(const struct recorder *r)
             (double)c->check_ns / per, (double)c->unwind_ns / per, (double)c->after_ns / per);
     fprintf(stderr,
             "[debug] stops:       %.2f threads stopped, %.2f reused (idle since their last "
-            "copy), %.2f stopped late (waiting for a CPU) per sample\n",
-            (double)c->stopped / taken, (double)c->reused / taken, (double)c->late / taken);
+            "copy), %.2f left out (ran less than a period), %.2f deferred (stopped after the "
+            "round, waiting for a CPU) per round\n",
+            (double)c->stopped / taken, (double)c->reused / taken, (double)c->left_out / taken,
+            (double)c->late / taken);
     fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",
             (unsigned long long)c->truncated);
     print_syscall_exits(r);
@@ -1024,6 +1103,7 @@ static int ptrace_engine_run(const struct record_options *opts, const struct eng
     r.tracer.on_stopped = capture_stopped;
     r.tracer.on_stopped_ctx = &r;
     sample_queue_init(&r.queue, r.rec.pmu ? r.rec.pmu->nchannels : 0);
+    r.together = opts->format == OUTPUT_PPERF;
     read_benchmark_knobs(&r);
     idle_cpu_open(&r.idle);
     if (rc != 0)

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# bench/many_threads.sh - the ptrace engine with many busy threads, next to
+# the perf engine and perf record in the same run (issue 22).
+# Usage: bench/many_threads.sh [BUILD_DIR]
+#
+# cpuburn with 1, 4, 16 and 64 threads on the machine's CPUs at 1 kHz
+# (-g none), bare, under `ptprof record --engine ptrace`, `--engine perf`
+# and `perf record -e cpu-clock`, the runs of one repetition interleaved,
+# BENCH_REPS_THREADS (3) repetitions, medians.  For each: the slowdown of
+# the work against the bare run; for ptprof the achieved rate (per wall
+# second for ptrace, per CPU second for perf, as -d says) and, for ptrace,
+# -d's round: threads stopped, reused, left out and deferred, and the
+# window.  Prints a Markdown section; never fails.
+set -u -o pipefail
+
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/common.sh"
+bench_init "${1:-build}" threads
+PERF=${PERF:-perf}
+REPS=${BENCH_REPS_THREADS:-3}
+
+echo "## Many busy threads at 1 kHz: ptrace engine, perf engine, perf record (bench/many_threads.sh)"
+echo
+if [ ! -x "$PTPROF" ]; then
+    echo "n/a: needs $PTPROF"
+    exit 0
+fi
+bench_cpuburn || exit 0
+NPROC=$(nproc)
+UNITS=$("$CPUBURN" --calibrate 0.5) || exit 0
+UNITS=$((UNITS * 4 * NPROC)) # about 2 s of every CPU
+have_perf=0
+"$PTPROF" record --engine perf -f 100 -o "$TMP/probe" -- true >/dev/null 2>&1 && have_perf=1
+have_perf_record=0
+command -v "$PERF" >/dev/null && "$PERF" record -q -o "$TMP/probe.data" -- true >/dev/null 2>&1 &&
+    have_perf_record=1
+RAW=$TMP/raw # threads tool rep key value
+: >"$RAW"
+
+keep() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" >>"$RAW"; }
+
+for ((rep = 1; rep <= REPS; rep++)); do
+    for t in 1 4 16 64; do
+        say "many_threads: rep $rep, $t threads"
+        "$CPUBURN" "$t" "$UNITS" >"$TMP/out" 2>/dev/null &&
+            keep "$t" bare "$rep" wall "$(burn_field "$TMP/out" wall)"
+        for engine in ptrace perf; do
+            [ "$engine" = perf ] && [ "$have_perf" = 0 ] && continue
+            "$PTPROF" record --engine "$engine" -f 1000 -g none -d -o "$TMP/p" -- \
+                "$CPUBURN" "$t" "$UNITS" >"$TMP/out" 2>"$TMP/err" || continue
+            keep "$t" "$engine" "$rep" wall "$(burn_field "$TMP/out" wall)"
+            keep "$t" "$engine" "$rep" rate \
+                "$(sed -n 's/.*requested, \([0-9.]*\) Hz achieved.*/\1/p' "$TMP/err")"
+            if [ "$engine" = ptrace ]; then
+                sed -n 's/^\[debug\] stops: *\([0-9.]*\) threads stopped, \([0-9.]*\) reused.*, \([0-9.]*\) left out.*, \([0-9.]*\) deferred.*/\1 \2 \3 \4/p' \
+                    "$TMP/err" | {
+                    read -r s u l d || exit 0
+                    keep "$t" "$engine" "$rep" stopped "$s"
+                    keep "$t" "$engine" "$rep" reused "$u"
+                    keep "$t" "$engine" "$rep" leftout "$l"
+                    keep "$t" "$engine" "$rep" deferred "$d"
+                }
+                keep "$t" "$engine" "$rep" window \
+                    "$(sed -n 's/^\[debug\] window: *\([0-9.]*\) us.*/\1/p' "$TMP/err")"
+            fi
+        done
+        if [ "$have_perf_record" = 1 ]; then
+            "$PERF" record -q -e cpu-clock -F 1000 -o "$TMP/perf.data" -- "$CPUBURN" "$t" "$UNITS" \
+                >"$TMP/out" 2>/dev/null && keep "$t" perf-record "$rep" wall "$(burn_field "$TMP/out" wall)"
+        fi
+    done
+done
+
+echo "Machine: $NPROC CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end;" \
+    "cpuburn at 1 kHz, -g none, medians of $REPS interleaved runs."
+echo
+echo "| threads | profiler | slowdown | achieved rate | stopped / reused / left out / deferred per round | window per round |"
+echo "|---:|---|---:|---:|---|---:|"
+for t in 1 4 16 64; do
+    bare=$(raw_median "$RAW" "$t" bare wall)
+    for tool in ptrace perf perf-record; do
+        w=$(raw_median "$RAW" "$t" "$tool" wall)
+        if [ -z "$w" ] || [ -z "$bare" ]; then continue; fi
+        slow=$(awk -v w="$w" -v b="$bare" 'BEGIN { printf "%+.1f%%", 100 * (w / b - 1) }')
+        rate=$(raw_median "$RAW" "$t" "$tool" rate)
+        [ -n "$rate" ] && rate=$(awk -v r="$rate" 'BEGIN { printf "%.1f%%", r / 10 }')
+        round="" window=""
+        if [ "$tool" = ptrace ]; then
+            round="$(raw_median "$RAW" "$t" ptrace stopped) / $(raw_median "$RAW" "$t" ptrace reused) / $(raw_median "$RAW" "$t" ptrace leftout) / $(raw_median "$RAW" "$t" ptrace deferred)"
+            window="$(raw_median "$RAW" "$t" ptrace window) us"
+        fi
+        name=$tool
+        case $tool in
+        ptrace | perf) name="ptprof record --engine $tool" ;;
+        perf-record) name="perf record -e cpu-clock" ;;
+        esac
+        echo "| $t | $name | $slow | ${rate:-–} | ${round:-–} | ${window:-–} |"
+    done
+done
