@@ -10,7 +10,9 @@
 # the work against the bare run; for ptprof the achieved rate (per wall
 # second for ptrace, per CPU second for perf, as -d says) and, for ptrace,
 # -d's round: threads stopped, reused, left out and deferred, and the
-# window.  Prints a Markdown section; never fails.
+# window.  Then tests/workloads/clockwork with 64 busy threads under both
+# engines: each function's share minus the truth the workload prints.
+# Prints a Markdown section; never fails.
 set -u -o pipefail
 
 # shellcheck source=bench/common.sh
@@ -96,4 +98,33 @@ for t in 1 4 16 64; do
         esac
         echo "| $t | $name | $slow | ${rate:-–} | ${round:-–} | ${window:-–} |"
     done
+done
+
+# Shares against the truth the workload prints: clockwork with 64 busy
+# threads (its four functions, 40/30/20/10%), once per profiler.
+CLOCKWORK=$BUILD/workloads/clockwork
+[ -x "$CLOCKWORK" ] || exit 0
+echo
+echo "clockwork 64 150 together (64 busy threads reading their CPU clock every ~4 us), 1 kHz,"
+echo "-g none: each function's share of the four minus the workload's own measure, in points."
+echo
+echo "| profiler | alpha | beta | gamma | delta | samples |"
+echo "|---|---:|---:|---:|---:|---:|"
+for engine in ptrace perf; do
+    [ "$engine" = perf ] && [ "$have_perf" = 0 ] && continue
+    say "many_threads: clockwork 64 threads, $engine"
+    "$PTPROF" record --engine "$engine" -f 1000 -g none -o "$TMP/c" -- "$CLOCKWORK" 64 150 \
+        together >"$TMP/truth" 2>/dev/null || continue
+    "$PTPROF" report "$TMP/c" -k procedure --format csv >"$TMP/csv" 2>/dev/null || continue
+    awk -F, -v name="ptprof record --engine $engine" '
+        FNR == NR { if ($1 ~ /^work_/) t[$1] = $2; next }
+        FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        $1 ~ /^work_/ { g[$1] = $col["total_pct"]; n += $col["samples"] }
+        END {
+            split("work_alpha work_beta work_gamma work_delta", f, " ")
+            for (i = 1; i <= 4; i++) { ts += t[f[i]]; gs += g[f[i]] }
+            if (ts <= 0 || gs <= 0) exit
+            printf "| %s |", name
+            for (i = 1; i <= 4; i++) printf " %+.2f |", 100 * g[f[i]] / gs - 100 * t[f[i]] / ts
+            printf " %d |\n", n }' FS=' ' "$TMP/truth" FS=, "$TMP/csv"
 done

@@ -7,11 +7,12 @@
  * thread next enters the kernel rather than where it was shows the vDSO's
  * share too wide and the functions' own code too narrow.
  *
- * usage: clockwork THREADS MS
+ * usage: clockwork THREADS MS [together]
  *   THREADS worker threads run one after another (each created after the
  *   previous one was joined), each burning MS milliseconds of its own CPU
  *   time: "clockwork 200 10" is many short threads, "clockwork 1 3000" one
- *   long-running thread.
+ *   long-running thread.  With "together" they all run at once (at most
+ *   1024): "clockwork 64 150 together" is 64 busy threads.
  *
  * Each function spins for its slice of the thread's CPU time (its weight
  * times 25 us, 50%..150% at random so that no sampler locks onto the
@@ -23,6 +24,7 @@
  * checksum X"
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,7 @@
 #define CHUNK_ITERS 1500u
 /* A function's slice at weight 1, in nanoseconds of CPU time. */
 #define SLICE_UNIT_NS 25000u
+#define MAX_TOGETHER 1024
 
 static inline __attribute__((always_inline)) uint64_t thread_cpu_ns(void)
 {
@@ -151,31 +154,42 @@ static uint64_t timeval_ns(struct timeval tv)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: clockwork THREADS MS\n");
+    bool together = argc == 4 && strcmp(argv[3], "together") == 0;
+    if (argc < 3 || argc > 4 || (argc == 4 && !together)) {
+        fprintf(stderr, "usage: clockwork THREADS MS [together]\n");
         return 2;
     }
     int nthreads = atoi(argv[1]);
     double ms = atof(argv[2]);
-    if (nthreads < 1 || nthreads > 100000 || !(ms > 0)) {
-        fprintf(stderr, "clockwork: THREADS must be 1..100000 and MS positive\n");
+    if (nthreads < 1 || nthreads > (together ? MAX_TOGETHER : 100000) || !(ms > 0)) {
+        fprintf(stderr, "clockwork: THREADS must be 1..%d (%s) and MS positive\n",
+                together ? MAX_TOGETHER : 100000, together ? "together" : "one after another");
         return 2;
     }
+    static struct worker workers[MAX_TOGETHER];
+    static pthread_t threads[MAX_TOGETHER];
     struct worker total = {0};
-    for (int t = 0; t < nthreads; t++) {
-        struct worker w = {.index = (unsigned)t, .budget_ns = (uint64_t)(ms * 1e6)};
-        pthread_t thread;
-        int rc = pthread_create(&thread, NULL, run_worker, &w);
-        if (rc != 0) {
-            fprintf(stderr, "clockwork: pthread_create: %s\n", strerror(rc));
-            return 1;
+    for (int t = 0; t < nthreads;) {
+        /* One at a time, or all of them at once. */
+        int batch = together ? nthreads : 1;
+        for (int k = 0; k < batch; k++) {
+            workers[k] =
+                (struct worker){.index = (unsigned)(t + k), .budget_ns = (uint64_t)(ms * 1e6)};
+            int rc = pthread_create(&threads[k], NULL, run_worker, &workers[k]);
+            if (rc != 0) {
+                fprintf(stderr, "clockwork: pthread_create: %s\n", strerror(rc));
+                return 1;
+            }
         }
-        pthread_join(thread, NULL);
-        for (unsigned f = 0; f < NFUNCS; f++)
-            total.cpu_ns[f] += w.cpu_ns[f];
-        total.cpu_total += w.cpu_total;
-        total.reads += w.reads;
-        total.sink ^= w.sink;
+        for (int k = 0; k < batch; k++) {
+            pthread_join(threads[k], NULL);
+            for (unsigned f = 0; f < NFUNCS; f++)
+                total.cpu_ns[f] += workers[k].cpu_ns[f];
+            total.cpu_total += workers[k].cpu_total;
+            total.reads += workers[k].reads;
+            total.sink ^= workers[k].sink;
+        }
+        t += batch;
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
