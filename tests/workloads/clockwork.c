@@ -125,12 +125,15 @@ static void *run_worker(void *arg)
     struct worker *w = arg;
     uint64_t rng = 0x9e3779b97f4a7c15ull * (w->index + 1);
     uint64_t start = thread_cpu_ns();
-    /* Each thread starts at a random point of the cycle: a sampler that
-     * samples every thread at the same CPU-time offsets from its start (the
-     * kernel's task-clock periods) would otherwise find short threads at
-     * the same places every time. */
+    /* Each thread starts at a random point of the cycle, a function as
+     * likely as its share of the time: a sampler that samples every thread
+     * at the same CPU-time offsets from its start (the kernel's task-clock
+     * periods) would otherwise find short threads at the same places every
+     * time. */
     rng = rng * 6364136223846793005ull + 1;
-    unsigned f = (unsigned)(rng >> 33) % NFUNCS;
+    unsigned f = 0, pick = (unsigned)(rng >> 33) % 10; /* a function by its weight */
+    while (pick >= functions[f].weight)
+        pick -= functions[f++].weight;
     uint64_t first = 1 + (rng >> 40) % 100;
     for (; thread_cpu_ns() - start < w->budget_ns; f = (f + 1) % NFUNCS) {
         /* 50%..150% of the mean slice: the mean keeps the weights. */
