@@ -1,6 +1,7 @@
 /*
  * ptrace_engine.c - the ptrace engine (engine.h, docs/recording.md): the
- * profiler stops every thread that ran at each tick.
+ * profiler stops every thread that ran at each tick (with more such
+ * threads than CPUs, those that ran half a period: find_idle()).
  *
  * One thread does everything: a poll() over the tick clock (tick_clock.h:
  * absolute, jittered deadlines, never back to back) and a signalfd
@@ -8,10 +9,11 @@
  * handled as profiler_signals.h says).  What both engines share is in
  * recording.h.  Between samples every ptrace stop
  * is answered at once, so new threads, exits and the target's own signals
- * never wait for the next tick.  A sample stops every thread, copies what
+ * never wait for the next tick.  A sample stops those threads, copies what
  * must be copied while they stand still (registers, the top of the stack),
  * resumes them, and only then does the slow work: CPU times, unwinding,
- * map refreshes, writing.
+ * map refreshes, writing.  A stop taken at a system call's exit stands
+ * for what syscall_exits.h says.
  */
 #include "record/engine.h"
 #include "record/ptrace/idle_cpu.h"
