@@ -7,11 +7,14 @@
  * (engines.h), in 500 threads run one after another and in one long
  * thread, the profile must give every function its inclusive share within
  * 2 points of what the workload measured, and the system call's site (the
- * vDSO's and libc's clock_gettime, self) a share within 3 points of the
- * kernel's part of the program's CPU time: that is what the call cost, as
- * the perf engine charges it (kernel-mode samples at the call's site).  A
- * ptrace stop that took effect at the call's exit used to charge the site
- * every such sample: 15-40% against 10% of kernel time.
+ * vDSO's and libc's clock_gettime, self) about the kernel's part of the
+ * program's CPU time: that is what the call cost, as the perf engine
+ * charges it (kernel-mode samples at the call's site).  The site also
+ * holds the vDSO's own code, and the kernel's user/system split is itself
+ * sampled at its ticks: under the perf engine the site came out 1 to 3.6
+ * points above the kernel share, so it may exceed it by 4 points, or fall
+ * short by 3.  A ptrace stop that took effect at the call's exit used to
+ * charge the site every such sample: 15-40% against 10% of kernel time.
  *
  * 2000 Hz and 5 s of CPU time: at 1 kHz over 2 s a share of 40% moves by
  * 1.1 points from run to run by sampling alone, too close to the target.
@@ -30,7 +33,9 @@
 #define NFUNCS 4
 #define FREQ "2000"
 #define MAX_SHARE_ERROR 2.0 /* points, each function's inclusive share */
-#define MAX_SITE_ERROR 3.0  /* points, the call site's self share against kernel time */
+/* Points the call site's self share may lie above or below the kernel time. */
+#define MAX_SITE_ABOVE 4.0
+#define MAX_SITE_BELOW 3.0
 
 static const char *const funcs[NFUNCS] = {"work_alpha", "work_beta", "work_gamma", "work_delta"};
 /* Where the clock read enters the kernel, and the C library's wrapper. */
@@ -131,11 +136,11 @@ static void check_sites(const char *engine, const char *threads, const char *ms)
                       "inclusive, the workload measured %.2f%% (at most %.1f points apart)",
                       engine, threads, ms, funcs[f], share, truth, MAX_SHARE_ERROR);
     }
-    cr_expect_leq(fabs(site - kernel), MAX_SITE_ERROR,
-                  "%s engine, clockwork %s %s: clock_gettime's system call site has %.2f%% of the "
-                  "CPU time self, the program spent %.2f%% of its CPU time in the kernel (at most "
-                  "%.1f points apart)\n%.2000s",
-                  engine, threads, ms, site, kernel, MAX_SITE_ERROR, csv);
+    cr_expect(site - kernel <= MAX_SITE_ABOVE && kernel - site <= MAX_SITE_BELOW,
+              "%s engine, clockwork %s %s: clock_gettime's system call site has %.2f%% of the CPU "
+              "time self, the program spent %.2f%% of its CPU time in the kernel (at most %.1f "
+              "points above it, %.1f below)\n%.2000s",
+              engine, threads, ms, site, kernel, MAX_SITE_ABOVE, MAX_SITE_BELOW, csv);
     if (!engine_is_perf(engine))
         check_debug_lines(res.err);
     free(csv);
