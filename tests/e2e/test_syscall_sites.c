@@ -18,6 +18,11 @@
  *
  * 2000 Hz and 5 s of CPU time: at 1 kHz over 2 s a share of 40% moves by
  * 1.1 points from run to run by sampling alone, too close to the target.
+ * Each clockwork thread starts at a random point of its cycle: a thread's
+ * first function loses half a tick to its first sample on either engine
+ * (docs/recording.md, "A thread's first and last sample"), a different
+ * effect, which threads that all begin with the same function would show
+ * here too (about 3 points on the first function at 200 threads).
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
