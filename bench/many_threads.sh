@@ -4,7 +4,8 @@
 # Usage: bench/many_threads.sh [BUILD_DIR]
 #
 # cpuburn with 1, 4, 16 and 64 threads on the machine's CPUs at 1 kHz
-# (-g none), bare, under `ptprof record --engine ptrace`, `--engine perf`
+# (-g none), bare, under `ptprof record --engine ptrace` (also with
+# PTPROF_ROUNDS=periods, docs/recording.md), `--engine perf`
 # and `perf record -e cpu-clock`, the runs of one repetition interleaved,
 # BENCH_REPS_THREADS (3) repetitions, medians.  For each: the slowdown of
 # the work against the bare run; for ptprof the achieved rate (per wall
@@ -46,14 +47,17 @@ for ((rep = 1; rep <= REPS; rep++)); do
         say "many_threads: rep $rep, $t threads"
         "$CPUBURN" "$t" "$UNITS" >"$TMP/out" 2>/dev/null &&
             keep "$t" bare "$rep" wall "$(burn_field "$TMP/out" wall)"
-        for engine in ptrace perf; do
+        for engine in ptrace periods perf; do
             [ "$engine" = perf ] && [ "$have_perf" = 0 ] && continue
-            "$PTPROF" record --engine "$engine" -f 1000 -g none -d -o "$TMP/p" -- \
-                "$CPUBURN" "$t" "$UNITS" >"$TMP/out" 2>"$TMP/err" || continue
+            rounds=
+            [ "$engine" = periods ] && rounds=periods
+            PTPROF_ROUNDS=$rounds "$PTPROF" record --engine "${engine/periods/ptrace}" -f 1000 \
+                -g none -d -o "$TMP/p" -- "$CPUBURN" "$t" "$UNITS" >"$TMP/out" 2>"$TMP/err" ||
+                continue
             keep "$t" "$engine" "$rep" wall "$(burn_field "$TMP/out" wall)"
             keep "$t" "$engine" "$rep" rate \
                 "$(sed -n 's/.*requested, \([0-9.]*\) Hz achieved.*/\1/p' "$TMP/err")"
-            if [ "$engine" = ptrace ]; then
+            if [ "$engine" != perf ]; then
                 sed -n 's/^\[debug\] stops: *\([0-9.]*\) threads stopped, \([0-9.]*\) reused.*, \([0-9.]*\) left out.*, \([0-9.]*\) deferred.*/\1 \2 \3 \4/p' \
                     "$TMP/err" | {
                     read -r s u l d || exit 0
@@ -80,20 +84,21 @@ echo "| threads | profiler | slowdown | achieved rate | stopped / reused / left 
 echo "|---:|---|---:|---:|---|---:|"
 for t in 1 4 16 64; do
     bare=$(raw_median "$RAW" "$t" bare wall)
-    for tool in ptrace perf perf-record; do
+    for tool in ptrace periods perf perf-record; do
         w=$(raw_median "$RAW" "$t" "$tool" wall)
         if [ -z "$w" ] || [ -z "$bare" ]; then continue; fi
         slow=$(awk -v w="$w" -v b="$bare" 'BEGIN { printf "%+.1f%%", 100 * (w / b - 1) }')
         rate=$(raw_median "$RAW" "$t" "$tool" rate)
         [ -n "$rate" ] && rate=$(awk -v r="$rate" 'BEGIN { printf "%.1f%%", r / 10 }')
         round="" window=""
-        if [ "$tool" = ptrace ]; then
-            round="$(raw_median "$RAW" "$t" ptrace stopped) / $(raw_median "$RAW" "$t" ptrace reused) / $(raw_median "$RAW" "$t" ptrace leftout) / $(raw_median "$RAW" "$t" ptrace deferred)"
-            window="$(raw_median "$RAW" "$t" ptrace window) us"
+        if [ "$tool" = ptrace ] || [ "$tool" = periods ]; then
+            round="$(raw_median "$RAW" "$t" "$tool" stopped) / $(raw_median "$RAW" "$t" "$tool" reused) / $(raw_median "$RAW" "$t" "$tool" leftout) / $(raw_median "$RAW" "$t" "$tool" deferred)"
+            window="$(raw_median "$RAW" "$t" "$tool" window) us"
         fi
         name=$tool
         case $tool in
         ptrace | perf) name="ptprof record --engine $tool" ;;
+        periods) name="PTPROF_ROUNDS=periods ptprof record --engine ptrace" ;;
         perf-record) name="perf record -e cpu-clock" ;;
         esac
         echo "| $t | $name | $slow | ${rate:-–} | ${round:-–} | ${window:-–} |"

@@ -2,9 +2,9 @@
  * test_ptrace_rounds.c - what a round of the ptrace engine stops (issue
  * 22).  The original format keeps the original's semantics: every sample
  * holds every live thread, stopped together, however many threads compete
- * for the CPUs.  A native recording with more busy threads than CPUs
- * leaves out of a round the threads that ran less than half a period
- * since their copy, and -d says so, round by round.
+ * for the CPUs.  A native recording with PTPROF_ROUNDS=periods and more
+ * busy threads than CPUs leaves out of a round the threads that ran less
+ * than half a period since their copy, and -d says so, round by round.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -94,14 +94,16 @@ Test(ptrace_rounds, pperf_samples_hold_every_live_thread, .timeout = 150)
     free(profile);
 }
 
-Test(ptrace_rounds, native_rounds_leave_out_threads_that_ran_little, .timeout = 150)
+Test(ptrace_rounds, periods_rounds_leave_out_threads_that_ran_little, .timeout = 150)
 {
     if (sysconf(_SC_NPROCESSORS_ONLN) >= NTHREADS)
         cr_skip_test("as many CPUs as busy threads: no round has more threads that ran");
     char *dir = test_mkdtemp(), *profile = NULL;
     cr_assert(asprintf(&profile, "%s/profile", dir) > 0);
     struct spawn_result res;
+    setenv("PTPROF_ROUNDS", "periods", 1);
     record_shares("native", profile, &res);
+    unsetenv("PTPROF_ROUNDS");
     const char *stops = strstr(res.err, "[debug] stops:");
     const char *window = strstr(res.err, "[debug] window:");
     cr_assert(stops && window, "no stops or window line in -d:\n%s", res.err);

@@ -98,6 +98,7 @@ struct recorder {
      * round stops only the threads that ran a period of CPU time since
      * their last copy, and a copy taken late goes to the next sample. */
     bool together;
+    bool leave_out; /* PTPROF_ROUNDS=periods: threads that ran little are left out (find_idle) */
     bool in_stop_window; /* tracer_stop_all() is running */
 
     /* per-sample scratch */
@@ -637,7 +638,9 @@ static uint64_t until_due(uint64_t period, uint64_t due, uint64_t ran, uint64_t 
  * only at its scheduler ticks; the run count moves the moment it gets a
  * CPU.
  *
- * With more threads that ran than CPUs (and not --format pperf), a thread
+ * With PTPROF_ROUNDS=periods (docs/recording.md: not the default, it
+ * shows waits late), more threads that ran than CPUs, and not --format
+ * pperf, a thread
  * that ran less than half a period of CPU time since its copy and is
  * still running or ready to run is left out of the round: its copy can
  * wait, its time goes to its next entry (whose weight it is), and it is
@@ -685,7 +688,7 @@ static void find_idle(struct recorder *r)
         th->ran_ns = now.cpu_ns > th->idle_since.cpu_ns ? now.cpu_ns - th->idle_since.cpu_ns : 0;
         nran++;
     }
-    if (r->together || nran <= r->tracer.ncpus)
+    if (r->together || !r->leave_out || nran <= r->tracer.ncpus)
         return;
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
@@ -859,7 +862,8 @@ static void read_signals(struct recorder *r)
  * PTPROF_MIN_GAP_PCT (read by recording_begin()), PTPROF_STACK_GROW=0
  * (copy the configured size, never more), PTPROF_CPU=N (keep the tracer
  * on CPU N), PTPROF_CALL_EXITS=raw (every sample that stopped at a system
- * call's exit stays there: syscall_exits.h).
+ * call's exit stays there: syscall_exits.h), PTPROF_ROUNDS=periods (a
+ * round leaves out the threads that ran little: find_idle()).
  */
 static void read_benchmark_knobs(struct recorder *r)
 {
@@ -871,6 +875,8 @@ static void read_benchmark_knobs(struct recorder *r)
     r->fixed_copy = grow && strcmp(grow, "0") == 0;
     const char *cpu = getenv("PTPROF_CPU");
     r->pin_cpu = cpu && *cpu ? atoi(cpu) : -1;
+    const char *rounds = getenv("PTPROF_ROUNDS");
+    r->leave_out = rounds && strcmp(rounds, "periods") == 0;
     const char *exits = getenv("PTPROF_CALL_EXITS");
     r->syscall_exits.raw = exits && strcmp(exits, "raw") == 0;
 }
