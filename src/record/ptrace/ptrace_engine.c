@@ -476,6 +476,14 @@ static void write_ready(struct recorder *r, bool force)
     r->samples += (uint64_t)n;
 }
 
+/* Rounds that leave out the threads that ran little (PTPROF_ROUNDS=periods,
+ * never for --format pperf): a copy taken late goes to the next round's
+ * sample instead of a place kept in its own (find_idle()). */
+static bool by_periods(const struct recorder *r)
+{
+    return r->leave_out && !r->together;
+}
+
 /*
  * Threads that stopped after their sample was built (they waited for a
  * CPU): their copies fill the places kept for them in every open sample.
@@ -495,7 +503,7 @@ static void finish_late_stops(struct recorder *r)
         th->deferred = false;
         finish_capture(r, th, realtime_ns());
         r->costs.late++;
-        if (!r->together) {
+        if (by_periods(r)) {
             th->pending_entry = true; /* in the next round's sample */
             if (th->check_reblocked)
                 note_reblocked(th);
@@ -586,7 +594,7 @@ static void build_sample(struct recorder *r, struct open_sample *s, uint64_t wal
             sample_add(s, &e);
             continue;
         }
-        if (th->left_out || (th->awaited && !th->captured && !r->together))
+        if (th->left_out || (th->awaited && !th->captured && by_periods(r)))
             continue; /* its time goes to its next entry */
         if (th->awaited && !th->captured) {
             /* On its way to a CPU: its copy comes later (finish_late_stops). */
@@ -671,7 +679,7 @@ static void find_idle(struct recorder *r)
             th->reused = true; /* copied since the last round: not again */
             continue;
         }
-        if (!r->together && mono < th->next_check) {
+        if (by_periods(r) && mono < th->next_check) {
             th->left_out = true; /* cannot have run enough yet */
             r->costs.left_out++;
             continue;
@@ -688,7 +696,7 @@ static void find_idle(struct recorder *r)
         th->ran_ns = now.cpu_ns > th->idle_since.cpu_ns ? now.cpu_ns - th->idle_since.cpu_ns : 0;
         nran++;
     }
-    if (r->together || !r->leave_out || nran <= r->tracer.ncpus)
+    if (!by_periods(r) || nran <= r->tracer.ncpus)
         return;
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
