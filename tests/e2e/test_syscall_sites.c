@@ -12,8 +12,11 @@
  * charges it (kernel-mode samples at the call's site).  The site also
  * holds the vDSO's own code, and the kernel's user/system split is itself
  * sampled at its ticks: under the perf engine the site came out 1 to 3.6
- * points above the kernel share, so it may exceed it by 4 points, or fall
- * short by 3.  A ptrace stop that took effect at the call's exit used to
+ * points above the kernel share, so it may exceed it by 4 points.  Below,
+ * it must keep at least half of it (a fix that moved every stop away from
+ * the call would fail): under the ptrace engine the program's kernel time
+ * also holds what the stops cost it in the kernel (2 to 4 points at 2 kHz
+ * here), which is not the call's.  A ptrace stop that took effect at the call's exit used to
  * charge the site every such sample: 15-40% against 10% of kernel time.
  *
  * 2000 Hz and 5 s of CPU time: at 1 kHz over 2 s a share of 40% moves by
@@ -38,9 +41,9 @@
 #define NFUNCS 4
 #define FREQ "2000"
 #define MAX_SHARE_ERROR 2.0 /* points, each function's inclusive share */
-/* Points the call site's self share may lie above or below the kernel time. */
+/* Points the call site's self share may lie above the kernel time; below,
+ * it must keep half of it. */
 #define MAX_SITE_ABOVE 4.0
-#define MAX_SITE_BELOW 3.0
 
 static const char *const funcs[NFUNCS] = {"work_alpha", "work_beta", "work_gamma", "work_delta"};
 /* Where the clock read enters the kernel, and the C library's wrapper. */
@@ -141,11 +144,11 @@ static void check_sites(const char *engine, const char *threads, const char *ms)
                       "inclusive, the workload measured %.2f%% (at most %.1f points apart)",
                       engine, threads, ms, funcs[f], share, truth, MAX_SHARE_ERROR);
     }
-    cr_expect(site - kernel <= MAX_SITE_ABOVE && kernel - site <= MAX_SITE_BELOW,
+    cr_expect(site - kernel <= MAX_SITE_ABOVE && site >= kernel / 2,
               "%s engine, clockwork %s %s: clock_gettime's system call site has %.2f%% of the CPU "
               "time self, the program spent %.2f%% of its CPU time in the kernel (at most %.1f "
-              "points above it, %.1f below)\n%.2000s",
-              engine, threads, ms, site, kernel, MAX_SITE_ABOVE, MAX_SITE_BELOW, csv);
+              "points above it, at least half of it)\n%.2000s",
+              engine, threads, ms, site, kernel, MAX_SITE_ABOVE, csv);
     if (!engine_is_perf(engine))
         check_debug_lines(res.err);
     free(csv);
