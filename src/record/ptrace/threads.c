@@ -142,6 +142,11 @@ bool thread_read_syscall(struct thread *th, int *nr, uint64_t *sp, uint64_t *pc)
     return true;
 }
 
+bool thread_is_runnable(struct thread *th)
+{
+    return offcpu_look(&th->syscall_fd, th->pid, th->tid).state == OFFCPU_RUNNING;
+}
+
 bool thread_read_blocked(struct thread *th)
 {
     int nr;
