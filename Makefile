@@ -38,7 +38,7 @@ LDLIBS = $(PKG_LIBS) -lbz2 -lstdc++ -lpthread -lm
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 
 # Everything under src/ except the entry point is the ptprof library.
-LIB_SRC := $(sort $(wildcard src/*/*.c))
+LIB_SRC := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 # C generated from the protobuf schemas in src/ (protoc-c), built into the library.
 PROTO_SRC := $(sort $(wildcard src/*/*.proto))

@@ -110,6 +110,12 @@ void output_image(struct output *out, uint32_t pid, uint64_t start, const char *
         native_write_image(out->native, pid, start, name, data, size);
 }
 
+void output_location(struct output *out, const struct prof_location *loc)
+{
+    if (out && out->native)
+        native_write_location(out->native, loc);
+}
+
 uint32_t output_stack(struct output *out, const uint64_t *pcs, uint32_t depth)
 {
     if (!out || !out->native || depth == 0)

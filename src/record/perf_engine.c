@@ -24,6 +24,7 @@
 #include "pmu/pmu.h"
 #include "record/engine.h"
 #include "record/group_witness.h"
+#include "record/interp/interp.h"
 #include "record/jit_maps.h"
 #include "record/launch.h"
 #include "record/output.h"
@@ -113,6 +114,7 @@ struct engine {
     size_t counter_values_cap;
     struct stack_snapshot offcpu_snap;
     uint64_t pcs[STACK_MAX_DEPTH];
+    struct interp_stack interp; /* a thread's interpreter frames, read at the tick */
 
     uint64_t last_tick;     /* monotonic */
     uint64_t slot_end;      /* monotonic: CPU samples until then share a SAMPLE */
@@ -506,6 +508,8 @@ static void on_sample(void *ctx, const struct perf_record *r)
         e->pcs[0] = user_pc(s);
         depth = 1;
     }
+    if (interp_read(e->rec.interp, p, (pid_t)s->tid, &e->interp))
+        depth = interp_merge(e->rec.interp, p, &e->interp, e->pcs, depth, STACK_MAX_DEPTH);
     e->unwind_ns += monotonic_ns() - unwind_start;
     e->truncated += cut;
     en->s = (struct prof_thread_sample){
@@ -620,6 +624,9 @@ static size_t look_off_cpu(struct engine *e, uint64_t since)
                     p->unwinder = dwarf_unwinder_new(p->pid);
                 depth = offcpu_stack(th->pid, th->tid, &th->syscall_fd, &look, &e->offcpu_snap,
                                      p->unwinder, e->pcs, STACK_MAX_DEPTH);
+                if (interp_read(e->rec.interp, p, th->tid, &e->interp))
+                    depth = interp_merge(e->rec.interp, p, &e->interp, e->pcs, depth,
+                                         STACK_MAX_DEPTH);
             }
             th->blocked_stack = e->opts->stack_mode == STACK_NONE
                                     ? 0
@@ -816,6 +823,7 @@ static int finish_profile(struct engine *e)
         .ideal_samples = (uint64_t)floor((double)task_clock / 1e9 * e->opts->frequency),
     };
     struct map_list no_pperf_maps = {0}; /* the native format has its MAP records */
+    recording_interp_meta(&e->rec);
     e->finish_rc = output_finish(e->rec.out, &totals, &no_pperf_maps);
     e->rec.out = NULL;
     if (e->opts->debug)

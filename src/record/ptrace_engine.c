@@ -15,6 +15,7 @@
  */
 #include "record/engine.h"
 #include "record/idle_cpu.h"
+#include "record/interp/interp.h"
 #include "record/jit_maps.h"
 #include "record/output.h"
 #include "record/profiler_signals.h"
@@ -190,6 +191,16 @@ static int by_pid(const void *a, const void *b)
     return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+/* The thread's interpreter frames, exact while it stands still. */
+static void read_interp_frames(struct recorder *r, struct thread *th)
+{
+    if (!r->rec.interp)
+        return;
+    if (!th->interp)
+        th->interp = xcalloc(1, sizeof(*th->interp));
+    interp_read(r->rec.interp, &r->tracer.procs.procs[th->proc], th->tid, th->interp);
+}
+
 /* The stacks of a batch: one process_vm_readv per process. */
 static void copy_stacks(struct recorder *r, size_t n)
 {
@@ -253,6 +264,7 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
                           ? th->copy_limit
                           : stack_copy_plan(sp, stack_top(r, th, sp), th->copy_limit, &to_top);
         stack_snapshot_reserve(th->snap, want);
+        read_interp_frames(r, th);
         r->copies = xgrow(r->copies, &r->copies_cap, ncopies + 1, sizeof(*r->copies));
         r->copies[ncopies++] = (struct pending_copy){
             .pid = th->pid, .copy = {.snap = th->snap, .want = want, .to_top = to_top}};
@@ -412,6 +424,7 @@ static void finish_capture(struct recorder *r, struct thread *th, uint64_t wall)
     }
     if (depth > 1)
         ensure_maps_know(r, p, pcs + 1, (size_t)depth - 1, wall, refreshed);
+    depth = interp_merge(r->rec.interp, p, th->interp, pcs, depth, STACK_MAX_DEPTH);
     th->stack = depth > 0 && r->opts->stack_mode != STACK_NONE
                     ? output_stack(r->rec.out, pcs, (uint32_t)depth)
                     : 0;
@@ -870,6 +883,7 @@ static int finish_profile(struct recorder *r)
     struct map_list *seen = &first->since_exec;
     if (seen->count > 1) /* no maps, no array */
         qsort(seen->entries, seen->count, sizeof(*seen->entries), sort_by_start);
+    recording_interp_meta(&r->rec);
     int rc = output_finish(r->rec.out, &totals, seen);
     r->rec.out = NULL;
     r->tracer.out = NULL; /* later events (a child's exit) go nowhere */
