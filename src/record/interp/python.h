@@ -25,7 +25,7 @@
 #include <sys/types.h>
 
 #include "record/interp/interp.h"
-#include "record/maps.h"
+#include "model/maps.h"
 
 /* Where CPython keeps what the reader needs, in bytes from the start of
  * each structure (x86-64 and other LP64 targets). */
