@@ -39,7 +39,8 @@ static bool python_still_mapped(const void *runtime, const struct map_list *maps
     const struct python_runtime *rt = runtime;
     for (size_t i = 0; i < maps->count; i++) {
         const struct map_entry *e = &maps->entries[i];
-        if (e->start == rt->img.map_start && e->inode == rt->img.inode && e->offset == 0)
+        if (e->start == rt->img.map_start && e->inode == rt->img.inode &&
+            e->offset == rt->img.map_offset)
             return true;
     }
     return false;

@@ -59,7 +59,7 @@ struct python_layout {
 /* What python_find.c learns of the file that holds the runtime. */
 struct python_image {
     char path[4096];
-    uint64_t map_start, inode; /* its mapping at file offset 0 */
+    uint64_t map_start, map_offset, inode; /* the mapping it was found through */
     uint64_t bias;             /* run-time address = link-time address + bias */
     uint64_t runtime;          /* _PyRuntime, 0 when not found */
     uint64_t version_addr;     /* Py_Version, 0 when not found */

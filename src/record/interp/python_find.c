@@ -18,7 +18,7 @@
 
 static bool is_candidate(const struct map_entry *e)
 {
-    if (e->path[0] != '/' || e->offset != 0)
+    if (e->path[0] != '/')
         return false;
     const char *base = strrchr(e->path, '/') + 1;
     return strncmp(base, "libpython3.", 11) == 0 || strncmp(base, "python3", 7) == 0;
@@ -55,9 +55,10 @@ static void take_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct wan
 }
 
 /* The symbols of IMG's file, as link-time addresses; the link-time
- * address of the first byte of the file (FILE_VADDR). */
-static bool read_elf(const char *path, struct python_image *img, uint64_t *file_vaddr, char *why,
-                     size_t whylen)
+ * address of the byte at file offset OFFSET (*VADDR), through the PT_LOAD
+ * segment that holds it. */
+static bool read_elf(const char *path, uint64_t offset, struct python_image *img, uint64_t *vaddr,
+                     char *why, size_t whylen)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -68,17 +69,21 @@ static bool read_elf(const char *path, struct python_image *img, uint64_t *file_
     if (!elf || elf_kind(elf) != ELF_K_ELF)
         goto out;
     size_t nph;
-    *file_vaddr = UINT64_MAX;
+    *vaddr = UINT64_MAX;
     if (elf_getphdrnum(elf, &nph) == 0) {
         for (size_t i = 0; i < nph; i++) {
             GElf_Phdr ph;
-            if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_offset == 0) {
-                *file_vaddr = ph.p_vaddr;
+            if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+                continue;
+            /* A mapping starts at the page that holds its segment's start. */
+            uint64_t first = ph.p_offset & ~(uint64_t)0xfff;
+            if (offset >= first && offset < ph.p_offset + ph.p_filesz) {
+                *vaddr = ph.p_vaddr - ph.p_offset + offset;
                 break;
             }
         }
     }
-    if (*file_vaddr == UINT64_MAX)
+    if (*vaddr == UINT64_MAX)
         goto out;
     struct wanted w[] = {
         {"_PyRuntime", &img->runtime, NULL},
@@ -147,18 +152,19 @@ bool python_find(pid_t pid, const struct map_list *maps, struct python_image *im
             snprintf(img->path, sizeof(img->path), "%s", e->path);
             char root_path[4200];
             snprintf(root_path, sizeof(root_path), "/proc/%d/root%s", (int)pid, e->path);
-            uint64_t file_vaddr = 0;
+            uint64_t vaddr = 0;
             /* The target's own view of the path first (another mount
              * namespace), then ours. */
-            if (!read_elf(root_path, img, &file_vaddr, why, whylen) &&
-                !read_elf(e->path, img, &file_vaddr, why, whylen)) {
+            if (!read_elf(root_path, e->offset, img, &vaddr, why, whylen) &&
+                !read_elf(e->path, e->offset, img, &vaddr, why, whylen)) {
                 if (why[0])
                     return false;
                 continue;
             }
             img->map_start = e->start;
+            img->map_offset = e->offset;
             img->inode = e->inode;
-            img->bias = e->start - file_vaddr;
+            img->bias = e->start - vaddr;
             uint64_t *addrs[] = {&img->runtime,      &img->version_addr, &img->code_type,
                                  &img->unicode_type, &img->bytes_type,   &img->none,
                                  &img->eval_lo,      &img->eval_hi,      &img->eval_cold_lo,

@@ -1,0 +1,137 @@
+"""A Python workload that knows its own truth (tests/e2e/test_python.c).
+
+    shares.py shares SECONDS TRUTH   four functions take 40/30/20/10 % of the CPU
+                                     (thirty calls zlib.compress for half its time)
+    shares.py threads SECONDS TRUTH  three threads, each with its own functions
+    shares.py serve                  a server: works until its stdin closes
+
+Each function measures the CPU time it took (time.thread_time, inclusive) and
+TRUTH gets one line per function: NAME SECONDS.  serve prints "ready" once
+working and "served N" at the end.
+"""
+import sys
+import threading
+import time
+import zlib
+
+DATA = bytes(range(256)) * 512
+
+
+def spin_until(end):
+    x = 0
+    while time.thread_time() < end:
+        for i in range(200):
+            x += i * i
+    return x
+
+
+def forty(slice_s):
+    spin_until(time.thread_time() + 0.4 * slice_s)
+
+
+def thirty(slice_s):
+    start = time.thread_time()
+    end = start + 0.15 * slice_s
+    while time.thread_time() < end:
+        zlib.compress(DATA, 6)
+    spin_until(start + 0.3 * slice_s)
+
+
+def twenty(slice_s):
+    spin_until(time.thread_time() + 0.2 * slice_s)
+
+
+def ten(slice_s):
+    spin_until(time.thread_time() + 0.1 * slice_s)
+
+
+def timed(fn, truth, *args):
+    start = time.thread_time()
+    fn(*args)
+    truth[fn.__name__] = truth.get(fn.__name__, 0.0) + time.thread_time() - start
+
+
+def write_truth(path, truth):
+    with open(path, "w") as f:
+        for name, seconds in sorted(truth.items()):
+            f.write("%s %.6f\n" % (name, seconds))
+
+
+def shares(seconds, path):
+    truth = {}
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        for fn in (forty, thirty, twenty, ten):
+            timed(fn, truth, 0.05)
+    write_truth(path, truth)
+
+
+def alpha_work(end, truth):
+    while time.monotonic() < end:
+        timed(alpha_step, truth)
+
+
+def alpha_step():
+    spin_until(time.thread_time() + 0.004)
+
+
+def beta_work(end, truth):
+    while time.monotonic() < end:
+        timed(beta_step, truth)
+
+
+def beta_step():
+    spin_until(time.thread_time() + 0.004)
+
+
+def gamma_work(end, truth):
+    while time.monotonic() < end:
+        timed(gamma_step, truth)
+
+
+def gamma_step():
+    spin_until(time.thread_time() + 0.004)
+
+
+def threads(seconds, path):
+    truth = {}
+    end = time.monotonic() + seconds
+    workers = [threading.Thread(target=fn, args=(end, truth), name=fn.__name__)
+               for fn in (alpha_work, beta_work, gamma_work)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    write_truth(path, truth)
+
+
+class Handler:
+    def handle(self, n):
+        return sum(i * i for i in range(n))
+
+
+def serve():
+    handler = Handler()
+    served = 0
+    done = threading.Event()
+
+    def watch_stdin():
+        sys.stdin.read()
+        done.set()
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    print("ready", flush=True)
+    while not done.is_set():
+        handler.handle(2000)
+        served += 1
+    print("served %d" % served, flush=True)
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    if mode == "shares":
+        shares(float(sys.argv[2]), sys.argv[3])
+    elif mode == "threads":
+        threads(float(sys.argv[2]), sys.argv[3])
+    else:
+        serve()
