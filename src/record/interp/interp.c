@@ -40,12 +40,19 @@ static const char *const failure_names[INTERP_FAILURES] = {
     [INTERP_BAD_READ] = "unreadable memory",
     [INTERP_BAD_OBJECT] = "invalid objects",
     [INTERP_TORN] = "torn (changed during the read)",
+    [INTERP_STALE] = "moved since the sample",
+    [INTERP_UNCHECKED] = "nothing to check against the sample",
 };
+
+bool interp_wanted(bool stacks)
+{
+    const char *env = getenv("PTPROF_INTERP");
+    return stacks && !(env && strcmp(env, "0") == 0);
+}
 
 struct interp *interp_new(struct output *out, bool stacks)
 {
-    const char *env = getenv("PTPROF_INTERP");
-    if (!stacks || (env && strcmp(env, "0") == 0))
+    if (!interp_wanted(stacks))
         return NULL;
     struct interp *in = xcalloc(1, sizeof(*in));
     in->out = out;
@@ -109,7 +116,8 @@ static struct interp_proc *look(struct interp *in, const struct process *p)
     return ip;
 }
 
-bool interp_read(struct interp *in, struct process *p, pid_t tid, struct interp_stack *st)
+bool interp_read(struct interp *in, struct process *p, pid_t tid,
+                 const struct stack_snapshot *at_sample, struct interp_stack *st)
 {
     if (!st)
         return false;
@@ -122,7 +130,7 @@ bool interp_read(struct interp *in, struct process *p, pid_t tid, struct interp_
         return false;
     in->reads++;
     enum interp_failure why = INTERP_BAD_READ;
-    if (!ip->ops->read_thread(ip->rt, tid, in->names, (uint32_t)p->pid, st, &why)) {
+    if (!ip->ops->read_thread(ip->rt, tid, at_sample, in->names, (uint32_t)p->pid, st, &why)) {
         st->n = 0;
         in->failures[why < INTERP_FAILURES ? why : INTERP_BAD_READ]++;
         return false;

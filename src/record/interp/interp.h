@@ -16,14 +16,16 @@
  *    frames are off (PTPROF_INTERP=0, or no stacks are recorded).  Every
  *    other function accepts NULL and then does nothing (merge returns the
  *    native depth unchanged).
- *  - interp_read() reads the frames of thread TID of process P now: it must
- *    run while the thread cannot change them (stopped, or blocked in a
- *    call) for the frames to be exact.  It looks at P's maps again only
- *    when they changed since the last call (p->maps_version): a process
- *    that runs no interpreter costs one check per exec or map change.
- *    Returns false (ST empty) when P runs no readable interpreter, the
- *    thread has no interpreter state, or the read failed validation; the
- *    last is counted as an unreadable stack, never shown.
+ *  - interp_read() reads the frames of thread TID of process P now: exact
+ *    while the thread cannot change them (stopped, or blocked in a call:
+ *    AT_SAMPLE NULL).  For a sample taken earlier of a thread that ran on
+ *    (the perf engine), AT_SAMPLE is what the sample copied, and frames
+ *    that cannot be shown to be the sample's are dropped and counted
+ *    (stale, or unchecked where the interpreter leaves no evidence).  It looks at P's maps again
+ * only when they changed since the last call (p->maps_version): a process that runs no interpreter
+ * costs one check per exec or map change. Returns false (ST empty) when P runs no readable
+ * interpreter, the thread has no interpreter state, or the read failed validation; the last is
+ * counted as an unreadable stack, never shown.
  *  - interp_merge() rewrites the native stack PCS (leaf first, DEPTH
  *    entries, room for MAX) with ST: each eval-loop frame is replaced by
  *    the interpreter frames it runs, native frames between them stay where
@@ -45,6 +47,7 @@
 
 #include "record/output.h"
 #include "record/process.h"
+#include "unwind/stack.h"
 
 /* Interpreter frames deeper than this are cut (counted as truncated). */
 #define INTERP_MAX_FRAMES 128
@@ -84,6 +87,8 @@ enum interp_failure {
     INTERP_BAD_READ,   /* memory that could not be read (freed, unmapped, torn) */
     INTERP_BAD_OBJECT, /* an object of the wrong type, a loop, an absurd size */
     INTERP_TORN,       /* the thread changed its frames during the read */
+    INTERP_STALE,      /* read after the sample: the frames moved since it was taken */
+    INTERP_UNCHECKED,  /* read after the sample, with nothing in it to check them against */
     INTERP_FAILURES
 };
 
@@ -101,9 +106,13 @@ struct interp_ops {
     /* Describe the runtime in a few words ("CPython 3.12.1"). */
     const char *(*describe)(const void *rt);
     /* Read thread TID's frames into ST, naming them through NAMES (PID is
-     * the process, for the names).  Returns true, or false with *FAILURE. */
-    bool (*read_thread)(void *rt, pid_t tid, struct interp_names *names, uint32_t pid,
-                        struct interp_stack *st, enum interp_failure *failure);
+     * the process, for the names).  AT_SAMPLE, when not NULL, is the
+     * thread's registers and stack copy at a sample taken earlier while it
+     * ran on: the frames are kept only if they can be shown to be the ones
+     * it ran then.  Returns true, or false with *FAILURE. */
+    bool (*read_thread)(void *rt, pid_t tid, const struct stack_snapshot *at_sample,
+                        struct interp_names *names, uint32_t pid, struct interp_stack *st,
+                        enum interp_failure *failure);
     /* Is PC (a return address when RA) in the eval loop? */
     bool (*is_eval_pc)(const void *rt, uint64_t pc, bool ra);
     void (*release)(void *rt);
@@ -115,10 +124,18 @@ typedef bool (*interp_is_eval_fn)(const void *rt, uint64_t pc, bool ra);
 int interp_merge_stack(interp_is_eval_fn is_eval, const void *rt, const struct interp_stack *st,
                        uint64_t *pcs, int depth, int max);
 
+/* Are interpreter frames wanted (stacks recorded, PTPROF_INTERP not 0)? */
+bool interp_wanted(bool stacks);
+/* Does the command ARGV (or process ATTACH_PID when not 0) look like an
+ * interpreter a module reads, by its file names (interp_target.c)?  WHAT
+ * gets the name that says so. */
+bool interp_target_guess(char *const *argv, pid_t attach_pid, char *what, size_t size);
+
 struct interp;
 
 struct interp *interp_new(struct output *out, bool stacks);
-bool interp_read(struct interp *in, struct process *p, pid_t tid, struct interp_stack *st);
+bool interp_read(struct interp *in, struct process *p, pid_t tid,
+                 const struct stack_snapshot *at_sample, struct interp_stack *st);
 int interp_merge(struct interp *in, const struct process *p, const struct interp_stack *st,
                  uint64_t *pcs, int depth, int max);
 /* -d: what was read and what failed, and how consistency was kept

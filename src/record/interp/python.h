@@ -60,9 +60,9 @@ struct python_layout {
 struct python_image {
     char path[4096];
     uint64_t map_start, map_offset, inode; /* the mapping it was found through */
-    uint64_t bias;             /* run-time address = link-time address + bias */
-    uint64_t runtime;          /* _PyRuntime, 0 when not found */
-    uint64_t version_addr;     /* Py_Version, 0 when not found */
+    uint64_t bias;                         /* run-time address = link-time address + bias */
+    uint64_t runtime;                      /* _PyRuntime, 0 when not found */
+    uint64_t version_addr;                 /* Py_Version, 0 when not found */
     uint64_t code_type, unicode_type, bytes_type, none;
     uint64_t eval_lo, eval_hi;           /* _PyEval_EvalFrameDefault */
     uint64_t eval_cold_lo, eval_cold_hi; /* its .cold part, when split (0, 0: none) */
@@ -115,7 +115,8 @@ uint64_t python_code_pc(struct python_runtime *rt, uint64_t code, uint64_t instr
  * starting at FIRSTLINENO; FIRSTLINENO when LASTI is outside it. */
 uint32_t python_line_of(const uint8_t *table, size_t len, uint32_t firstlineno, int64_t lasti);
 
-bool python_read_thread(void *rt, pid_t tid, struct interp_names *names, uint32_t pid,
-                        struct interp_stack *st, enum interp_failure *failure);
+bool python_read_thread(void *rt, pid_t tid, const struct stack_snapshot *at_sample,
+                        struct interp_names *names, uint32_t pid, struct interp_stack *st,
+                        enum interp_failure *failure);
 
 #endif

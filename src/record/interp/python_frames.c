@@ -102,8 +102,8 @@ static bool current_frame(const struct python_runtime *rt, uint64_t frame_field,
 }
 
 /* The thread state of TID and its current frame, through the cache. */
-static bool thread_frame(struct python_runtime *rt, pid_t tid, uint64_t *tstate, uint64_t *frame,
-                         enum interp_failure *failure)
+static bool thread_frame(struct python_runtime *rt, pid_t tid, uint64_t *tstate,
+                         uint64_t *frame_field, uint64_t *frame, enum interp_failure *failure)
 {
     size_t slot = tstate_slot(tid);
     uint64_t next, native_id, field;
@@ -116,6 +116,7 @@ static bool thread_frame(struct python_runtime *rt, pid_t tid, uint64_t *tstate,
             return false;
     }
     *tstate = ts;
+    *frame_field = field;
     if (!current_frame(rt, field, frame)) {
         *failure = INTERP_BAD_READ;
         return false;
@@ -123,15 +124,40 @@ static bool thread_frame(struct python_runtime *rt, pid_t tid, uint64_t *tstate,
     return true;
 }
 
-bool python_read_thread(void *runtime, pid_t tid, struct interp_names *names, uint32_t pid,
-                        struct interp_stack *st, enum interp_failure *failure)
+/*
+ * A sample taken while the thread ran on: 3.11 and 3.12 keep the innermost
+ * eval loop's _PyCFrame on the C stack, so the sample's stack copy holds
+ * its current_frame as it was then.  The frames read now are the sample's
+ * only if that is still the current frame.  3.13 keeps the current frame
+ * in the thread state alone: nothing in the sample to check against.
+ */
+static bool same_as_sample(const struct python_runtime *rt, const struct stack_snapshot *s,
+                           uint64_t cframe, uint64_t frame, enum interp_failure *failure)
+{
+    const struct python_layout *l = &rt->layout;
+    *failure = INTERP_UNCHECKED;
+    if (!l->frame_via_cframe || !s->data || cframe < s->sp || s->size < 8 ||
+        cframe - s->sp + l->cframe_current_frame > s->size - 8)
+        return false;
+    uint64_t then;
+    memcpy(&then, s->data + (cframe - s->sp) + l->cframe_current_frame, 8);
+    *failure = INTERP_STALE;
+    return then == frame;
+}
+
+bool python_read_thread(void *runtime, pid_t tid, const struct stack_snapshot *at_sample,
+                        struct interp_names *names, uint32_t pid, struct interp_stack *st,
+                        enum interp_failure *failure)
 {
     struct python_runtime *rt = runtime;
     const struct python_layout *l = &rt->layout;
     uint64_t tstate, frame;
     st->n = 0;
     st->cut = false;
-    if (!thread_frame(rt, tid, &tstate, &frame, failure))
+    uint64_t field;
+    if (!thread_frame(rt, tid, &tstate, &field, &frame, failure))
+        return false;
+    if (at_sample && !same_as_sample(rt, at_sample, field, frame, failure))
         return false;
     uint64_t fsize = l->frame_previous + 8;
     uint64_t fields[] = {l->frame_code + 8, l->frame_instr + 8, l->frame_owner + 1,
@@ -189,7 +215,7 @@ bool python_read_thread(void *runtime, pid_t tid, struct interp_names *names, ui
         st->cut = true;
     /* The frames must still be the thread's: its current frame has not
      * moved while they were read (a running thread's would). */
-    uint64_t next, native_id, field, again;
+    uint64_t next, native_id, again;
     if (!read_tstate(rt, tstate, &next, &native_id, &field) || !current_frame(rt, field, &again)) {
         *failure = INTERP_BAD_READ;
         return false;
