@@ -6,6 +6,7 @@
 #include "record/interp/interp.h"
 #include "record/interp/interp_names.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -32,6 +33,7 @@ struct interp {
     size_t last;     /* the process looked up last */
     char found[128]; /* the first runtime found, described */
     uint64_t reads, read_ok, frames, cut;
+    uint64_t read_ns; /* spent reading (the ptrace engine: inside the stop window) */
     uint64_t failures[INTERP_FAILURES];
 };
 
@@ -130,7 +132,10 @@ bool interp_read(struct interp *in, struct process *p, pid_t tid,
         return false;
     in->reads++;
     enum interp_failure why = INTERP_BAD_READ;
-    if (!ip->ops->read_thread(ip->rt, tid, at_sample, in->names, (uint32_t)p->pid, st, &why)) {
+    uint64_t start = monotonic_ns();
+    bool ok = ip->ops->read_thread(ip->rt, tid, at_sample, in->names, (uint32_t)p->pid, st, &why);
+    in->read_ns += monotonic_ns() - start;
+    if (!ok) {
         st->n = 0;
         in->failures[why < INTERP_FAILURES ? why : INTERP_BAD_READ]++;
         return false;
@@ -171,9 +176,10 @@ void interp_print_summary(const struct interp *in, FILE *f)
     }
     fprintf(f,
             "[debug] interpreter: %s; %" PRIu64 " stacks read (%.1f frames each), %" PRIu64
-            " cut at %d frames, %zu names\n",
+            " cut at %d frames, %zu names; %.2f us per read\n",
             in->found, in->read_ok, in->read_ok ? (double)in->frames / (double)in->read_ok : 0.0,
-            in->cut, INTERP_MAX_FRAMES, interp_names_count(in->names));
+            in->cut, INTERP_MAX_FRAMES, interp_names_count(in->names),
+            in->reads ? (double)in->read_ns / 1e3 / (double)in->reads : 0.0);
     fprintf(f, "[debug] interpreter: %" PRIu64 " of %" PRIu64 " reads unreadable (", unreadable(in),
             in->reads);
     for (int i = 0; i < INTERP_FAILURES; i++)

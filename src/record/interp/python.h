@@ -82,8 +82,11 @@ bool python_debug_offsets_parse(const uint8_t *data, size_t size, uint32_t versi
                                 struct python_layout *l, char *why, size_t whylen);
 #define PYTHON_DEBUG_OFFSETS_313_SIZE 584
 
-/* Memory of process PID: the whole range or false (remote_mem.c). */
+/* Memory of process PID: the whole range or false (remote_mem.c).
+ * remote_read2() reads two ranges in one system call (LEN2 may be 0). */
 bool remote_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+bool remote_read2(pid_t pid, uint64_t addr1, void *buf1, size_t len1, uint64_t addr2, void *buf2,
+                  size_t len2);
 /* A plausible user-space pointer to an object (non-null, aligned, below
  * the canonical limit). */
 bool remote_pointer_ok(uint64_t addr);
@@ -108,9 +111,17 @@ struct python_runtime {
 };
 
 /* The frame of code object CODE at instruction INSTR (an address in the
- * target), named through NAMES: its synthetic PC, or 0 with *FAILURE. */
+ * target), named through NAMES: its synthetic PC, or 0 with *FAILURE.
+ * python_code_name() is the same from the first python_code_header_size()
+ * bytes of the object, already read (HEAD); the size is 0 when the layout
+ * puts the fields beyond PYTHON_CODE_HEADER_MAX. */
+#define PYTHON_CODE_HEADER_MAX 512
 uint64_t python_code_pc(struct python_runtime *rt, uint64_t code, uint64_t instr,
                         struct interp_names *names, uint32_t pid, enum interp_failure *failure);
+size_t python_code_header_size(const struct python_layout *l);
+uint64_t python_code_name(struct python_runtime *rt, uint64_t code, const uint8_t *head,
+                          uint64_t instr, struct interp_names *names, uint32_t pid,
+                          enum interp_failure *failure);
 /* The line of bytecode offset LASTI (code units) in a 3.11+ location table
  * starting at FIRSTLINENO; FIRSTLINENO when LASTI is outside it. */
 uint32_t python_line_of(const uint8_t *table, size_t len, uint32_t firstlineno, int64_t lasti);

@@ -18,7 +18,6 @@
 #define FUNCTION_CHARS_MAX 1024
 #define FILE_CHARS_MAX 4096
 #define LINETABLE_MAX (64u * 1024u)
-#define CODE_HEADER_MAX 512
 #define LASTI_MAX (1 << 24)
 
 struct code_entry {
@@ -229,11 +228,8 @@ static struct code_entry *slot_of(struct python_code_cache *c, uint64_t code)
     return &c->slots[h >> 54 & (CODE_CACHE_SLOTS - 1)];
 }
 
-uint64_t python_code_pc(struct python_runtime *rt, uint64_t code, uint64_t instr,
-                        struct interp_names *names, uint32_t pid, enum interp_failure *failure)
+size_t python_code_header_size(const struct python_layout *l)
 {
-    const struct python_layout *l = &rt->layout;
-    uint8_t head[CODE_HEADER_MAX];
     uint64_t hsize = l->code_linetable + 8;
     if (l->code_filename + 8 > hsize)
         hsize = l->code_filename + 8;
@@ -241,13 +237,30 @@ uint64_t python_code_pc(struct python_runtime *rt, uint64_t code, uint64_t instr
         hsize = l->code_qualname + 8;
     if (l->code_firstlineno + 4 > hsize)
         hsize = l->code_firstlineno + 4;
+    return hsize <= PYTHON_CODE_HEADER_MAX ? (size_t)hsize : 0;
+}
+
+uint64_t python_code_pc(struct python_runtime *rt, uint64_t code, uint64_t instr,
+                        struct interp_names *names, uint32_t pid, enum interp_failure *failure)
+{
+    uint8_t head[PYTHON_CODE_HEADER_MAX];
+    size_t hsize = python_code_header_size(&rt->layout);
     *failure = INTERP_BAD_OBJECT;
-    if (!remote_pointer_ok(code) || hsize > sizeof(head))
+    if (!remote_pointer_ok(code) || hsize == 0)
         return 0;
     if (!remote_read(rt->pid, code, head, hsize)) {
         *failure = INTERP_BAD_READ;
         return 0;
     }
+    return python_code_name(rt, code, head, instr, names, pid, failure);
+}
+
+uint64_t python_code_name(struct python_runtime *rt, uint64_t code, const uint8_t *head,
+                          uint64_t instr, struct interp_names *names, uint32_t pid,
+                          enum interp_failure *failure)
+{
+    const struct python_layout *l = &rt->layout;
+    *failure = INTERP_BAD_OBJECT;
     uint64_t type, qualname, filename, linetable;
     uint32_t firstlineno;
     memcpy(&type, head + 8, 8);

@@ -170,20 +170,45 @@ bool python_read_thread(void *runtime, pid_t tid, const struct stack_snapshot *a
         return false;
     }
     uint64_t top = frame;
-    /* Shim frames are not shown but count against the bound too. */
-    for (int visited = 0; frame && visited < 2 * INTERP_MAX_FRAMES; visited++) {
-        if (st->n == INTERP_MAX_FRAMES) {
-            st->cut = true;
+    /* Each step reads the next frame and the code object of the frame
+     * read before (one system call for both); shim frames are not shown
+     * but count against the bound too. */
+    size_t hsize = python_code_header_size(l);
+    uint8_t head[PYTHON_CODE_HEADER_MAX];
+    struct {
+        bool set;
+        bool entry;
+        uint64_t code, instr;
+    } pending = {0};
+    if (hsize == 0) {
+        *failure = INTERP_BAD_OBJECT;
+        return false;
+    }
+    for (int visited = 0;; visited++) {
+        bool next_frame =
+            frame && visited < 2 * INTERP_MAX_FRAMES && st->n + pending.set < INTERP_MAX_FRAMES;
+        if (!next_frame && !pending.set)
             break;
-        }
-        if (!remote_pointer_ok(frame)) {
+        if ((next_frame && !remote_pointer_ok(frame)) ||
+            (pending.set && !remote_pointer_ok(pending.code))) {
             *failure = INTERP_BAD_OBJECT;
             return false;
         }
-        if (!remote_read(rt->pid, frame, buf, fsize)) {
+        if (!remote_read2(rt->pid, frame, buf, next_frame ? fsize : 0, pending.code, head,
+                          pending.set ? hsize : 0)) {
             *failure = INTERP_BAD_READ;
             return false;
         }
+        if (pending.set) {
+            uint64_t pc =
+                python_code_name(rt, pending.code, head, pending.instr, names, pid, failure);
+            if (!pc)
+                return false;
+            st->frames[st->n++] = (struct interp_frame){.pc = pc, .entry = pending.entry};
+            pending.set = false;
+        }
+        if (!next_frame)
+            break;
         uint64_t previous, code, instr;
         memcpy(&previous, buf + l->frame_previous, 8);
         memcpy(&code, buf + l->frame_code, 8);
@@ -197,18 +222,12 @@ bool python_read_thread(void *runtime, pid_t tid, const struct stack_snapshot *a
             /* The eval loop's entry shim: the frames before it were its. */
             if (st->n > 0)
                 st->frames[st->n - 1].entry = true;
-            frame = previous;
-            continue;
+        } else if (!(code == rt->img.none && rt->img.none)) { /* 3.13: no code object */
+            pending.set = true;
+            pending.code = code;
+            pending.instr = instr;
+            pending.entry = l->frame_is_entry >= 0 && buf[l->frame_is_entry] != 0;
         }
-        if (code == rt->img.none && rt->img.none) {
-            frame = previous; /* 3.13: a frame with no code object */
-            continue;
-        }
-        uint64_t pc = python_code_pc(rt, code, instr, names, pid, failure);
-        if (!pc)
-            return false;
-        bool entry = l->frame_is_entry >= 0 && buf[l->frame_is_entry] != 0;
-        st->frames[st->n++] = (struct interp_frame){.pc = pc, .entry = entry};
         frame = previous;
     }
     if (frame && !st->cut)
