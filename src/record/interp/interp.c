@@ -118,8 +118,8 @@ static struct interp_proc *look(struct interp *in, const struct process *p)
     return ip;
 }
 
-bool interp_read(struct interp *in, struct process *p, pid_t tid,
-                 const struct stack_snapshot *at_sample, struct interp_stack *st)
+bool interp_read(struct interp *in, struct process *p, pid_t tid, const struct interp_when *when,
+                 struct interp_stack *st)
 {
     if (!st)
         return false;
@@ -133,7 +133,7 @@ bool interp_read(struct interp *in, struct process *p, pid_t tid,
     in->reads++;
     enum interp_failure why = INTERP_BAD_READ;
     uint64_t start = monotonic_ns();
-    bool ok = ip->ops->read_thread(ip->rt, tid, at_sample, in->names, (uint32_t)p->pid, st, &why);
+    bool ok = ip->ops->read_thread(ip->rt, tid, when, in->names, (uint32_t)p->pid, st, &why);
     in->read_ns += monotonic_ns() - start;
     if (!ok) {
         st->n = 0;

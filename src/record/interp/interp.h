@@ -18,8 +18,8 @@
  *    native depth unchanged).
  *  - interp_read() reads the frames of thread TID of process P now: exact
  *    while the thread cannot change them (stopped, or blocked in a call:
- *    AT_SAMPLE NULL).  For a sample taken earlier of a thread that ran on
- *    (the perf engine), AT_SAMPLE is what the sample copied, and frames
+ *    WHEN->sample NULL).  For a sample taken earlier of a thread that ran
+ *    on (the perf engine), WHEN->sample is what the sample copied, and frames
  *    that cannot be shown to be the sample's are dropped and counted
  *    (stale, or unchecked where the interpreter leaves no evidence).  It looks at P's maps again
  * only when they changed since the last call (p->maps_version): a process that runs no interpreter
@@ -92,6 +92,15 @@ enum interp_failure {
     INTERP_FAILURES
 };
 
+/* When frames are read, as the thread stands. */
+struct interp_when {
+    bool stopped; /* in a ptrace-stop: nothing can move, no need to check */
+    /* The perf engine: the registers and stack copy of a sample taken
+     * earlier, while the thread ran on; NULL: the frames wanted are the
+     * thread's now (stopped, or blocked in a call). */
+    const struct stack_snapshot *sample;
+};
+
 /* One interpreter module. */
 struct interp_ops {
     const char *name;
@@ -106,11 +115,11 @@ struct interp_ops {
     /* Describe the runtime in a few words ("CPython 3.12.1"). */
     const char *(*describe)(const void *rt);
     /* Read thread TID's frames into ST, naming them through NAMES (PID is
-     * the process, for the names).  AT_SAMPLE, when not NULL, is the
-     * thread's registers and stack copy at a sample taken earlier while it
-     * ran on: the frames are kept only if they can be shown to be the ones
-     * it ran then.  Returns true, or false with *FAILURE. */
-    bool (*read_thread)(void *rt, pid_t tid, const struct stack_snapshot *at_sample,
+     * the process, for the names), as WHEN says: with a sample, kept only
+     * if they can be shown to be the ones the thread ran then; unless
+     * stopped, checked to be the same at the end of the read as at its
+     * start.  Returns true, or false with *FAILURE. */
+    bool (*read_thread)(void *rt, pid_t tid, const struct interp_when *when,
                         struct interp_names *names, uint32_t pid, struct interp_stack *st,
                         enum interp_failure *failure);
     /* Is PC (a return address when RA) in the eval loop? */
@@ -134,8 +143,8 @@ bool interp_target_guess(char *const *argv, pid_t attach_pid, char *what, size_t
 struct interp;
 
 struct interp *interp_new(struct output *out, bool stacks);
-bool interp_read(struct interp *in, struct process *p, pid_t tid,
-                 const struct stack_snapshot *at_sample, struct interp_stack *st);
+bool interp_read(struct interp *in, struct process *p, pid_t tid, const struct interp_when *when,
+                 struct interp_stack *st);
 int interp_merge(struct interp *in, const struct process *p, const struct interp_stack *st,
                  uint64_t *pcs, int depth, int max);
 /* -d: what was read and what failed, and how consistency was kept

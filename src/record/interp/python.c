@@ -64,6 +64,7 @@ static void python_release(void *runtime)
 {
     struct python_runtime *rt = runtime;
     python_code_cache_free(rt->codes);
+    free(rt->walk);
     free(rt);
 }
 

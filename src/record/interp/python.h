@@ -36,7 +36,7 @@ struct python_layout {
     /* PyInterpreterState */
     uint64_t interp_next, interp_threads_head;
     /* PyThreadState: current_frame directly (3.13), or through cframe */
-    uint64_t tstate_next, tstate_native_thread_id, tstate_frame;
+    uint64_t tstate_next, tstate_native_thread_id, tstate_frame, tstate_datastack_chunk;
     bool frame_via_cframe;
     uint64_t cframe_current_frame;
     /* _PyInterpreterFrame */
@@ -82,14 +82,13 @@ bool python_debug_offsets_parse(const uint8_t *data, size_t size, uint32_t versi
                                 struct python_layout *l, char *why, size_t whylen);
 #define PYTHON_DEBUG_OFFSETS_313_SIZE 584
 
-/* Memory of process PID: the whole range or false (remote_mem.c).
- * remote_read2() reads two ranges in one system call (LEN2 may be 0). */
+/* Memory of process PID: the whole range or false (remote_mem.c). */
 bool remote_read(pid_t pid, uint64_t addr, void *buf, size_t len);
-bool remote_read2(pid_t pid, uint64_t addr1, void *buf1, size_t len1, uint64_t addr2, void *buf2,
-                  size_t len2);
 /* A plausible user-space pointer to an object (non-null, aligned, below
  * the canonical limit). */
 bool remote_pointer_ok(uint64_t addr);
+
+struct python_walk;
 
 /* The code object cache (python_code.c). */
 struct python_code_cache;
@@ -103,6 +102,7 @@ struct python_runtime {
     struct python_image img;
     struct python_layout layout;
     struct python_code_cache *codes;
+    struct python_walk *walk; /* python_frames.c's scratch, made at its first read */
     /* tid -> thread state, validated at each use */
     struct {
         pid_t tid;
@@ -126,7 +126,7 @@ uint64_t python_code_name(struct python_runtime *rt, uint64_t code, const uint8_
  * starting at FIRSTLINENO; FIRSTLINENO when LASTI is outside it. */
 uint32_t python_line_of(const uint8_t *table, size_t len, uint32_t firstlineno, int64_t lasti);
 
-bool python_read_thread(void *rt, pid_t tid, const struct stack_snapshot *at_sample,
+bool python_read_thread(void *rt, pid_t tid, const struct interp_when *when,
                         struct interp_names *names, uint32_t pid, struct interp_stack *st,
                         enum interp_failure *failure);
 

@@ -6,40 +6,59 @@
  * current frame through `previous`; the frames one call of the eval loop
  * runs end at an entry frame (3.11: is_entry) or before a shim frame the
  * eval loop pushed (3.12+: owned by the C stack).  Every chain is bounded:
- * INTERP_MAX_FRAMES frames shown, a few more shim frames skipped, then the
+ * INTERP_MAX_FRAMES frames shown, as many shim frames skipped, then the
  * read stops as cut, so a chain that loops ends there.
+ *
+ * Cost: a thread's frames sit below its current frame in its data stack
+ * chunk (callers at lower addresses), so one read of the chunk below the
+ * current frame usually holds them all; then one read of every code
+ * object's header at once.  A frame outside the window (a generator's, an
+ * older chunk's) is read on its own.
  */
 #include "record/interp/python.h"
+#include "util/xalloc.h"
 
 #include <string.h>
+#include <sys/uio.h>
 
 #define INTERPRETERS_MAX 64
 #define THREADS_MAX 4096
 #define STATE_HEADER_MAX 1024
 #define FRAME_HEADER_MAX 256
+/* Bytes of the data stack read below the current frame at once. */
+#define FRAME_WINDOW 4096
+/* A chunk is never larger (CPython's grow by doubling from 16 KiB). */
+#define CHUNK_MAX (64u << 20)
+
+struct tstate_view {
+    uint64_t next, native_id, frame_field, chunk;
+};
 
 static size_t tstate_slot(pid_t tid)
 {
     return ((size_t)tid * 2654435761u) % 256;
 }
 
-/* The fields of a thread state at ADDR: its next, its native thread id and
- * its frame pointer (current_frame, or cframe). */
-static bool read_tstate(const struct python_runtime *rt, uint64_t addr, uint64_t *next,
-                        uint64_t *native_id, uint64_t *frame)
+static uint64_t end_of(uint64_t end, uint64_t offset, uint64_t width)
+{
+    return offset + width > end ? offset + width : end;
+}
+
+/* The fields of the thread state at ADDR. */
+static bool read_tstate(const struct python_runtime *rt, uint64_t addr, struct tstate_view *v)
 {
     const struct python_layout *l = &rt->layout;
-    uint64_t end = l->tstate_next + 8;
-    if (l->tstate_native_thread_id + 8 > end)
-        end = l->tstate_native_thread_id + 8;
-    if (l->tstate_frame + 8 > end)
-        end = l->tstate_frame + 8;
+    uint64_t end = end_of(0, l->tstate_next, 8);
+    end = end_of(end, l->tstate_native_thread_id, 8);
+    end = end_of(end, l->tstate_frame, 8);
+    end = end_of(end, l->tstate_datastack_chunk, 8);
     uint8_t buf[STATE_HEADER_MAX];
     if (!remote_pointer_ok(addr) || end > sizeof(buf) || !remote_read(rt->pid, addr, buf, end))
         return false;
-    memcpy(next, buf + l->tstate_next, 8);
-    memcpy(native_id, buf + l->tstate_native_thread_id, 8);
-    memcpy(frame, buf + l->tstate_frame, 8);
+    memcpy(&v->next, buf + l->tstate_next, 8);
+    memcpy(&v->native_id, buf + l->tstate_native_thread_id, 8);
+    memcpy(&v->frame_field, buf + l->tstate_frame, 8);
+    memcpy(&v->chunk, buf + l->tstate_datastack_chunk, 8);
     return true;
 }
 
@@ -65,16 +84,16 @@ static uint64_t find_tstate(struct python_runtime *rt, pid_t tid, enum interp_fa
             return 0;
         }
         for (int k = 0; k < THREADS_MAX && ts; k++) {
-            uint64_t next, native_id, frame;
-            if (!read_tstate(rt, ts, &next, &native_id, &frame)) {
+            struct tstate_view v;
+            if (!read_tstate(rt, ts, &v)) {
                 *failure = INTERP_BAD_READ;
                 return 0;
             }
-            if (native_id == (uint64_t)tid)
+            if (v.native_id == (uint64_t)tid)
                 return ts;
-            if (next == ts)
+            if (v.next == ts)
                 break; /* a loop of one */
-            ts = next;
+            ts = v.next;
         }
         uint64_t next_interp;
         if (!read_word(rt, interp + l->interp_next, &next_interp) || next_interp == interp)
@@ -101,23 +120,21 @@ static bool current_frame(const struct python_runtime *rt, uint64_t frame_field,
            read_word(rt, frame_field + rt->layout.cframe_current_frame, frame);
 }
 
-/* The thread state of TID and its current frame, through the cache. */
+/* The thread state of TID, through the cache, and its current frame. */
 static bool thread_frame(struct python_runtime *rt, pid_t tid, uint64_t *tstate,
-                         uint64_t *frame_field, uint64_t *frame, enum interp_failure *failure)
+                         struct tstate_view *v, uint64_t *frame, enum interp_failure *failure)
 {
     size_t slot = tstate_slot(tid);
-    uint64_t next, native_id, field;
     uint64_t ts = rt->tstates[slot].tid == tid ? rt->tstates[slot].tstate : 0;
-    if (!ts || !read_tstate(rt, ts, &next, &native_id, &field) || native_id != (uint64_t)tid) {
+    if (!ts || !read_tstate(rt, ts, v) || v->native_id != (uint64_t)tid) {
         ts = find_tstate(rt, tid, failure);
         rt->tstates[slot].tid = tid;
         rt->tstates[slot].tstate = ts;
-        if (!ts || !read_tstate(rt, ts, &next, &native_id, &field))
+        if (!ts || !read_tstate(rt, ts, v))
             return false;
     }
     *tstate = ts;
-    *frame_field = field;
-    if (!current_frame(rt, field, frame)) {
+    if (!current_frame(rt, v->frame_field, frame)) {
         *failure = INTERP_BAD_READ;
         return false;
     }
@@ -145,101 +162,155 @@ static bool same_as_sample(const struct python_runtime *rt, const struct stack_s
     return then == frame;
 }
 
-bool python_read_thread(void *runtime, pid_t tid, const struct stack_snapshot *at_sample,
+/* Frames as the walk finds them, named once their code objects are read;
+ * the runtime's scratch (python.h). */
+struct python_walk {
+    uint64_t code[INTERP_MAX_FRAMES], instr[INTERP_MAX_FRAMES];
+    bool entry[INTERP_MAX_FRAMES];
+    uint32_t n;
+    /* the bytes of the data stack last read */
+    uint8_t window[FRAME_WINDOW + FRAME_HEADER_MAX];
+    uint64_t lo, hi;
+    uint8_t heads[INTERP_MAX_FRAMES][PYTHON_CODE_HEADER_MAX];
+};
+
+/* FSIZE bytes of the frame at ADDR: from the window, or read anew (with
+ * the data stack below it when it lies in the thread's chunk CHUNK). */
+static const uint8_t *frame_bytes(const struct python_runtime *rt, struct python_walk *w,
+                                  uint64_t addr, uint64_t fsize, uint64_t chunk)
+{
+    if (addr >= w->lo && addr + fsize <= w->hi)
+        return w->window + (addr - w->lo);
+    uint64_t lo = addr;
+    if (chunk && addr > chunk && addr - chunk < CHUNK_MAX)
+        lo = addr - chunk > FRAME_WINDOW ? addr - FRAME_WINDOW : chunk;
+    if (!remote_read(rt->pid, lo, w->window, addr + fsize - lo)) {
+        /* The chunk below may be gone: the frame alone. */
+        lo = addr;
+        if (!remote_read(rt->pid, lo, w->window, fsize))
+            return NULL;
+    }
+    w->lo = lo;
+    w->hi = addr + fsize;
+    return w->window + (addr - lo);
+}
+
+/* Every frame's code object header at once, then their names. */
+static bool name_frames(struct python_runtime *rt, struct python_walk *w,
+                        struct interp_names *names, uint32_t pid, struct interp_stack *st,
+                        enum interp_failure *failure)
+{
+    size_t hsize = python_code_header_size(&rt->layout);
+    struct iovec local[INTERP_MAX_FRAMES], remote[INTERP_MAX_FRAMES];
+    uint32_t first[INTERP_MAX_FRAMES]; /* the frame whose code each header is */
+    size_t n = 0;
+    for (uint32_t i = 0; i < w->n; i++) {
+        if (!remote_pointer_ok(w->code[i])) {
+            *failure = INTERP_BAD_OBJECT;
+            return false;
+        }
+        size_t k = 0;
+        while (k < n && w->code[first[k]] != w->code[i])
+            k++;
+        if (k < n)
+            continue; /* recursion: read once */
+        first[n] = i;
+        local[n] = (struct iovec){.iov_base = w->heads[n], .iov_len = hsize};
+        remote[n] = (struct iovec){.iov_base = (void *)(uintptr_t)w->code[i], .iov_len = hsize};
+        n++;
+    }
+    if (n && process_vm_readv(rt->pid, local, n, remote, n, 0) != (ssize_t)(n * hsize)) {
+        *failure = INTERP_BAD_READ;
+        return false;
+    }
+    for (uint32_t i = 0; i < w->n; i++) {
+        size_t k = 0;
+        while (w->code[first[k]] != w->code[i])
+            k++;
+        uint64_t pc =
+            python_code_name(rt, w->code[i], w->heads[k], w->instr[i], names, pid, failure);
+        if (!pc)
+            return false;
+        st->frames[st->n++] = (struct interp_frame){.pc = pc, .entry = w->entry[i]};
+    }
+    return true;
+}
+
+bool python_read_thread(void *runtime, pid_t tid, const struct interp_when *when,
                         struct interp_names *names, uint32_t pid, struct interp_stack *st,
                         enum interp_failure *failure)
 {
     struct python_runtime *rt = runtime;
     const struct python_layout *l = &rt->layout;
     uint64_t tstate, frame;
+    struct tstate_view v;
     st->n = 0;
     st->cut = false;
-    uint64_t field;
-    if (!thread_frame(rt, tid, &tstate, &field, &frame, failure))
+    if (!thread_frame(rt, tid, &tstate, &v, &frame, failure))
         return false;
-    if (at_sample && !same_as_sample(rt, at_sample, field, frame, failure))
+    if (when->sample && !same_as_sample(rt, when->sample, v.frame_field, frame, failure))
         return false;
-    uint64_t fsize = l->frame_previous + 8;
-    uint64_t fields[] = {l->frame_code + 8, l->frame_instr + 8, l->frame_owner + 1,
-                         l->frame_is_entry >= 0 ? (uint64_t)l->frame_is_entry + 1 : 0};
-    for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
-        fsize = fields[i] > fsize ? fields[i] : fsize;
-    uint8_t buf[FRAME_HEADER_MAX];
-    if (fsize > sizeof(buf)) {
+    uint64_t fsize = end_of(0, l->frame_previous, 8);
+    fsize = end_of(fsize, l->frame_code, 8);
+    fsize = end_of(fsize, l->frame_instr, 8);
+    fsize = end_of(fsize, l->frame_owner, 1);
+    if (l->frame_is_entry >= 0)
+        fsize = end_of(fsize, (uint64_t)l->frame_is_entry, 1);
+    if (fsize > FRAME_HEADER_MAX || python_code_header_size(l) == 0) {
         *failure = INTERP_BAD_OBJECT;
         return false;
     }
+    if (!rt->walk)
+        rt->walk = xcalloc(1, sizeof(*rt->walk));
+    struct python_walk *w = rt->walk;
+    w->n = 0;
+    w->lo = w->hi = 0;
     uint64_t top = frame;
-    /* Each step reads the next frame and the code object of the frame
-     * read before (one system call for both); shim frames are not shown
-     * but count against the bound too. */
-    size_t hsize = python_code_header_size(l);
-    uint8_t head[PYTHON_CODE_HEADER_MAX];
-    struct {
-        bool set;
-        bool entry;
-        uint64_t code, instr;
-    } pending = {0};
-    if (hsize == 0) {
-        *failure = INTERP_BAD_OBJECT;
-        return false;
-    }
-    for (int visited = 0;; visited++) {
-        bool next_frame =
-            frame && visited < 2 * INTERP_MAX_FRAMES && st->n + pending.set < INTERP_MAX_FRAMES;
-        if (!next_frame && !pending.set)
+    for (int visited = 0; frame && visited < 2 * INTERP_MAX_FRAMES; visited++) {
+        if (w->n == INTERP_MAX_FRAMES)
             break;
-        if ((next_frame && !remote_pointer_ok(frame)) ||
-            (pending.set && !remote_pointer_ok(pending.code))) {
+        if (!remote_pointer_ok(frame)) {
             *failure = INTERP_BAD_OBJECT;
             return false;
         }
-        if (!remote_read2(rt->pid, frame, buf, next_frame ? fsize : 0, pending.code, head,
-                          pending.set ? hsize : 0)) {
+        const uint8_t *buf = frame_bytes(rt, w, frame, fsize, v.chunk);
+        if (!buf) {
             *failure = INTERP_BAD_READ;
             return false;
         }
-        if (pending.set) {
-            uint64_t pc =
-                python_code_name(rt, pending.code, head, pending.instr, names, pid, failure);
-            if (!pc)
-                return false;
-            st->frames[st->n++] = (struct interp_frame){.pc = pc, .entry = pending.entry};
-            pending.set = false;
-        }
-        if (!next_frame)
-            break;
         uint64_t previous, code, instr;
         memcpy(&previous, buf + l->frame_previous, 8);
         memcpy(&code, buf + l->frame_code, 8);
         memcpy(&instr, buf + l->frame_instr, 8);
-        int owner = buf[l->frame_owner];
         if (previous == frame) {
             *failure = INTERP_BAD_OBJECT; /* a loop of one */
             return false;
         }
-        if (owner == l->owner_cstack) {
+        if (buf[l->frame_owner] == l->owner_cstack) {
             /* The eval loop's entry shim: the frames before it were its. */
-            if (st->n > 0)
-                st->frames[st->n - 1].entry = true;
-        } else if (!(code == rt->img.none && rt->img.none)) { /* 3.13: no code object */
-            pending.set = true;
-            pending.code = code;
-            pending.instr = instr;
-            pending.entry = l->frame_is_entry >= 0 && buf[l->frame_is_entry] != 0;
+            if (w->n > 0)
+                w->entry[w->n - 1] = true;
+        } else if (!(rt->img.none && code == rt->img.none)) { /* 3.13: no code object */
+            w->code[w->n] = code;
+            w->instr[w->n] = instr;
+            w->entry[w->n] = l->frame_is_entry >= 0 && buf[l->frame_is_entry] != 0;
+            w->n++;
         }
         frame = previous;
     }
-    if (frame && !st->cut)
-        st->cut = true;
+    st->cut = frame != 0;
+    if (!name_frames(rt, w, names, pid, st, failure))
+        return false;
+    if (when->stopped)
+        return true;
     /* The frames must still be the thread's: its current frame has not
      * moved while they were read (a running thread's would). */
-    uint64_t next, native_id, again;
-    if (!read_tstate(rt, tstate, &next, &native_id, &field) || !current_frame(rt, field, &again)) {
+    uint64_t again;
+    if (!read_tstate(rt, tstate, &v) || !current_frame(rt, v.frame_field, &again)) {
         *failure = INTERP_BAD_READ;
         return false;
     }
-    if (native_id != (uint64_t)tid || again != top) {
+    if (v.native_id != (uint64_t)tid || again != top) {
         *failure = INTERP_TORN;
         return false;
     }

@@ -19,11 +19,12 @@ static const struct python_layout layout_311 = {
     /* Include/internal/pycore_interp.h: struct _is .next, .threads.head */
     .interp_next = 0,
     .interp_threads_head = 16,
-    /* Include/cpython/pystate.h: struct _ts .next, .native_thread_id, .cframe;
-     * _PyCFrame.current_frame */
+    /* Include/cpython/pystate.h: struct _ts .next, .native_thread_id, .cframe,
+     * .datastack_chunk; _PyCFrame.current_frame */
     .tstate_next = 8,
     .tstate_native_thread_id = 160,
     .tstate_frame = 56,
+    .tstate_datastack_chunk = 296,
     .frame_via_cframe = true,
     .cframe_current_frame = 8,
     /* Include/internal/pycore_frame.h: _PyInterpreterFrame .previous,
@@ -61,11 +62,12 @@ static const struct python_layout layout_312 = {
     /* Include/internal/pycore_interp.h: struct _is .next, .threads.head */
     .interp_next = 0,
     .interp_threads_head = 72,
-    /* Include/cpython/pystate.h: struct _ts .next, .native_thread_id, .cframe;
-     * _PyCFrame.current_frame */
+    /* Include/cpython/pystate.h: struct _ts .next, .native_thread_id, .cframe,
+     * .datastack_chunk; _PyCFrame.current_frame */
     .tstate_next = 8,
     .tstate_native_thread_id = 144,
     .tstate_frame = 56,
+    .tstate_datastack_chunk = 232,
     .frame_via_cframe = true,
     .cframe_current_frame = 0,
     /* Include/internal/pycore_frame.h: _PyInterpreterFrame .previous,
@@ -111,6 +113,7 @@ enum debug_word {
     DW_TSTATE_NEXT = 21,
     DW_TSTATE_CURRENT_FRAME = 23,
     DW_TSTATE_NATIVE_THREAD_ID = 25,
+    DW_TSTATE_DATASTACK_CHUNK = 26,
     DW_FRAME_SIZE = 28,
     DW_FRAME_PREVIOUS = 29,
     DW_FRAME_EXECUTABLE = 30,
@@ -192,6 +195,8 @@ bool python_debug_offsets_parse(const uint8_t *data, size_t size, uint32_t versi
         field(data, DW_TSTATE_SIZE, DW_TSTATE_NEXT, 8, &l->tstate_next, why, whylen) &&
         field(data, DW_TSTATE_SIZE, DW_TSTATE_CURRENT_FRAME, 8, &l->tstate_frame, why, whylen) &&
         field(data, DW_TSTATE_SIZE, DW_TSTATE_NATIVE_THREAD_ID, 8, &l->tstate_native_thread_id, why,
+              whylen) &&
+        field(data, DW_TSTATE_SIZE, DW_TSTATE_DATASTACK_CHUNK, 8, &l->tstate_datastack_chunk, why,
               whylen) &&
         field(data, DW_FRAME_SIZE, DW_FRAME_PREVIOUS, 8, &l->frame_previous, why, whylen) &&
         field(data, DW_FRAME_SIZE, DW_FRAME_EXECUTABLE, 8, &l->frame_code, why, whylen) &&

@@ -510,7 +510,8 @@ static void on_sample(void *ctx, const struct perf_record *r)
     }
     struct stack_snapshot at_sample = {0};
     perf_sample_snapshot(s, PERF_REGS_USER_MASK, &at_sample);
-    if (interp_read(e->rec.interp, p, (pid_t)s->tid, &at_sample, &e->interp))
+    if (interp_read(e->rec.interp, p, (pid_t)s->tid, &(struct interp_when){.sample = &at_sample},
+                    &e->interp))
         depth = interp_merge(e->rec.interp, p, &e->interp, e->pcs, depth, STACK_MAX_DEPTH);
     e->unwind_ns += monotonic_ns() - unwind_start;
     e->truncated += cut;
@@ -626,9 +627,9 @@ static size_t look_off_cpu(struct engine *e, uint64_t since)
                     p->unwinder = dwarf_unwinder_new(p->pid);
                 depth = offcpu_stack(th->pid, th->tid, &th->syscall_fd, &look, &e->offcpu_snap,
                                      p->unwinder, e->pcs, STACK_MAX_DEPTH);
-                if (interp_read(e->rec.interp, p, th->tid, NULL, &e->interp))
-                    depth = interp_merge(e->rec.interp, p, &e->interp, e->pcs, depth,
-                                         STACK_MAX_DEPTH);
+                if (interp_read(e->rec.interp, p, th->tid, &(struct interp_when){0}, &e->interp))
+                    depth =
+                        interp_merge(e->rec.interp, p, &e->interp, e->pcs, depth, STACK_MAX_DEPTH);
             }
             th->blocked_stack = e->opts->stack_mode == STACK_NONE
                                     ? 0

@@ -199,7 +199,8 @@ static void read_interp_frames(struct recorder *r, struct thread *th)
         return;
     if (!th->interp)
         th->interp = xcalloc(1, sizeof(*th->interp));
-    interp_read(r->rec.interp, &r->tracer.procs.procs[th->proc], th->tid, NULL, th->interp);
+    interp_read(r->rec.interp, &r->tracer.procs.procs[th->proc], th->tid,
+                &(struct interp_when){.stopped = true}, th->interp);
 }
 
 /* The stacks of a batch: one process_vm_readv per process. */
