@@ -139,6 +139,18 @@ size_t interp_names_count(const struct interp_names *n)
     return n ? n->count : 0;
 }
 
+bool interp_names_find(const struct interp_names *n, uint64_t pc, struct interp_frame_name *out)
+{
+    if (!n || pc <= INTERP_PC_BASE || (pc - INTERP_PC_BASE) % 16 != 0)
+        return false;
+    size_t index = (size_t)((pc - INTERP_PC_BASE) / 16 - 1);
+    if (index >= n->count)
+        return false;
+    const struct name_entry *e = &n->entries[index];
+    *out = (struct interp_frame_name){e->function, e->file, e->line};
+    return true;
+}
+
 void interp_names_free(struct interp_names *n)
 {
     if (!n)

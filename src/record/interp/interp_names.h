@@ -22,6 +22,8 @@
 
 struct interp_names *interp_names_new(struct output *out);
 size_t interp_names_count(const struct interp_names *n);
+/* The name PC was given, or false (strings valid until the table is freed). */
+bool interp_names_find(const struct interp_names *n, uint64_t pc, struct interp_frame_name *out);
 void interp_names_free(struct interp_names *n);
 
 #endif
