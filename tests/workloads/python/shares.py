@@ -3,12 +3,13 @@
     shares.py shares SECONDS TRUTH   four functions take 40/30/20/10 % of the CPU
                                      (thirty calls zlib.compress for half its time)
     shares.py threads SECONDS TRUTH  three threads, each with its own functions
-    shares.py serve                  a server: works until its stdin closes
+    shares.py serve STOP             a server: works until the file STOP exists
 
 Each function measures the CPU time it took (time.thread_time, inclusive) and
 TRUTH gets one line per function: NAME SECONDS.  serve prints "ready" once
 working and "served N" at the end.
 """
+import os
 import sys
 import threading
 import time
@@ -110,18 +111,11 @@ class Handler:
         return sum(i * i for i in range(n))
 
 
-def serve():
+def serve(stop):
     handler = Handler()
     served = 0
-    done = threading.Event()
-
-    def watch_stdin():
-        sys.stdin.read()
-        done.set()
-
-    threading.Thread(target=watch_stdin, daemon=True).start()
     print("ready", flush=True)
-    while not done.is_set():
+    while served % 64 or not os.path.exists(stop):
         handler.handle(2000)
         served += 1
     print("served %d" % served, flush=True)
@@ -134,4 +128,4 @@ if __name__ == "__main__":
     elif mode == "threads":
         threads(float(sys.argv[2]), sys.argv[3])
     else:
-        serve()
+        serve(sys.argv[2])
