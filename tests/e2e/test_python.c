@@ -14,6 +14,10 @@
  *  - the perf engine reads frames at the tick: a sample whose frames moved
  *    since it was taken keeps its native frames only, and no zlib sample
  *    shows a wrong Python caller;
+ *  - a thread sleeping in time.sleep: its wait (--wall) is charged to the
+ *    Python function that sleeps, on both engines;
+ *  - children forked (multiprocessing) and started anew (subprocess) are
+ *    read like the first process;
  *  - three threads, each with its own functions; attaching to a running
  *    server and detaching (it goes on, and ends as it would have); a run
  *    by an unprivileged user.
@@ -371,6 +375,86 @@ Test(python, three_threads_with_their_own_functions, .timeout = 240)
                   strcmp(threads[0], threads[2]),
               "two functions in one thread: %s %s %s", threads[0], threads[1], threads[2]);
     free(csv);
+    fn_free(&truth);
+    fn_free(&total);
+    free(truth_path);
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+    free(python);
+}
+
+ParameterizedTestParameters(python, a_sleeping_thread_shows_the_python_function_that_waits)
+{
+    static struct python_param params[] = {{"auto", ""}, {"perf", ""}};
+    return cr_make_param_array(struct python_param, params, sizeof(params) / sizeof(*params));
+}
+
+/* --wall: time.sleep's wait is charged to the Python function sleeping,
+ * on both engines (the perf engine reads a blocked thread as it waits). */
+ParameterizedTest(struct python_param *param, python,
+                  a_sleeping_thread_shows_the_python_function_that_waits, .timeout = 240)
+{
+    char *python = newest_python(), *dir = test_mkdtemp();
+    char *out = test_path(dir, "py.prof"), *truth_path = test_path(dir, "truth.txt");
+    const char *args[] = {"naps", "3", truth_path, NULL};
+    char *err;
+    record(param->engine, out, python, args, &err);
+    if (strcmp(param->engine, "perf") == 0 && !strstr(err, "engine:      perf"))
+        cr_skip_test("the perf engine is not permitted here");
+    struct fn_counts truth, total;
+    read_truth(truth_path, &truth);
+    const char *wall[] = {"--wall", NULL};
+    report_column(out, "wall", "total_pct", wall, &total);
+    double work = fn_get(&total, "work"), nap = fn_get(&total, "nap");
+    double want = 100 * fn_get(&truth, "nap") / truth.total;
+    if (strcmp(param->engine, "perf") == 0) {
+        /* A running thread's frames may be dropped there (docs/python.md):
+         * only the sleeping thread's are sure.  Against the whole run,
+         * start-up included, nap's share is a little under the loop's. */
+        cr_expect(nap > 0.85 * want && nap < 1.05 * want,
+                  "--engine perf: nap has %.1f%% of the wall time, it measured %.1f%% of the "
+                  "loop's",
+                  nap, want);
+    } else {
+        cr_assert_gt(work + nap, 50, "work %.1f%%, nap %.1f%%", work, nap);
+        double got = 100 * nap / (work + nap);
+        cr_expect(fabs(got - want) <= 3.0, "nap has %.1f%% of the wall time, it measured %.1f%%",
+                  got, want);
+    }
+    const char *callees[] = {"report",   "--wall", "--callees",  "nap", "-k", "procedure",
+                             "--format", "csv",    "--no-cache", out,   NULL};
+    char *csv = ptprof_out(callees);
+    cr_expect(strstr(csv, "time_sleep") || strstr(csv, "clock_nanosleep"),
+              "nap calls no sleep:\n%s", csv);
+    free(csv);
+    fn_free(&truth);
+    fn_free(&total);
+    free(err);
+    free(truth_path);
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+    free(python);
+}
+
+Test(python, forked_and_executed_children_are_read, .timeout = 240)
+{
+    char *python = newest_python(), *dir = test_mkdtemp();
+    char *out = test_path(dir, "py.prof"), *truth_path = test_path(dir, "truth.txt");
+    const char *args[] = {"children", "0.6", truth_path, NULL};
+    record("auto", out, python, args, NULL);
+    struct fn_counts truth, total;
+    read_truth(truth_path, &truth);
+    report_column(out, "cpu", "total_pct", NULL, &total);
+    double child = fn_get(&total, "child_work"), parent = fn_get(&total, "parent_work");
+    cr_assert_gt(child + parent, 50, "child_work %.1f%%, parent_work %.1f%%", child, parent);
+    double got = 100 * child / (child + parent);
+    double want = 100 * fn_get(&truth, "child_work") / truth.total;
+    cr_expect(fabs(got - want) <= 3.0,
+              "child_work (two forked children, one executed) has %.1f%% of the two "
+              "functions' time, they measured %.1f%%",
+              got, want);
     fn_free(&truth);
     fn_free(&total);
     free(truth_path);

@@ -3,6 +3,11 @@
     shares.py shares SECONDS TRUTH   four functions take 40/30/20/10 % of the CPU
                                      (thirty calls zlib.compress for half its time)
     shares.py threads SECONDS TRUTH  three threads, each with its own functions
+    shares.py children SECONDS TRUTH two forked children (multiprocessing) and one started
+                                     anew (subprocess) run child_work, then the parent
+                                     runs parent_work, each for SECONDS of CPU
+    shares.py naps SECONDS TRUTH     work (CPU) and nap (time.sleep) take turns, 20 ms each;
+                                     TRUTH has their wall times
     shares.py serve STOP             a server: works until the file STOP exists
 
 Each function measures the CPU time it took (time.thread_time, inclusive) and
@@ -106,6 +111,50 @@ def threads(seconds, path):
     write_truth(path, truth)
 
 
+def child_work(seconds):
+    start = time.thread_time()
+    spin_until(start + seconds)
+    return time.thread_time() - start
+
+
+def parent_work(seconds):
+    start = time.thread_time()
+    spin_until(start + seconds)
+    return time.thread_time() - start
+
+
+def children(seconds, path):
+    import multiprocessing
+    import subprocess
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        child = sum(pool.map(child_work, [seconds, seconds]))
+    ran = subprocess.run([sys.executable, __file__, "child", str(seconds)], check=True,
+                         stdout=subprocess.PIPE, text=True)
+    child += float(ran.stdout)
+    write_truth(path, {"child_work": child, "parent_work": parent_work(seconds)})
+
+
+def work():
+    start = time.perf_counter()
+    spin_until(time.thread_time() + 0.02)
+    return time.perf_counter() - start
+
+
+def nap():
+    start = time.perf_counter()
+    time.sleep(0.02)
+    return time.perf_counter() - start
+
+
+def naps(seconds, path):
+    truth = {"work": 0.0, "nap": 0.0}
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        truth["work"] += work()
+        truth["nap"] += nap()
+    write_truth(path, truth)
+
+
 class Handler:
     def handle(self, n):
         return sum(i * i for i in range(n))
@@ -127,5 +176,11 @@ if __name__ == "__main__":
         shares(float(sys.argv[2]), sys.argv[3])
     elif mode == "threads":
         threads(float(sys.argv[2]), sys.argv[3])
+    elif mode == "naps":
+        naps(float(sys.argv[2]), sys.argv[3])
+    elif mode == "children":
+        children(float(sys.argv[2]), sys.argv[3])
+    elif mode == "child":
+        print(child_work(float(sys.argv[2])))
     else:
         serve(sys.argv[2])
