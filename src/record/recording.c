@@ -43,7 +43,9 @@ void recording_start_output(struct recording *r, pid_t first_pid, size_t stack_s
 {
     output_started(r->out);
     record_meta_write(r->out, r->opts, first_pid, r->choice, stack_size);
-    r->interp = interp_new(r->out, r->opts->stack_mode != STACK_NONE);
+    /* The original raw format keeps no stacks: no frames to read for it. */
+    r->interp =
+        interp_new(r->out, r->opts->stack_mode != STACK_NONE && r->opts->format == OUTPUT_NATIVE);
 }
 
 void recording_interp_meta(struct recording *r)
