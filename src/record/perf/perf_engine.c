@@ -508,11 +508,14 @@ static void on_sample(void *ctx, const struct perf_record *r)
         e->pcs[0] = user_pc(s);
         depth = 1;
     }
-    struct stack_snapshot at_sample = {0};
-    perf_sample_snapshot(s, PERF_REGS_USER_MASK, &at_sample);
-    if (interp_read(e->rec.interp, p, (pid_t)s->tid, &(struct interp_when){.sample = &at_sample},
-                    &e->interp))
-        depth = interp_merge(e->rec.interp, p, &e->interp, e->pcs, depth, STACK_MAX_DEPTH);
+    if (e->rec.interp) {
+        /* Read now, after the sample: kept only if the sample shows them. */
+        struct stack_snapshot at_sample = {0};
+        perf_sample_snapshot(s, PERF_REGS_USER_MASK, &at_sample);
+        struct interp_when when = {.sample = &at_sample};
+        if (interp_read(e->rec.interp, p, (pid_t)s->tid, &when, &e->interp))
+            depth = interp_merge(e->rec.interp, p, &e->interp, e->pcs, depth, STACK_MAX_DEPTH);
+    }
     e->unwind_ns += monotonic_ns() - unwind_start;
     e->truncated += cut;
     en->s = (struct prof_thread_sample){
