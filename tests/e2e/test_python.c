@@ -20,7 +20,8 @@
  *    read like the first process;
  *  - three threads, each with its own functions; attaching to a running
  *    server and detaching (it goes on, and ends as it would have); a run
- *    by an unprivileged user.
+ *    by an unprivileged user; an older CPython (3.10) gets one warning and
+ *    its native frames as before.
  */
 #include "../lib/corpus.h"
 #include "../lib/spawn.h"
@@ -569,4 +570,35 @@ Test(python, an_unprivileged_user_sees_python_frames, .timeout = 120)
     free(setpriv);
     test_rmtree(dir);
     free(dir);
+}
+
+Test(python, an_older_python_gets_one_warning_and_native_frames, .timeout = 120)
+{
+    const char *home = getenv("HOME");
+    char *pattern = xasprintf("%s/.pyenv/versions/3.10*/bin/python3.10", home ? home : "/root");
+    glob_t g;
+    if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc == 0)
+        cr_skip_test("no CPython 3.10 here (%s)", pattern);
+    char *dir = test_mkdtemp(), *out = test_path(dir, "py.prof"), *ptprof = build_ptprof();
+    const char *argv[] = {ptprof, "record",      "-o", out,
+                          "--",   g.gl_pathv[0], "-c", "x = 0\nfor i in range(3000000): x += i",
+                          NULL};
+    struct spawn_opts o = {.argv = argv, .timeout_s = 60};
+    struct spawn_result res;
+    spawn_run(&o, &res);
+    cr_expect_eq(spawn_exit_code(res.status), 0, "%s\n%s", spawn_status_text(res.status), res.err);
+    cr_expect(strstr(res.err, "CPython 3.10 is not supported"), "%s", res.err);
+    const char *second = strstr(res.err, "warning");
+    cr_expect(second && !strstr(second + 1, "warning"), "more than one warning:\n%s", res.err);
+    spawn_result_free(&res);
+    struct fn_counts total;
+    report_column(out, "cpu", "total_pct", NULL, &total);
+    cr_expect_gt(fn_get(&total, "_PyEval_EvalFrameDefault"), 50, "native frames as before");
+    fn_free(&total);
+    globfree(&g);
+    free(ptprof);
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+    free(pattern);
 }

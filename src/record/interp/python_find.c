@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -115,10 +116,15 @@ static bool read_elf(const char *path, uint64_t offset, struct python_image *img
         goto out; /* named like Python, holds no runtime: not one */
     if (!img->version_addr || !img->code_type || !img->unicode_type || !img->bytes_type ||
         !img->eval_lo) {
-        snprintf(why, whylen,
-                 "%s: no Py_Version, type objects or eval loop among its symbols (CPython older "
-                 "than 3.11?)",
-                 path);
+        /* Py_Version is new in 3.11: the file's name tells an older one. */
+        const char *v = strstr(strrchr(path, '/') ? strrchr(path, '/') : path, "python3.");
+        unsigned minor = v ? (unsigned)strtoul(v + 8, NULL, 10) : 0;
+        if (minor > 0 && minor < 11)
+            snprintf(why, whylen, "CPython 3.%u is not supported, 3.11 and later are (%s)", minor,
+                     path);
+        else
+            snprintf(why, whylen,
+                     "%s: no Py_Version, type objects or eval loop among its symbols", path);
         goto out;
     }
     ok = true;
