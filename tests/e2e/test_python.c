@@ -41,7 +41,7 @@
 
 /* Percentage points a share may differ from the truth. */
 #define SHARE_TOLERANCE 2.0
-#define SECONDS "4"
+#define SECONDS "6"
 
 struct python_param {
     char engine[8];
@@ -255,9 +255,24 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
         fn_free(&from_pb);
         free(pbin);
         free(pb);
+        /* The pictures name them too: the flame graph's frames, the
+         * timeline's thread lanes. */
+        char *svg = test_path(dir, "fg.svg"), *lanes = test_path(dir, "tl.svg");
+        const char *fg[] = {"flamegraph", out, "-o", svg, NULL};
+        const char *tl[] = {"timeline", out, "-o", lanes, NULL};
+        free(ptprof_out(fg));
+        free(ptprof_out(tl));
+        char *text = test_read_file(svg, NULL);
+        cr_expect(text && strstr(text, "thirty"), "the flame graph has no thirty");
+        free(text);
+        text = test_read_file(lanes, NULL);
+        cr_expect(text && strstr(text, "spin_until"), "the timeline's lanes have no spin_until");
+        free(text);
+        free(svg);
+        free(lanes);
         /* info says what was read. */
         const char *info[] = {"info", out, NULL};
-        char *text = ptprof_out(info);
+        text = ptprof_out(info);
         cr_expect(strstr(text, "frames of:  CPython 3."), "info:\n%s", text);
         free(text);
     }
