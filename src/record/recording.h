@@ -66,7 +66,7 @@ struct recording {
     struct tick_clock clock;
     double tick_hz; /* the clock's rate if not the requested one (0) */
     uint64_t start_mono, end_mono;
-    uint64_t deadline; /* --duration, monotonic; 0 = none */
+    uint64_t deadline;     /* --duration, monotonic; 0 = none */
     struct interp *interp; /* interpreter frames (interp/interp.h), NULL: off */
 };
 

@@ -123,8 +123,8 @@ static bool read_elf(const char *path, uint64_t offset, struct python_image *img
             snprintf(why, whylen, "CPython 3.%u is not supported, 3.11 and later are (%s)", minor,
                      path);
         else
-            snprintf(why, whylen,
-                     "%s: no Py_Version, type objects or eval loop among its symbols", path);
+            snprintf(why, whylen, "%s: no Py_Version, type objects or eval loop among its symbols",
+                     path);
         goto out;
     }
     ok = true;

@@ -202,19 +202,21 @@ static bool name_frames(struct python_runtime *rt, struct python_walk *w,
 {
     size_t hsize = python_code_header_size(&rt->layout);
     struct iovec local[INTERP_MAX_FRAMES], remote[INTERP_MAX_FRAMES];
-    uint32_t first[INTERP_MAX_FRAMES]; /* the frame whose code each header is */
+    size_t head_of[INTERP_MAX_FRAMES]; /* per frame, the header of its code object */
     size_t n = 0;
     for (uint32_t i = 0; i < w->n; i++) {
         if (!remote_pointer_ok(w->code[i])) {
             *failure = INTERP_BAD_OBJECT;
             return false;
         }
-        size_t k = 0;
-        while (k < n && w->code[first[k]] != w->code[i])
-            k++;
-        if (k < n)
-            continue; /* recursion: read once */
-        first[n] = i;
+        uint32_t j = 0;
+        while (j < i && w->code[j] != w->code[i])
+            j++;
+        if (j < i) {
+            head_of[i] = head_of[j]; /* recursion: read once */
+            continue;
+        }
+        head_of[i] = n;
         local[n] = (struct iovec){.iov_base = w->heads[n], .iov_len = hsize};
         remote[n] = (struct iovec){.iov_base = (void *)(uintptr_t)w->code[i], .iov_len = hsize};
         n++;
@@ -224,11 +226,8 @@ static bool name_frames(struct python_runtime *rt, struct python_walk *w,
         return false;
     }
     for (uint32_t i = 0; i < w->n; i++) {
-        size_t k = 0;
-        while (w->code[first[k]] != w->code[i])
-            k++;
-        uint64_t pc =
-            python_code_name(rt, w->code[i], w->heads[k], w->instr[i], names, pid, failure);
+        uint64_t pc = python_code_name(rt, w->code[i], w->heads[head_of[i]], w->instr[i], names,
+                                       pid, failure);
         if (!pc)
             return false;
         st->frames[st->n++] = (struct interp_frame){.pc = pc, .entry = w->entry[i]};
