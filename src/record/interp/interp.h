@@ -99,6 +99,10 @@ struct interp_when {
      * earlier, while the thread ran on; NULL: the frames wanted are the
      * thread's now (stopped, or blocked in a call). */
     const struct stack_snapshot *sample;
+    /* The thread's stack as copied at the same stop, or NULL: frames that
+     * lie in it (an eval loop's entry frame on the C stack) are read from
+     * the copy rather than from the process. */
+    const struct stack_snapshot *copy;
 };
 
 /* One interpreter module. */

@@ -172,18 +172,25 @@ struct python_walk {
     uint8_t window[FRAME_WINDOW + FRAME_HEADER_MAX];
     uint64_t lo, hi;
     uint8_t heads[INTERP_MAX_FRAMES][PYTHON_CODE_HEADER_MAX];
+    uint8_t single[FRAME_HEADER_MAX]; /* a frame outside the data stack */
 };
 
-/* FSIZE bytes of the frame at ADDR: from the window, or read anew (with
- * the data stack below it when it lies in the thread's chunk CHUNK). */
+/* FSIZE bytes of the frame at ADDR: from the window, from the thread's
+ * stack COPY (the eval loop's entry frames live on the C stack), or read
+ * anew: with the data stack below it when it lies in the thread's chunk
+ * CHUNK, else alone (the window stays for the frames below). */
 static const uint8_t *frame_bytes(const struct python_runtime *rt, struct python_walk *w,
-                                  uint64_t addr, uint64_t fsize, uint64_t chunk)
+                                  uint64_t addr, uint64_t fsize, uint64_t chunk,
+                                  const struct stack_snapshot *copy)
 {
     if (addr >= w->lo && addr + fsize <= w->hi)
         return w->window + (addr - w->lo);
-    uint64_t lo = addr;
-    if (chunk && addr > chunk && addr - chunk < CHUNK_MAX)
-        lo = addr - chunk > FRAME_WINDOW ? addr - FRAME_WINDOW : chunk;
+    if (copy && copy->data && addr >= copy->sp && copy->size >= fsize &&
+        addr - copy->sp <= copy->size - fsize)
+        return copy->data + (addr - copy->sp);
+    if (!(chunk && addr > chunk && addr - chunk < CHUNK_MAX))
+        return remote_read(rt->pid, addr, w->single, fsize) ? w->single : NULL;
+    uint64_t lo = addr - chunk > FRAME_WINDOW ? addr - FRAME_WINDOW : chunk;
     if (!remote_read(rt->pid, lo, w->window, addr + fsize - lo)) {
         /* The chunk below may be gone: the frame alone. */
         lo = addr;
@@ -272,7 +279,7 @@ bool python_read_thread(void *runtime, pid_t tid, const struct interp_when *when
             *failure = INTERP_BAD_OBJECT;
             return false;
         }
-        const uint8_t *buf = frame_bytes(rt, w, frame, fsize, v.chunk);
+        const uint8_t *buf = frame_bytes(rt, w, frame, fsize, v.chunk, when->copy);
         if (!buf) {
             *failure = INTERP_BAD_READ;
             return false;

@@ -74,6 +74,7 @@ struct sample_costs {
 /* A stack to copy, and the process whose memory holds it. */
 struct pending_copy {
     pid_t pid;
+    pid_t tid;
     struct stack_copy copy;
 };
 
@@ -192,15 +193,19 @@ static int by_pid(const void *a, const void *b)
     return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-/* The thread's interpreter frames, exact while it stands still. */
-static void read_interp_frames(struct recorder *r, struct thread *th)
+/* The interpreter frames of the threads whose stacks were just copied,
+ * exact while they stand still; frames on the C stack come from the copy. */
+static void read_interp_frames(struct recorder *r, struct tracer *t, size_t n)
 {
-    if (!r->rec.interp)
-        return;
-    if (!th->interp)
-        th->interp = xcalloc(1, sizeof(*th->interp));
-    interp_read(r->rec.interp, &r->tracer.procs.procs[th->proc], th->tid,
-                &(struct interp_when){.stopped = true}, th->interp);
+    for (size_t i = 0; r->rec.interp && i < n; i++) {
+        struct thread *th = thread_find(&t->threads, r->copies[i].tid);
+        if (!th)
+            continue;
+        if (!th->interp)
+            th->interp = xcalloc(1, sizeof(*th->interp));
+        struct interp_when when = {.stopped = true, .copy = th->snap};
+        interp_read(r->rec.interp, &t->procs.procs[th->proc], th->tid, &when, th->interp);
+    }
 }
 
 /* The stacks of a batch: one process_vm_readv per process. */
@@ -266,13 +271,16 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
                           ? th->copy_limit
                           : stack_copy_plan(sp, stack_top(r, th, sp), th->copy_limit, &to_top);
         stack_snapshot_reserve(th->snap, want);
-        read_interp_frames(r, th);
         r->copies = xgrow(r->copies, &r->copies_cap, ncopies + 1, sizeof(*r->copies));
-        r->copies[ncopies++] = (struct pending_copy){
-            .pid = th->pid, .copy = {.snap = th->snap, .want = want, .to_top = to_top}};
+        r->copies[ncopies++] =
+            (struct pending_copy){.pid = th->pid,
+                                  .tid = th->tid,
+                                  .copy = {.snap = th->snap, .want = want, .to_top = to_top}};
     }
-    if (ncopies > 0)
+    if (ncopies > 0) {
         copy_stacks(r, ncopies);
+        read_interp_frames(r, t, ncopies);
+    }
     r->costs.copy_ns += monotonic_ns() - start;
 }
 
