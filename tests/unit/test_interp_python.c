@@ -8,7 +8,7 @@
  * nowhere, a thread list that loops): each read ends, bounded, with the
  * failure counted, never a crash or a hang.  Also the location table,
  * _Py_DebugOffsets' validation (and the real one of an installed 3.13),
- * and the merge with native frames.
+ * the merge with native frames, and how a command is told to be Python.
  */
 #include "record/interp/interp.h"
 #include "record/interp/interp_names.h"
@@ -18,6 +18,8 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <glob.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -450,4 +452,49 @@ Test(interp_python, eval_frames_give_way_to_the_frames_they_run)
     /* Room for fewer frames than there are. */
     uint64_t small[4] = {0x9000, 0x1100, 0x7000, 0x1200};
     cr_expect_eq(interp_merge_stack(fake_eval, NULL, &st, small, 4, 4), 4);
+}
+
+/* An executable file at DIR/NAME starting with TEXT. */
+static char *script(const char *dir, const char *name, const char *text)
+{
+    char *path = NULL;
+    cr_assert(asprintf(&path, "%s/%s", dir, name) > 0);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    cr_assert_eq(chmod(path, 0755), 0);
+    return path;
+}
+
+Test(interp_python, a_python_command_is_told_by_its_names)
+{
+    char dir[] = "/tmp/ptprof-interp-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char *env = script(dir, "env-python", "#!/usr/bin/env python3\nprint(1)\n");
+    char *direct = script(dir, "direct", "#!/opt/py/bin/python3.12 -u\n");
+    char *shell = script(dir, "shell", "#!/bin/sh\necho python3\n");
+    char *named = script(dir, "python3.13", "");
+    char what[64];
+    char *a1[] = {env, NULL}, *a2[] = {direct, NULL}, *a3[] = {shell, NULL}, *a4[] = {named, NULL};
+    cr_expect(interp_target_guess(a1, 0, what, sizeof(what)));
+    cr_expect_str_eq(what, "python3");
+    cr_expect(interp_target_guess(a2, 0, what, sizeof(what)));
+    cr_expect_str_eq(what, "python3.12");
+    cr_expect(!interp_target_guess(a3, 0, what, sizeof(what)), "a shell script");
+    cr_expect(interp_target_guess(a4, 0, what, sizeof(what)));
+    char *missing[] = {"/nonexistent/python3", NULL}, *none[] = {NULL};
+    cr_expect(!interp_target_guess(missing, 0, what, sizeof(what)));
+    cr_expect(!interp_target_guess(none, 0, what, sizeof(what)));
+    /* This process maps no Python. */
+    cr_expect(!interp_target_guess(NULL, getpid(), what, sizeof(what)));
+    unlink(env);
+    unlink(direct);
+    unlink(shell);
+    unlink(named);
+    rmdir(dir);
+    free(env);
+    free(direct);
+    free(shell);
+    free(named);
 }
