@@ -19,6 +19,7 @@
 #include "export/export.h"
 #include "export/folded_write.h"
 #include "export/pprof_write.h"
+#include "export/speedscope_write.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -81,6 +82,8 @@ static const struct convert_format formats[] = {
     {"pprof", ".pb .pprof", pprof_load_buffer, NULL, pprof_export,
      "pprof's profile.proto, gzipped (go tool pprof; every metric a sample type,\n"
      "                                 --metric: the default one)"},
+    {"speedscope", ".speedscope.json", NULL, NULL, speedscope_export,
+     "speedscope's JSON, a timeline per thread (default metric: the profile's own)"},
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
@@ -130,8 +133,8 @@ static void usage(FILE *out)
     }
 }
 
-/* The format OUT's name asks for: its last suffix, after any compression
- * suffix, when exactly one format claims it; else native. */
+/* The format OUT's name asks for: how it ends, after any compression
+ * suffix, when exactly one format claims that ending; else native. */
 static const struct convert_format *format_by_name(const char *path)
 {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
@@ -144,17 +147,14 @@ static const struct convert_format *format_by_name(const char *path)
             break;
         }
     }
-    const char *dot = NULL;
-    for (size_t i = len; i-- > 1 && !dot;)
-        if (base[i] == '.')
-            dot = base + i;
+    /* A suffix may hold dots of its own (".speedscope.json"). */
     const struct convert_format *found = NULL;
     size_t claims = 0;
-    for (size_t i = 0; dot && i < NFORMATS; i++) {
-        size_t n = (size_t)(base + len - dot);
+    for (size_t i = 0; i < NFORMATS; i++) {
         for (const char *s = formats[i].suffixes; *s;) {
             size_t w = strcspn(s, " ");
-            if (w == n && strncmp(s, dot, n) == 0 && (formats[i].write || formats[i].export)) {
+            if (len > w && strncmp(base + len - w, s, w) == 0 &&
+                (formats[i].write || formats[i].export)) {
                 found = &formats[i];
                 claims++;
             }

@@ -32,6 +32,8 @@ enum long_only {
     OPT_DURATION,
     OPT_ENGINE,
     OPT_HELP_EVENTS,
+    OPT_SWITCH_OUTPUT,
+    OPT_SWITCH_MAX_FILES,
 };
 
 static void print_pmus(FILE *out)
@@ -69,6 +71,12 @@ static void usage_record(FILE *out)
             "      --no-inherit       do not follow fork/vfork/clone children\n"
             "      --pid=PID          attach to a running process; stop with Ctrl-C\n"
             "      --duration=S       stop sampling after S seconds\n"
+            "      --switch-output[=signal|PERIOD|SIZE]\n"
+            "                         a new file every PERIOD (10s, 5m, 1h), SIZE (100M)\n"
+            "                         or on SIGUSR2 (the default), each complete alone:\n"
+            "                         OUT.TIMESTAMP, or OUT with %%t replaced by the\n"
+            "                         timestamp (-o 'svc-%%t.data')\n"
+            "      --switch-max-files=N  keep only the last N files\n"
             "  -d, --debug            print the profiler's own cost at the end\n"
             "  -h, --help             show this help\n");
     print_pmus(out);
@@ -159,6 +167,8 @@ static const struct option record_options_table[] = {
     {"no-inherit", no_argument, NULL, OPT_NO_INHERIT},
     {"pid", required_argument, NULL, OPT_PID},
     {"duration", required_argument, NULL, OPT_DURATION},
+    {"switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT},
+    {"switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES},
     {"engine", required_argument, NULL, OPT_ENGINE},
     {"event", required_argument, NULL, 'e'},
     {"help-events", no_argument, NULL, OPT_HELP_EVENTS},
@@ -232,6 +242,15 @@ static int run(int argc, char **argv, bool sampler)
                 return PT_EXIT_USAGE;
             opts.attach_pid = (pid_t)value;
             break;
+        case OPT_SWITCH_OUTPUT:
+            if (snapshots_parse(optarg, &opts.snapshots) != 0)
+                return PT_EXIT_USAGE;
+            break;
+        case OPT_SWITCH_MAX_FILES:
+            if (parse_positive("switch-max-files", optarg, 1e6, &value) != 0)
+                return PT_EXIT_USAGE;
+            opts.snapshots.max_files = (unsigned)value;
+            break;
         case OPT_DURATION:
             if (parse_positive("duration", optarg, 1e9, &opts.duration) != 0)
                 return PT_EXIT_USAGE;
@@ -281,6 +300,16 @@ static int run(int argc, char **argv, bool sampler)
         pt_err("-o -: standard output is also the %s's, so the profile would be mixed with its "
                "output; write the profile to a file",
                opts.attach_pid ? "process" : "command");
+        return PT_EXIT_USAGE;
+    }
+    if (opts.snapshots.max_files && !opts.snapshots.on) {
+        pt_err("--switch-max-files is for --switch-output");
+        return PT_EXIT_USAGE;
+    }
+    if (opts.snapshots.on &&
+        (!opts.output || strcmp(opts.output, "-") == 0 || opts.format == OUTPUT_PPERF)) {
+        pt_err("--switch-output writes a series of files: not to standard output, nor in the "
+               "original raw format");
         return PT_EXIT_USAGE;
     }
     if (opts.format == OUTPUT_PPERF) {

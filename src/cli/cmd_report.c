@@ -9,6 +9,7 @@
 #include "analyze/multi.h"
 #include "analyze/select.h"
 #include "analyze/session.h"
+#include "analyze/uncertainty.h"
 #include "cli/analysis_args.h"
 #include "cli/cli.h"
 #include "cli/report_html.h"
@@ -30,7 +31,8 @@
 #define USAGE_LINE                                                                                 \
     "usage: ptprof report [PROGRAM] FILE... [-k KEYS] [--metric M]\n"                              \
     "                     [--callers F | --callees F | --tree] [--limit P] [--threshold P]\n"      \
-    "                     [--format table|csv|json] [--html OUT] [-s DIR]... [--binary PATH]\n"
+    "                     [--format table|csv|json] [--html OUT] [--ci] [-s DIR]...\n"             \
+    "                     [--binary PATH]\n"
 
 /* The tree is unreadable with every node; it shows those over 0.5 % unless told. */
 #define TREE_THRESHOLD 0.5
@@ -53,6 +55,8 @@ static void usage(FILE *out)
         "      --limit P         keep the top rows until they hold P %% of the total\n"
         "      --threshold P     drop rows under P %% (self and total; tree default %g)\n"
         "      --format F        table (default), csv or json\n"
+        "      --ci              a 95%% interval for each share (and energy): from the\n"
+        "                        sample counts, or from the spread of several runs\n"
         "      --html OUT        write a self-contained HTML page instead: the totals, the\n"
         "                        sortable table, the flame graph and the timeline, and\n"
         "                        with several files their comparison with the first\n" ANALYSIS_HELP
@@ -71,6 +75,7 @@ struct report_args {
     enum report_focus focus;
     bool tree;
     const char *html; /* --html OUT */
+    bool ci;          /* --ci: intervals (analyze/uncertainty.h) */
 };
 
 /* 0 ok, 1 usage error, -1 --help shown. */
@@ -84,7 +89,8 @@ static int parse_args(int *argcp, char **argv, struct report_args *a)
         OPT_LIMIT,
         OPT_THRESHOLD,
         OPT_FORMAT,
-        OPT_HTML
+        OPT_HTML,
+        OPT_CI
     };
     static const struct option longopts[] = {
         ANALYSIS_LONG_OPTIONS,
@@ -95,6 +101,7 @@ static int parse_args(int *argcp, char **argv, struct report_args *a)
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"html", required_argument, NULL, OPT_HTML},
+        {"ci", no_argument, NULL, OPT_CI},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -129,6 +136,9 @@ static int parse_args(int *argcp, char **argv, struct report_args *a)
         case OPT_HTML:
             a->html = optarg;
             break;
+        case OPT_CI:
+            a->ci = true;
+            break;
         case OPT_FORMAT:
             if (render_format_parse(optarg, &a->format) != 0) {
                 pt_err("report: unknown format '%s' (table, csv or json)", optarg);
@@ -147,6 +157,10 @@ static int parse_args(int *argcp, char **argv, struct report_args *a)
     }
     if (views > 1) {
         pt_err("report: --callers, --callees and --tree are different views; choose one");
+        return 1;
+    }
+    if (a->ci && views) {
+        pt_err("report: --ci is for the flat report, not --callers, --callees or --tree");
         return 1;
     }
     if (a->html && a->tree) {
@@ -269,6 +283,8 @@ int cmd_report(int argc, char **argv)
     if (rc == PT_EXIT_OK) {
         struct report mean;
         report_mean(ptrs, nfiles, &mean);
+        if (a.ci)
+            report_uncertainty(&mean, ptrs, nfiles);
         report_select(&mean, a.limit, a.threshold);
         if ((mean.metric.kind == METRIC_ENERGY || mean.metric.kind == METRIC_POWER) &&
             !mean.totals.has_energy)

@@ -45,6 +45,7 @@
 #include "pmu/pmu.h"
 #include "record/engine.h"
 #include "record/output.h"
+#include "record/snapshots.h"
 #include "record/tick_clock.h"
 
 struct record_options;
@@ -66,8 +67,11 @@ struct recording {
     struct tick_clock clock;
     double tick_hz; /* the clock's rate if not the requested one (0) */
     uint64_t start_mono, end_mono;
-    uint64_t deadline;     /* --duration, monotonic; 0 = none */
-    struct interp *interp; /* interpreter frames (interp/interp.h), NULL: off */
+    uint64_t deadline; /* --duration, monotonic; 0 = none */
+    /* --switch-output (snapshots.h), NULL: one file */
+    struct snapshots *snapshots;
+    /* interpreter frames (interp/interp.h), NULL: off */
+    struct interp *interp;
 };
 
 /* The common lines of the -d summary. */
@@ -86,6 +90,10 @@ int recording_catch_signals(struct recording *r);
 void recording_start_output(struct recording *r, pid_t first_pid, size_t stack_size);
 int recording_begin(struct recording *r);
 void recording_read_pmu(struct recording *r);
+/* --switch-output (snapshots.h): at a tick, start the next file when due;
+ * recording_on_signal() takes SIGUSR2 as the request (true: it took SIG). */
+void recording_tick(struct recording *r, uint64_t now_ns);
+bool recording_on_signal(struct recording *r, int sig);
 /* Before output_finish(): the META that says what interpreter frames were
  * read, and how they were kept consistent with the native stacks. */
 void recording_interp_meta(struct recording *r);

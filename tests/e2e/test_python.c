@@ -617,3 +617,40 @@ Test(python, an_older_python_gets_one_warning_and_native_frames, .timeout = 120)
     free(dir);
     free(pattern);
 }
+
+/* --switch-output: every file names the Python frames alone (its LOCATION
+ * records repeated with what else it repeats). */
+Test(python, each_switched_file_names_python_frames, .timeout = 120)
+{
+    char *python = newest_python(), *dir = test_mkdtemp(), *script = workload_script();
+    char *out = test_path(dir, "py.prof"), *truth = test_path(dir, "truth.txt");
+    char *ptprof = build_ptprof();
+    const char *argv[] = {
+        ptprof, "record", "--switch-output=1s", "-o", out, "--", python, script, "shares", "3.5",
+        truth,  NULL};
+    struct spawn_opts o = {.argv = argv, .timeout_s = 60};
+    struct spawn_result res;
+    spawn_run(&o, &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "%s\n%s", spawn_status_text(res.status), res.err);
+    spawn_result_free(&res);
+    char *pattern = xasprintf("%s.*", out);
+    glob_t g;
+    cr_assert_eq(glob(pattern, 0, NULL, &g), 0, "no %s", pattern);
+    cr_expect_geq(g.gl_pathc, 3, "%zu files", g.gl_pathc);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        struct fn_counts total;
+        report_column(g.gl_pathv[i], "cpu", "total_pct", NULL, &total);
+        cr_expect_gt(fn_get(&total, "forty"), 20, "%s: forty on %.1f%% of the stacks",
+                     g.gl_pathv[i], fn_get(&total, "forty"));
+        fn_free(&total);
+    }
+    globfree(&g);
+    free(pattern);
+    free(ptprof);
+    free(truth);
+    free(out);
+    free(script);
+    test_rmtree(dir);
+    free(dir);
+    free(python);
+}

@@ -754,6 +754,7 @@ static void on_tick(struct engine *e)
     e->ticks++;
     if (e->rec.deadline && now >= e->rec.deadline)
         e->stop_requested = true;
+    recording_tick(&e->rec, now);
 }
 
 /* --- the end -------------------------------------------------------------- */
@@ -900,6 +901,8 @@ static void on_profiler_signal(void *ctx, const struct signalfd_siginfo *si)
 {
     struct engine *e = ctx;
     int sig = (int)si->ssi_signo;
+    if (recording_on_signal(&e->rec, sig))
+        return;
     if (sig == SIGCHLD) {
         reap(e);
         return;

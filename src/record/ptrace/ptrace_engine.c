@@ -742,6 +742,8 @@ static void on_profiler_signal(void *ctx, const struct signalfd_siginfo *si)
 {
     struct recorder *r = ctx;
     int sig = (int)si->ssi_signo;
+    if (recording_on_signal(&r->rec, sig))
+        return;
     uint64_t now = monotonic_ns();
     struct profsig_program target = target_of(r);
     /* SIGCHLD: the stops are drained by the loop. */
@@ -822,6 +824,7 @@ static void on_timer(struct recorder *r)
         r->stop_requested = true;
         stop_sampling(r);
     }
+    recording_tick(&r->rec, now);
 }
 
 static uint64_t ideal_samples(const struct recorder *r)
