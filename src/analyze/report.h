@@ -105,7 +105,8 @@ double report_power(double energy_j, double time_s);
 double report_mean_power(const struct report_totals *t);
 /* ROW's value of M, exclusive or inclusive. */
 double report_value(const struct report_row *row, const struct metric *m, bool total);
-/* ROW's share of the report's base in percent (0-100; power may exceed). */
+/* ROW's share of the report's base in percent (0-100; for power, its
+ * share of the energy). */
 double report_pct(const struct report *r, const struct report_row *row, const struct metric *m,
                   bool total);
 /* What percentages of M are of. */

@@ -39,7 +39,7 @@ static void usage(FILE *out)
             "run on a side a test on the sample counts), the most significant first. Options\n"
             "go before the '--'.\n"
             "\n"
-            "  -e, --error FN        error (default), absolute_error, relative_error,\n"
+            "      --error FN        error (default), absolute_error, relative_error,\n"
             "                        absolute_relative_error, weighted_error,\n"
             "                        absolute_weighted_error, weighted_relative_error,\n"
             "                        absolute_weighted_relative_error (weight: the key's\n"
@@ -68,10 +68,18 @@ struct compare_args {
 /* 0 ok, 1 usage error, -1 --help shown. */
 static int parse_args(int argc, char **argv, struct compare_args *a)
 {
-    enum { OPT_INCLUSIVE = 256, OPT_SHARE, OPT_LIMIT, OPT_THRESHOLD, OPT_NAMES, OPT_FORMAT };
+    enum {
+        OPT_INCLUSIVE = 256,
+        OPT_ERROR,
+        OPT_SHARE,
+        OPT_LIMIT,
+        OPT_THRESHOLD,
+        OPT_NAMES,
+        OPT_FORMAT
+    };
     static const struct option longopts[] = {
         ANALYSIS_LONG_OPTIONS,
-        {"error", required_argument, NULL, 'e'},
+        {"error", required_argument, NULL, OPT_ERROR},
         {"aggregate", required_argument, NULL, 'a'},
         {"inclusive", no_argument, NULL, OPT_INCLUSIVE},
         {"share", no_argument, NULL, OPT_SHARE},
@@ -87,7 +95,7 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
     opterr = 0;
     a->files = xcalloc((size_t)argc + 1, sizeof(*a->files));
     /* '-': files come back in order (code 1), so '--' can split them into sides. */
-    while ((opt = getopt_long(argc, argv, "-:e:a:" ANALYSIS_SHORT_OPTIONS "h", longopts, NULL)) !=
+    while ((opt = getopt_long(argc, argv, "-:a:" ANALYSIS_SHORT_OPTIONS "h", longopts, NULL)) !=
            -1) {
         if (opt == 1) {
             a->files[a->nfiles++] = optarg;
@@ -99,7 +107,7 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
         if (taken)
             continue;
         switch (opt) {
-        case 'e':
+        case OPT_ERROR:
             if (error_fn_parse(optarg, &a->cmp.error) != 0) {
                 pt_err("compare: unknown error function '%s' (see --help)", optarg);
                 return 1;

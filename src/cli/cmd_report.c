@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #define USAGE_LINE                                                                                 \
-    "usage: ptprof report [PROGRAM] FILE... [-k KEYS] [--metric M]\n"                              \
+    "usage: ptprof report [PROGRAM] [FILE...] [-k KEYS] [--metric M]\n"                            \
     "                     [--callers F | --callees F | --tree] [--limit P] [--threshold P]\n"      \
     "                     [--format table|csv|json] [--html OUT] [--ci] [-s DIR]...\n"             \
     "                     [--binary PATH]\n"
@@ -44,7 +44,8 @@ static void usage(FILE *out)
         USAGE_LINE
         "\n"
         "Show where the time or energy of a profile went, per key. Several files of the\n"
-        "same program are averaged (repeated runs). Any profile format, plain or compressed.\n"
+        "same program are averaged (repeated runs). Any profile format, plain or compressed;\n"
+        "without FILE, " PT_DEFAULT_PROFILE " (what record writes unless told).\n"
         "PROGRAM, an executable named before the profiles as for gprof and pprof, is the\n"
         "profiled program (the same as --binary PROGRAM).\n"
         "\n"
@@ -169,12 +170,6 @@ static int parse_args(int *argcp, char **argv, struct report_args *a)
     }
     /* "report prog gmon.out", as gprof and pprof take it. */
     analysis_args_take_programs(&a->an, argv, optind, argcp);
-    argc = *argcp;
-    if (optind >= argc) {
-        pt_err("report: no profile given");
-        fputs(USAGE_LINE, stderr);
-        return 1;
-    }
     analysis_args_done(&a->an);
     return 0;
 }
@@ -226,14 +221,23 @@ static int file_report(struct report_args *a, const char *file, size_t index, co
     struct walk_totals wt;
     struct metric m;
     int rc = session_walk_profile(file, &prof, &a->an.session, keys, names, &v, &wt);
+    /* Callers, callees and executions by the program's own call counts
+     * (gmon.out): a flat report counts them with a callgraph of its own. */
+    if (rc == 0 && !g && prof.narcs)
+        g = callgraph_new(keys, names, &a->an.session.walk.keys, "", FOCUS_CALLERS);
+    if (rc == 0 && g)
+        rc = session_walk_arcs(file, &prof, &a->an.session, keys, names, callgraph_arc, g);
     if (rc == 0)
         rc = session_metric(file, metric, &wt, agg ? aggregate_columns(agg) : callgraph_columns(g),
                             &m);
     if (rc == 0) {
-        if (agg)
+        if (agg) {
             aggregate_report(agg, &wt, &m, out);
-        else
+            if (g)
+                callgraph_set_executions(g, keys, out);
+        } else {
             callgraph_report(g, &wt, &m, out);
+        }
         if (figures)
             html_figures_add_run(figures, index, &wt);
     }
@@ -256,8 +260,11 @@ int cmd_report(int argc, char **argv)
         analysis_args_free(&a.an);
         return rc < 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
     }
-    char **files = argv + optind;
-    size_t nfiles = (size_t)(argc - optind);
+    /* No file: the one record writes unless told, as perf report reads perf.data. */
+    static char default_profile[] = PT_DEFAULT_PROFILE;
+    char *default_files[] = {default_profile};
+    char **files = optind < argc ? argv + optind : default_files;
+    size_t nfiles = optind < argc ? (size_t)(argc - optind) : 1;
     int width = a.format == RENDER_TABLE ? term_width(STDOUT_FILENO) : 0;
     if (a.tree) {
         rc = run_tree(&a, files, nfiles, width);

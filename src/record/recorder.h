@@ -69,6 +69,7 @@ struct record_options {
     bool inherit;      /* follow fork/vfork/clone children */
     bool debug;
     enum record_engine engine; /* --engine / PTPROF_ENGINE (engine.h) */
+    bool engine_from_env;      /* PTPROF_ENGINE chose it, not --engine */
     const char *events;        /* -e EVENT[,EVENT...]: counters (perf engine), or NULL */
     /* --switch-output, --switch-max-files (snapshots.h) */
     struct snapshot_options snapshots;

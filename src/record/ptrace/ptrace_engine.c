@@ -329,7 +329,8 @@ static int unwind_captured(struct recorder *r, struct thread *th, struct process
         if (depth == 0)
             pcs[depth++] = th->pc;
     }
-    th->truncated = cut;
+    /* Deeper than the frames kept: its outer frames are lost too. */
+    th->truncated = cut || depth >= STACK_MAX_DEPTH;
     if (cut) {
         /* Copy more of this thread's stack from now on. */
         r->costs.truncated++;
