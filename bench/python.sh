@@ -73,10 +73,10 @@ PERF_X=0
 for ((rep = 1; rep <= REPS; rep++)); do
     for t in 1 4; do
         run "$t" bare "$rep" "$PY" "$WORK" "$t" "$UNITS"
-        run "$t" ptprof "$rep" "$PTPROF" record -d -f "$HZ" -o "$TMP/p.prof" -- \
+        run "$t" ptprof "$rep" "$PTPROF" record -d -f "$HZ" -o "$TMP/p.data" -- \
             "$PY" "$WORK" "$t" "$UNITS"
         run "$t" ptprof-native "$rep" env PTPROF_INTERP=0 "$PTPROF" record --engine ptrace -d \
-            -f "$HZ" -o "$TMP/n.prof" -- "$PY" "$WORK" "$t" "$UNITS"
+            -f "$HZ" -o "$TMP/n.data" -- "$PY" "$WORK" "$t" "$UNITS"
         [ "$HAVE_PERF" = 1 ] && [ "$PERF_X" = 1 ] &&
             run "$t" perf "$rep" "$PERF" record -q -e cpu-clock -F "$HZ" -g \
                 -o "$TMP/perf.data" -- "$PY" -X perf "$WORK" "$t" "$UNITS"

@@ -194,7 +194,7 @@ ParameterizedTestParameters(python, shares)
 ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
 {
     char *python = find_python(param->which), *dir = test_mkdtemp();
-    char *out = test_path(dir, "py.prof"), *truth_path = test_path(dir, "truth.txt");
+    char *out = test_path(dir, "py.data"), *truth_path = test_path(dir, "truth.txt");
     const char *args[] = {"shares", SECONDS, truth_path, NULL};
     char *err;
     record(param->engine, out, python, args, &err);
@@ -298,7 +298,7 @@ ParameterizedTest(struct python_param *param, python, perf_engine_never_shows_a_
                   .timeout = 240)
 {
     char *python = find_python(param->which), *dir = test_mkdtemp();
-    char *out = test_path(dir, "py.prof"), *truth_path = test_path(dir, "truth.txt");
+    char *out = test_path(dir, "py.data"), *truth_path = test_path(dir, "truth.txt");
     const char *args[] = {"shares", "3", truth_path, NULL};
     char *err;
     record("perf", out, python, args, &err);
@@ -350,7 +350,7 @@ static char *newest_python(void)
 Test(python, three_threads_with_their_own_functions, .timeout = 240)
 {
     char *python = newest_python(), *dir = test_mkdtemp();
-    char *out = test_path(dir, "py.prof"), *truth_path = test_path(dir, "truth.txt");
+    char *out = test_path(dir, "py.data"), *truth_path = test_path(dir, "truth.txt");
     const char *args[] = {"threads", "3", truth_path, NULL};
     record("auto", out, python, args, NULL);
     struct fn_counts truth, total;
@@ -412,7 +412,7 @@ ParameterizedTest(struct python_param *param, python,
                   a_sleeping_thread_shows_the_python_function_that_waits, .timeout = 240)
 {
     char *python = newest_python(), *dir = test_mkdtemp();
-    char *out = test_path(dir, "py.prof"), *truth_path = test_path(dir, "truth.txt");
+    char *out = test_path(dir, "py.data"), *truth_path = test_path(dir, "truth.txt");
     const char *args[] = {"naps", "3", truth_path, NULL};
     char *err;
     record(param->engine, out, python, args, &err);
@@ -457,7 +457,7 @@ ParameterizedTest(struct python_param *param, python,
 Test(python, forked_and_executed_children_are_read, .timeout = 240)
 {
     char *python = newest_python(), *dir = test_mkdtemp();
-    char *out = test_path(dir, "py.prof"), *truth_path = test_path(dir, "truth.txt");
+    char *out = test_path(dir, "py.data"), *truth_path = test_path(dir, "truth.txt");
     const char *args[] = {"children", "0.6", truth_path, NULL};
     record("auto", out, python, args, NULL);
     struct fn_counts truth, total;
@@ -489,7 +489,7 @@ Test(python, attach_to_a_running_server_and_detach, .timeout = 120)
     struct spawn_proc server;
     spawn_start(&so, &server);
     spawn_pump_until(&server, "ready", 20);
-    char *out = test_path(dir, "attached.prof"), *pid = xasprintf("%d", (int)server.pid);
+    char *out = test_path(dir, "attached.data"), *pid = xasprintf("%d", (int)server.pid);
     char *ptprof = build_ptprof();
     const char *argv[] = {ptprof, "record", "-d", "--pid", pid, "-o", out, "--duration", "1", NULL};
     struct spawn_result res;
@@ -548,7 +548,7 @@ Test(python, an_unprivileged_user_sees_python_frames, .timeout = 120)
         cr_assert_eq(chmod(pairs[i][1], 0755), 0);
         free(data);
     }
-    char *out = test_path(dir, "py.prof"), *truth = test_path(dir, "truth.txt");
+    char *out = test_path(dir, "py.data"), *truth = test_path(dir, "truth.txt");
     const char *argv[] = {setpriv,
                           "--reuid=65534",
                           "--regid=65534",
@@ -594,7 +594,7 @@ Test(python, an_older_python_gets_one_warning_and_native_frames, .timeout = 120)
     glob_t g;
     if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc == 0)
         cr_skip_test("no CPython 3.10 here (%s)", pattern);
-    char *dir = test_mkdtemp(), *out = test_path(dir, "py.prof"), *ptprof = build_ptprof();
+    char *dir = test_mkdtemp(), *out = test_path(dir, "py.data"), *ptprof = build_ptprof();
     const char *argv[] = {ptprof, "record",      "-o", out,
                           "--",   g.gl_pathv[0], "-c", "x = 0\nfor i in range(3000000): x += i",
                           NULL};
@@ -623,7 +623,7 @@ Test(python, an_older_python_gets_one_warning_and_native_frames, .timeout = 120)
 Test(python, each_switched_file_names_python_frames, .timeout = 120)
 {
     char *python = newest_python(), *dir = test_mkdtemp(), *script = workload_script();
-    char *out = test_path(dir, "py.prof"), *truth = test_path(dir, "truth.txt");
+    char *out = test_path(dir, "py.data"), *truth = test_path(dir, "truth.txt");
     char *ptprof = build_ptprof();
     const char *argv[] = {
         ptprof, "record", "--switch-output=1s", "-o", out, "--", python, script, "shares", "3.5",
