@@ -16,6 +16,7 @@
  * for what syscall_exits.h says.
  */
 #include "record/engine.h"
+#include "record/interp/interp.h"
 #include "record/ptrace/idle_cpu.h"
 #include "record/jit_maps.h"
 #include "record/output.h"
@@ -78,6 +79,7 @@ struct sample_costs {
 /* A stack to copy, and the process whose memory holds it. */
 struct pending_copy {
     pid_t pid;
+    pid_t tid;
     struct stack_copy copy;
 };
 
@@ -206,6 +208,21 @@ static int by_pid(const void *a, const void *b)
     return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+/* The interpreter frames of the threads whose stacks were just copied,
+ * exact while they stand still; frames on the C stack come from the copy. */
+static void read_interp_frames(struct recorder *r, struct tracer *t, size_t n)
+{
+    for (size_t i = 0; r->rec.interp && i < n; i++) {
+        struct thread *th = thread_find(&t->threads, r->copies[i].tid);
+        if (!th)
+            continue;
+        if (!th->interp)
+            th->interp = xcalloc(1, sizeof(*th->interp));
+        struct interp_when when = {.stopped = true, .copy = th->snap};
+        interp_read(r->rec.interp, &t->procs.procs[th->proc], th->tid, &when, th->interp);
+    }
+}
+
 /* The stacks of a batch: one process_vm_readv per process. */
 static void copy_stacks(struct recorder *r, size_t n)
 {
@@ -277,11 +294,15 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
                           : stack_copy_plan(sp, stack_top(r, th, sp), th->copy_limit, &to_top);
         stack_snapshot_reserve(th->snap, want);
         r->copies = xgrow(r->copies, &r->copies_cap, ncopies + 1, sizeof(*r->copies));
-        r->copies[ncopies++] = (struct pending_copy){
-            .pid = th->pid, .copy = {.snap = th->snap, .want = want, .to_top = to_top}};
+        r->copies[ncopies++] =
+            (struct pending_copy){.pid = th->pid,
+                                  .tid = th->tid,
+                                  .copy = {.snap = th->snap, .want = want, .to_top = to_top}};
     }
-    if (ncopies > 0)
+    if (ncopies > 0) {
         copy_stacks(r, ncopies);
+        read_interp_frames(r, t, ncopies);
+    }
     r->costs.copy_ns += monotonic_ns() - start;
 }
 
@@ -451,6 +472,7 @@ static void finish_capture(struct recorder *r, struct thread *th, uint64_t wall)
         depth = syscall_exits_to_caller(&r->syscall_exits, th->proc, p, pcs, depth);
         th->pc = pcs[0];
     }
+    depth = interp_merge(r->rec.interp, p, th->interp, pcs, depth, STACK_MAX_DEPTH);
     th->stack = depth > 0 && r->opts->stack_mode != STACK_NONE
                     ? output_stack(r->rec.out, pcs, (uint32_t)depth)
                     : 0;
@@ -1045,6 +1067,7 @@ static int finish_profile(struct recorder *r)
     struct map_list *seen = &first->since_exec;
     if (seen->count > 1) /* no maps, no array */
         qsort(seen->entries, seen->count, sizeof(*seen->entries), sort_by_start);
+    recording_interp_meta(&r->rec);
     int rc = output_finish(r->rec.out, &totals, seen);
     r->rec.out = NULL;
     r->tracer.out = NULL; /* later events (a child's exit) go nowhere */

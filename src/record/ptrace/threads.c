@@ -26,6 +26,7 @@ static void release(struct thread *th)
         stack_snapshot_free(th->snap);
         free(th->snap);
     }
+    free(th->interp);
 }
 
 void threads_destroy(struct thread_table *t)

@@ -24,6 +24,7 @@
 #include "record/tid_index.h"
 
 struct stack_snapshot;
+struct interp_stack;
 
 /* /proc/PID/task/TID/schedstat: CPU time, and how often the thread was
  * put on a CPU.  A thread whose both numbers did not move has not run. */
@@ -61,6 +62,7 @@ struct thread {
 
     /* The stop window's copy, and what the sampler knows of it. */
     struct stack_snapshot *snap;  /* its last copy (owned), NULL before the first */
+    struct interp_stack *interp;  /* its interpreter frames at that copy (owned), or NULL */
     size_t copy_limit;            /* bytes of stack it copies; grows when cut short */
     uint64_t stack_lo, stack_hi;  /* the mapping holding its stack, as last found */
     bool captured;                /* copied in the current sample */
