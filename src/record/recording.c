@@ -1,5 +1,6 @@
 /* recording.c - see recording.h */
 #include "record/recording.h"
+#include "record/interp/interp.h"
 #include "record/priority.h"
 #include "record/profiler_signals.h"
 #include "record/record_meta.h"
@@ -55,6 +56,18 @@ void recording_start_output(struct recording *r, pid_t first_pid, size_t stack_s
 {
     output_started(r->out);
     record_meta_write(r->out, r->opts, first_pid, r->choice, stack_size);
+    /* The original raw format keeps no stacks: no frames to read for it. */
+    r->interp =
+        interp_new(r->out, r->opts->stack_mode != STACK_NONE && r->opts->format == OUTPUT_NATIVE);
+}
+
+void recording_interp_meta(struct recording *r)
+{
+    interp_write_meta(r->interp, r->out,
+                      r->choice->engine == ENGINE_PTRACE
+                          ? "read while each thread was stopped"
+                          : "read at the tick after the sample; reads that changed under the "
+                            "reader dropped");
 }
 
 /* A tuning knob for benchmarks: the gap in percent of the period. */
@@ -113,6 +126,7 @@ void recording_print_summary(const struct recording *r, const struct recording_s
             "[debug] deadlines:   %llu dropped (a sample ran into them, or left the "
             "program less than %.0f us)\n",
             (unsigned long long)r->clock.dropped, (double)r->clock.min_gap / 1e3);
+    interp_print_summary(r->interp, stderr);
 }
 
 int recording_exit_code(const struct recording *r, int status, int written)
@@ -167,4 +181,6 @@ void recording_close(struct recording *r)
     r->pmu = NULL;
     free(r->pmu_values);
     r->pmu_values = NULL;
+    interp_free(r->interp);
+    r->interp = NULL;
 }
