@@ -27,7 +27,13 @@ enum energy_mode {
 
 /* Samples merged into one energy window (CPU-time sampled profiles). */
 struct energy_window {
-    double energy, cpu, dt; /* over the whole window */
+    double energy;       /* J measured over the window */
+    double span;         /* s: its duration */
+    double busy;         /* s: the threads' busy time inside it (their CPU time spread over
+                            the span each sample covers) */
+    double busy_samples; /* s: the busy time of the thread samples taken in it */
+    double weight;       /* J: their power at their own instant x their busy time */
+    uint64_t start, end; /* ns: the sample before its first, and its last */
 };
 
 struct metrics {
@@ -248,6 +254,42 @@ static double interval_energy(const struct metrics *m, size_t i, double dt)
     return e;
 }
 
+/* The time a thread sample stood for in the machine: its CPU time, and the
+ * time the profiler held it stopped (ptrace: its mean stop per sample),
+ * which a thread that ran would have spent running. */
+static double busy_time(const struct metrics *m, const struct thread_metrics *o)
+{
+    return o->q[Q_CPU] > 0 ? o->q[Q_CPU] + m->totals.latency_per_sample_s : 0;
+}
+
+/*
+ * With windows: the window's energy goes to its thread samples up to the
+ * share of its span their busy time filled, each by its weight: the power
+ * of the interval its instant fell in (this sample's) times its busy time.
+ * This sample takes its part of the rest by its duration.
+ */
+static void split_window_energy(struct metrics *m, size_t i, double e, double dt, uint32_t nthreads,
+                                struct thread_metrics *out, double *unattributed_j, double *idle_s)
+{
+    const struct energy_window *w = &m->windows[m->window_of[i]];
+    /* A window without a thread sample has nobody to give energy to. */
+    double used = w->busy_samples <= 0 ? 0
+                  : w->span > 0        ? (w->busy < w->span ? w->busy / w->span : 1)
+                                       : 1;
+    double attributed = w->energy * used;
+    double power = dt > 0 ? e / dt : w->span > 0 ? w->energy / w->span : 0;
+    bool by_power = w->weight > 0;
+    double total = by_power ? w->weight : w->busy_samples;
+    for (uint32_t j = 0; j < nthreads; j++) {
+        double busy = busy_time(m, &out[j]);
+        double weight = by_power ? power * busy : busy;
+        out[j].q[Q_ENERGY] = total > 0 ? attributed * weight / total : 0;
+    }
+    double share = w->span > 0 ? dt / w->span : 1;
+    *unattributed_j = (w->energy - attributed) * share;
+    *idle_s = dt * (1 - used);
+}
+
 /* The values of sample S's threads (metrics.h), OUT being their metrics. */
 static void sample_values(struct metrics *m, const struct prof_sample *s,
                           const struct thread_metrics *out)
@@ -290,7 +332,7 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
     double dt = 0;
     if (i > 0 && s->time_ns > m->p->samples[i - 1].time_ns)
         dt = (double)(s->time_ns - m->p->samples[i - 1].time_ns) / 1e9;
-    double cpu_sum = 0;
+    double busy_sum = 0;
     for (uint32_t j = 0; j < s->nthreads; j++) {
         const struct prof_thread_sample *t = &s->threads[j];
         struct thread_metrics *o = &out[j];
@@ -315,28 +357,23 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
         st->cpu_ns = t->cpu_ns;
         st->time_ns = s->time_ns;
         st->sample = i;
-        cpu_sum += o->q[Q_CPU];
+        busy_sum += busy_time(m, o);
         m->totals.cpu_s += o->q[Q_CPU];
         m->totals.wall_s += o->q[Q_WALL];
     }
-    /* The interval's energy, split over the CPU time spent in it; the
-     * rest is nobody's.  With windows, the interval is the sample's whole
-     * window and this sample takes its part of the rest by its duration. */
     double e = interval_energy(m, i, dt);
-    double energy = e, span = dt, cpu = cpu_sum, share = 1;
     if (m->windows) {
-        const struct energy_window *w = &m->windows[m->window_of[i]];
-        energy = w->energy;
-        span = w->dt;
-        cpu = w->cpu;
-        share = w->dt > 0 ? dt / w->dt : 1;
+        split_window_energy(m, i, e, dt, s->nthreads, out, unattributed_j, idle_s);
+    } else {
+        /* The interval's energy, split over the busy time spent in it; the
+         * rest is nobody's. */
+        double capacity = dt > busy_sum ? dt : busy_sum;
+        double used = capacity > 0 ? busy_sum / capacity : 0;
+        for (uint32_t j = 0; j < s->nthreads; j++)
+            out[j].q[Q_ENERGY] = capacity > 0 ? e * busy_time(m, &out[j]) / capacity : 0;
+        *unattributed_j = e * (1 - used);
+        *idle_s = dt * (1 - used);
     }
-    double capacity = span > cpu ? span : cpu;
-    double used = capacity > 0 ? cpu / capacity : 0;
-    for (uint32_t j = 0; j < s->nthreads; j++)
-        out[j].q[Q_ENERGY] = capacity > 0 ? energy * out[j].q[Q_CPU] / capacity : 0;
-    *unattributed_j = energy * (1 - used) * share;
-    *idle_s = dt * (1 - used);
     m->totals.energy_j += e;
     m->totals.unattributed_j += *unattributed_j;
     m->totals.idle_s += *idle_s;
@@ -351,16 +388,42 @@ const double *metrics_values(const struct metrics *m)
 }
 
 /*
- * A profile whose CPU times count whole periods (the perf engine) knows a
- * thread's CPU time in an interval only to a period: in an interval of one
- * period a busy thread shows 0, 1 or 2 periods, and splitting each
- * interval's energy by that would give the overfull intervals' excess to
+ * A profile whose thread samples come at their own instants (the perf
+ * engine: CPU-time periods, not ticks) has, in an interval between two
+ * readings, 0, 1 or 2 samples of a busy thread: splitting each interval's
+ * energy over its own samples would give the empty intervals' energy to
  * nobody.  So its intervals are merged into windows of at least
- * ENERGY_WINDOW_PERIODS periods, and each window's energy is split over
- * the CPU time of all its samples.  A pass of the ordinary rule gathers
- * every sample's energy, CPU time and duration first.
+ * ENERGY_WINDOW_PERIODS periods; a window's energy goes to the samples
+ * taken in it, each weighted by the power of the interval its instant fell
+ * in (docs/pmu.md, "The join"), so merging does not blur which function
+ * ran at which power.  How much of it is attributed is the share of the
+ * window the threads were busy: each thread sample's busy time is placed
+ * right before its instant (a thread that was waiting for a CPU ran last
+ * just before it was sampled), within the span since the thread's previous
+ * sample, so the periods that straddle a window's ends count in the window
+ * they ran in.  A pass of the ordinary rule gathers every sample's energy,
+ * busy time and span.
  */
 #define ENERGY_WINDOW_PERIODS 10.0
+
+/* Spread BUSY seconds evenly over (FROM, TO] (ns) across the windows up to W
+ * (all of it in W when the span is empty). */
+static void spread_busy(struct energy_window *windows, size_t w, uint64_t from, uint64_t to,
+                        double busy)
+{
+    if (to <= from) {
+        windows[w].busy += busy;
+        return;
+    }
+    for (size_t k = w;; k--) {
+        uint64_t lo = windows[k].start > from ? windows[k].start : from;
+        uint64_t hi = k == w || windows[k].end > to ? to : windows[k].end;
+        if (hi > lo)
+            windows[k].busy += busy * (double)(hi - lo) / (double)(to - from);
+        if (k == 0 || windows[k].start <= from)
+            break;
+    }
+}
 
 static void plan_energy_windows(struct metrics *m)
 {
@@ -381,6 +444,7 @@ static void plan_energy_windows(struct metrics *m)
     pass->values_cap = 0;
     pass->counters = NULL;
     pass->counters_cap = 0;
+    pass->opts.account_latency = false; /* Q_WALL: the span since the previous sample */
     size_t most = 0;
     for (size_t i = 0; i < p->nsamples; i++)
         most = p->samples[i].nthreads > most ? p->samples[i].nthreads : most;
@@ -390,6 +454,7 @@ static void plan_energy_windows(struct metrics *m)
     m->window_of = xcalloc(p->nsamples, sizeof(*m->window_of));
     double min_span = ENERGY_WINDOW_PERIODS / p->frequency;
     size_t w = 0;
+    m->windows[0].start = m->windows[0].end = p->samples[0].time_ns;
     for (size_t i = 0; i < p->nsamples; i++) {
         double un, idle;
         struct metrics_totals before = pass->totals;
@@ -398,12 +463,27 @@ static void plan_energy_windows(struct metrics *m)
         double dt = i > 0 && s->time_ns > p->samples[i - 1].time_ns
                         ? (double)(s->time_ns - p->samples[i - 1].time_ns) / 1e9
                         : 0;
-        m->windows[w].energy += pass->totals.energy_j - before.energy_j;
-        m->windows[w].cpu += pass->totals.cpu_s - before.cpu_s;
-        m->windows[w].dt += dt;
+        double e = pass->totals.energy_j - before.energy_j;
+        double power = dt > 0 ? e / dt : 0;
+        struct energy_window *win = &m->windows[w];
+        win->energy += e;
+        win->span += dt;
+        if (s->time_ns > win->end)
+            win->end = s->time_ns;
+        for (uint32_t j = 0; j < s->nthreads; j++) {
+            double busy = busy_time(pass, &tm[j]);
+            double ran = tm[j].q[Q_WALL] < busy ? tm[j].q[Q_WALL] : busy;
+            uint64_t since = (uint64_t)(ran * 1e9);
+            win->busy_samples += busy;
+            win->weight += power * busy;
+            spread_busy(m->windows, w, since < s->time_ns ? s->time_ns - since : 0, s->time_ns,
+                        busy);
+        }
         m->window_of[i] = w;
-        if (m->windows[w].dt >= min_span && i + 1 < p->nsamples)
+        if (win->span >= min_span && i + 1 < p->nsamples) {
             w++;
+            m->windows[w].start = m->windows[w].end = s->time_ns;
+        }
     }
     free(tm);
     free(pass->threads);

@@ -226,7 +226,8 @@ static void on_mmap(void *ctx, const struct perf_record *r)
         dwarf_unwinder_maps_changed(p->unwinder);
 }
 
-static void flush_entries(struct engine *e, uint64_t time_rt);
+static void flush_entries(struct engine *e, uint64_t time_rt, const double *values);
+static const double *open_reading(const struct engine *e);
 
 static void on_comm(void *ctx, const struct perf_record *r)
 {
@@ -243,7 +244,7 @@ static void on_comm(void *ctx, const struct perf_record *r)
     /* Entries taken before the exec are written now, while the maps they
      * need are still the process's maps. */
     if (e->nentries)
-        flush_entries(e, to_realtime(e, r->time) - 1);
+        flush_entries(e, to_realtime(e, r->time) - 1, open_reading(e));
     size_t proc = (size_t)(p - e->procs.procs);
     process_exec(p);
     struct perf_proc *x = extra_of(e, proc);
@@ -460,17 +461,43 @@ static void take_reads(struct engine *e, struct perf_thread *th, const struct pe
     }
 }
 
-/* A CPU sample taken at TIME: the entries of the tick periods that ended
- * before it are written at their period's end (records come in time
- * order), so a sample's time is as fine as the full tick rate's even
- * while the ticks are relaxed. */
+/* The values of the reading whose interval the entries gathered belong to. */
+static const double *open_reading(const struct engine *e)
+{
+    const struct reading_join *j = &e->rec.join;
+    return e->rec.pmu && j->count ? j->ring[j->head].values : e->rec.pmu_values;
+}
+
+/* A CPU sample taken at TIME (kernel timestamp, monotonic).  Measuring,
+ * every reading whose interval ended before it is written with the
+ * samples taken in its interval, at its interval's end (docs/pmu.md, "The
+ * join").  Otherwise the entries of the tick periods that ended before it
+ * are written at their period's end (records come in time order), so a
+ * sample's time is as fine as the full tick rate's even while the ticks
+ * are relaxed. */
 static void close_slot(struct engine *e, uint64_t time)
 {
+    if (e->rec.pmu) {
+        const struct joined_reading *r;
+        while ((r = reading_join_ended(&e->rec.join, time))) {
+            flush_entries(e, to_realtime(e, r->end), r->values);
+            reading_join_pop(&e->rec.join);
+        }
+        return;
+    }
     if (time <= e->slot_end)
         return;
     if (e->nentries)
-        flush_entries(e, to_realtime(e, e->slot_end));
+        flush_entries(e, to_realtime(e, e->slot_end), e->rec.pmu_values);
     e->slot_end = tick_clock_grid_after(&e->rec.clock, time - 1);
+}
+
+/* HORIZON, or earlier: a sample after the newest reading's instant may
+ * belong to the next reading, nearer to it, until that reading is taken. */
+static uint64_t joinable(const struct engine *e, uint64_t horizon)
+{
+    const struct joined_reading *r = e->rec.pmu ? reading_join_newest(&e->rec.join) : NULL;
+    return r && !r->end_known && r->at < horizon ? r->at : horizon;
 }
 
 static void on_sample(void *ctx, const struct perf_record *r)
@@ -653,7 +680,7 @@ static size_t look_off_cpu(struct engine *e, uint64_t since)
 /* One SAMPLE with every entry gathered since the last one, each with its
  * counters' increases (0 for a thread seen off CPU: what it counted while
  * blocked goes to its next CPU sample). */
-static void flush_entries(struct engine *e, uint64_t time_rt)
+static void flush_entries(struct engine *e, uint64_t time_rt, const double *values)
 {
     size_t n = e->nentries ? e->nentries : 1, ncounters = e->ev.counters.n;
     e->batch = xgrow(e->batch, &e->batch_cap, n, sizeof(*e->batch));
@@ -665,7 +692,7 @@ static void flush_entries(struct engine *e, uint64_t time_rt)
         for (size_t k = 0; k < ncounters; k++)
             e->counter_values[i * ncounters + k] = e->entries[i].counters[k];
     }
-    if (output_sample_values(e->rec.out, time_rt, e->rec.pmu_values, e->batch,
+    if (output_sample_values(e->rec.out, time_rt, values, e->batch,
                              (uint32_t)e->nentries, ncounters ? e->counter_values : NULL) != 0) {
         pt_err("cannot write the profile; sampling stops");
         e->sampling = false;
@@ -727,7 +754,9 @@ static void on_tick(struct engine *e)
     uint64_t now = monotonic_ns();
     recording_read_pmu(&e->rec);
     drain(e, now - HOLDBACK_NS);
-    close_slot(e, now - HOLDBACK_NS);
+    /* Every record up to the horizon is in: the readings whose interval
+     * ended by then are complete. */
+    close_slot(e, now - HOLDBACK_NS + (e->rec.pmu != NULL));
     /* A thread sampled since the last tick ran then; after a relaxed
      * tick's long interval, only one sampled within the last period is
      * taken as running. */
@@ -736,7 +765,8 @@ static void on_tick(struct engine *e)
         since = e->last_tick;
     relax_ticks(e, look_off_cpu(e, since - HOLDBACK_NS));
     e->last_tick = now;
-    flush_entries(e, to_realtime(e, now));
+    if (!e->rec.pmu)
+        flush_entries(e, to_realtime(e, now), e->rec.pmu_values);
     e->slot_end = tick_clock_grid_after(&e->rec.clock, now);
     e->ticks++;
     if (e->rec.deadline && now >= e->rec.deadline)
@@ -766,9 +796,10 @@ static void print_summary(const struct engine *e, uint64_t task_clock)
             e->ev.ring_pages * (size_t)sysconf(_SC_PAGESIZE) / 1024, (double)e->sample_bytes / per);
     fprintf(stderr,
             "[debug] ticks:       %llu (%.2f Hz: off-CPU threads, measurements), %llu relaxed to "
-            "%.0f Hz (no new wait)\n",
+            "%.0f Hz (no new wait)%s\n",
             (unsigned long long)e->ticks, wall > 0 ? (double)e->ticks / wall : 0.0,
-            (unsigned long long)e->relaxed_ticks, RELAXED_HZ);
+            (unsigned long long)e->relaxed_ticks, RELAXED_HZ,
+            e->rec.pmu ? "; at the requested rate throughout: a source is measured" : "");
     fprintf(stderr, "[debug] outside:     unwind %.2f us per sample\n",
             (double)e->unwind_ns / 1e3 / per);
     fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",
@@ -796,7 +827,13 @@ static int finish_profile(struct engine *e)
     perf_events_disable(&e->ev);
     recording_read_pmu(&e->rec);
     drain(e, UINT64_MAX);
-    flush_entries(e, to_realtime(e, e->rec.end_mono));
+    if (e->rec.pmu) {
+        reading_join_close(&e->rec.join);
+        close_slot(e, UINT64_MAX);
+    }
+    if (!e->rec.pmu || e->nentries)
+        flush_entries(e, to_realtime(e, e->rec.end_mono), e->rec.pmu_values);
+    recording_note_pmu(&e->rec);
     /* The JIT names of every process still known (the first's too). */
     for (size_t i = 0; i < e->procs.count; i++)
         if (!e->procs.procs[i].exited)
@@ -1080,7 +1117,7 @@ static void run_loop(struct engine *e)
         for (size_t i = 0; i < e->ev.ncpus; i++)
             ring_ready |= (fds[2 + i].revents & (POLLIN | POLLHUP)) != 0;
         if (e->sampling && ring_ready)
-            drain(e, monotonic_ns() - HOLDBACK_NS);
+            drain(e, joinable(e, monotonic_ns() - HOLDBACK_NS));
         if (e->stop_requested && !e->finished) {
             finish_profile(e);
             /* The rings are done with: stop polling them. */
@@ -1137,6 +1174,7 @@ static int perf_engine_run(const struct record_options *opts, const struct engin
     if (rc != 0)
         goto out;
     e.rec.tick_hz = tick_rate(opts, e.rec.pmu != NULL);
+    e.rec.join_readings = e.rec.pmu != NULL; /* CPU samples join readings by time */
     if (recording_begin(&e.rec) != 0) {
         if (!opts->attach_pid)
             kill(e.first_pid, SIGKILL);

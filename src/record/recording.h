@@ -22,8 +22,17 @@
  *    DEBUGINFOD_URLS (the unwinder must not fetch debug information over
  *    the network mid-recording).  Returns 0, or -1 after a message.
  *  - recording_read_pmu() reads the source into pmu_values at a tick (the
- *    machine's reading, not the threads'); after its first failure every
- *    value is NaN, with one warning.
+ *    machine's reading, not the threads'), stamped in pmu_at with the
+ *    instant the reading stands for (pmu.h: when it was taken, not when it
+ *    is written); with join_readings set (before recording_begin()) every
+ *    reading, the priming one included, is also kept in `join`
+ *    (reading_join.h).  A failed read gives NaN values for that reading
+ *    only and is counted (pmu_failures); the next tick tries again.  A
+ *    source that has failed for RECORDING_PMU_PATIENCE_NS in a row is given
+ *    up, with one warning saying why: NaN from then on.
+ *    recording_note_pmu(), before the output is finished, writes the
+ *    counts as META (pmu_readings, pmu_failed_readings) and warns once when
+ *    readings failed.
  *  - recording_print_summary() prints the -d lines both engines have
  *    (engine, wall time, latency, samples, frequency, threads, deadlines);
  *    each engine prints its own after them.
@@ -42,6 +51,7 @@
 #include "pmu/pmu.h"
 #include "record/engine.h"
 #include "record/output.h"
+#include "record/reading_join.h"
 #include "record/tick_clock.h"
 
 struct record_options;
@@ -49,6 +59,8 @@ struct record_options;
 /* After a sample, the program runs at least this share of a period before
  * the next one (docs/recording.md: how it was chosen). */
 #define RECORDING_MIN_GAP_PERCENT 25
+/* A source failing this long without a good reading is given up. */
+#define RECORDING_PMU_PATIENCE_NS 1000000000ULL
 
 struct recording {
     const struct record_options *opts;
@@ -56,7 +68,13 @@ struct recording {
     struct output *out;
     struct pmu_source *pmu; /* NULL: none */
     double *pmu_values;     /* one per channel */
-    bool pmu_failed;
+    uint64_t pmu_at;        /* monotonic: the instant pmu_values stand for */
+    bool pmu_failed;        /* given up */
+    uint64_t pmu_readings, pmu_failures;
+    uint64_t pmu_failing_since; /* monotonic, of the first failure in a row; 0: none */
+    uint64_t pmu_failing_reads; /* in a row */
+    bool join_readings;         /* keep every reading in join */
+    struct reading_join join;
     int signal_fd;
     sigset_t original_mask; /* what the program starts with */
     struct tick_clock clock;
@@ -81,6 +99,7 @@ int recording_catch_signals(struct recording *r);
 void recording_start_output(struct recording *r, pid_t first_pid, size_t stack_size);
 int recording_begin(struct recording *r);
 void recording_read_pmu(struct recording *r);
+void recording_note_pmu(struct recording *r);
 void recording_print_summary(const struct recording *r, const struct recording_summary *s);
 int recording_exit_code(const struct recording *r, int status, int written);
 void recording_close(struct recording *r);
