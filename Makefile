@@ -38,7 +38,7 @@ LDLIBS = $(PKG_LIBS) -lbz2 -lstdc++ -lpthread -lm
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 
 # Everything under src/ except the entry point is the ptprof library.
-LIB_SRC := $(sort $(wildcard src/*/*.c))
+LIB_SRC := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 # C generated from the protobuf schemas in src/ (protoc-c), built into the library.
 PROTO_SRC := $(sort $(wildcard src/*/*.proto))
@@ -170,11 +170,11 @@ build-fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN_C) | $(GEN_H)
 fuzz: $(FUZZ_BIN)
 
 format:
-	clang-format -i $(LIB_SRC) src/ptprof.c $(wildcard src/*/*.h) $(UNIT_SRC) $(E2E_SRC) \
+	clang-format -i $(LIB_SRC) src/ptprof.c $(wildcard src/*/*.h src/*/*/*.h) $(UNIT_SRC) $(E2E_SRC) \
 	    $(TESTLIB_SRC) $(wildcard tests/lib/*.h) $(WORKLOAD_SRC) $(FUZZ_SRC) demo/demo.c
 
 lint:
-	clang-format --dry-run -Werror $(LIB_SRC) src/ptprof.c $(wildcard src/*/*.h)
+	clang-format --dry-run -Werror $(LIB_SRC) src/ptprof.c $(wildcard src/*/*.h src/*/*/*.h)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 \
 	    --suppress=missingIncludeSystem -D_GNU_SOURCE -D__x86_64__ -D__linux__ -Isrc src
 

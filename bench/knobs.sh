@@ -3,7 +3,7 @@
 # alternatives, on cpuburn.  Usage: bench/knobs.sh [BUILD_DIR]
 #
 # Each row runs `ptprof record --engine ptrace -g none -d` (the sampling mechanism alone)
-# with one knob changed (src/record/ptrace_engine.c, read_benchmark_knobs()):
+# with one knob changed (src/record/ptrace/ptrace_engine.c, read_benchmark_knobs()):
 #   default           as ptprof ships
 #   PTPROF_SPIN_NS    poll N ns for the stops before sleeping, whatever the
 #                     load (0: never; the default polls 50 us while a CPU is free)

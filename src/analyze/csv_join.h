@@ -42,7 +42,7 @@
 #include <stdint.h>
 
 #include "interop/csv_timeline.h"
-#include "format/profile.h"
+#include "model/profile.h"
 
 enum csv_interpolation {
     CSV_STEP,

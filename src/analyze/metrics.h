@@ -49,7 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 
 enum quantity {
     Q_SAMPLES,

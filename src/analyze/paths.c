@@ -1,6 +1,6 @@
 /* paths.c - see paths.h */
 #include "analyze/paths.h"
-#include "format/map_index.h"
+#include "model/map_index.h"
 #include "symbol/syscall_names.h"
 #include "util/xalloc.h"
 

@@ -36,7 +36,7 @@
 
 #include "analyze/keys.h"
 #include "analyze/strtab.h"
-#include "format/profile.h"
+#include "model/profile.h"
 #include "symbol/symbolizer.h"
 
 /* Where frames come from: symbolizer_resolve() in ptprof, a fake in tests. */

@@ -62,7 +62,7 @@
 #include "analyze/session.h"
 #include "analyze/strtab.h"
 #include "analyze/walk.h"
-#include "format/profile.h"
+#include "model/profile.h"
 
 #define TIMELINE_PHASE_MIN_COLUMNS 0.25
 

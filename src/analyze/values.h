@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 
 struct value_columns {
     struct prof_value_type *types;

@@ -35,7 +35,7 @@
 #include "analyze/metrics.h"
 #include "analyze/paths.h"
 #include "analyze/strtab.h"
-#include "format/profile.h"
+#include "model/profile.h"
 
 struct walk_event {
     const struct path *path;

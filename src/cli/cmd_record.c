@@ -6,7 +6,7 @@
  */
 #include "cli/cli.h"
 #include "pmu/pmu.h"
-#include "record/perf_counters.h"
+#include "record/perf/perf_counters.h"
 #include "record/recorder.h"
 #include "util/log.h"
 

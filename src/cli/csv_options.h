@@ -20,7 +20,7 @@
 
 #include "analyze/csv_join.h"
 #include "interop/csv_timeline.h"
-#include "format/profile.h"
+#include "model/profile.h"
 
 #define CSV_CLI_FIRST 0x2000 /* above analysis_args.h's options: convert takes both */
 

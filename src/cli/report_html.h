@@ -28,7 +28,7 @@
 #include "analyze/strtab.h"
 #include "analyze/walk.h"
 #include "cli/analysis_args.h"
-#include "format/profile.h"
+#include "model/profile.h"
 
 struct html_figures;
 

@@ -53,7 +53,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 #include "util/slurp.h"
 
 struct stream_format;

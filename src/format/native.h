@@ -50,7 +50,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 
 struct instream;
 

@@ -33,7 +33,7 @@
 
 #include <stddef.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 
 struct symbolizer;
 struct symbolizer_options;

@@ -51,7 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pmu/pmu.h"
+#include "model/channel.h"
 
 #define CSV_TIMELINE_MAX_RECORD 65536
 #define CSV_TIMELINE_MAX_FIELDS 4096

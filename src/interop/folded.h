@@ -53,7 +53,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 
 /* What a count of 1 stands for: one sample of 1 ms of CPU (1 kHz, ptprof
  * record's default rate). */

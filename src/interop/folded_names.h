@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 
 /* Frames of one location: inlined functions first, the real one last. */
 #define NAME_MAX_INLINE 64

@@ -5,7 +5,7 @@
  */
 #include "interop/folded.h"
 #include "interop/folded_names.h"
-#include "format/stack_table.h"
+#include "model/stack_table.h"
 #include "util/linereader.h"
 #include "util/log.h"
 #include "util/xalloc.h"

@@ -89,7 +89,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 
 #define GMON_MAGIC_BYTES "gmon"
 #define GMON_HEADER_SIZE 20u

@@ -9,7 +9,7 @@
  * per bin standing for its counts, however many (at most max_counts).
  */
 #include "interop/gmon.h"
-#include "record/maps.h"
+#include "model/maps.h"
 #include "symbol/build_id.h"
 #include "symbol/elf_symtab.h"
 #include "util/log.h"

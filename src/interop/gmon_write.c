@@ -9,7 +9,7 @@
  * text costs no dense array.
  */
 #include "interop/gmon.h"
-#include "record/maps.h"
+#include "model/maps.h"
 #include "symbol/elf_symtab.h"
 #include "util/log.h"
 #include "util/outfile.h"

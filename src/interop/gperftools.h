@@ -58,7 +58,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 
 #define GPERFTOOLS_MAX_DEPTH 4096
 /* Header slots after the count slot that a reader accepts (3 are written). */

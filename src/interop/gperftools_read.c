@@ -3,8 +3,8 @@
  * size and byte order, into a struct profile.
  */
 #include "interop/gperftools.h"
-#include "format/stack_table.h"
-#include "record/maps.h"
+#include "model/stack_table.h"
+#include "model/maps.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 

@@ -3,7 +3,7 @@
  * little-endian gperftools CPU profile, CPU time counted in periods.
  */
 #include "interop/gperftools.h"
-#include "record/maps.h"
+#include "model/maps.h"
 #include "util/log.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"

@@ -40,7 +40,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 
 bool perf_data_detect(const void *data, size_t len);
 int perf_data_load_buffer(const char *name, const void *data, size_t len, struct profile *out);

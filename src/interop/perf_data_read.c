@@ -10,11 +10,11 @@
  * engine handles them while recording.
  */
 #include "interop/perf_data.h"
-#include "format/stack_table.h"
-#include "interop/perf_records.h"
-#include "record/maps.h"
-#include "record/perf_regs.h"
-#include "record/stack.h"
+#include "model/stack_table.h"
+#include "model/perf_records.h"
+#include "model/maps.h"
+#include "unwind/perf_regs.h"
+#include "unwind/stack.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 

@@ -76,7 +76,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 
 #define PERF_SCRIPT_MAX_DEPTH 4096
 #define PERF_SCRIPT_DETECT_LINES 64

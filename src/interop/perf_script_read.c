@@ -3,7 +3,7 @@
  * headers, call chains, source lines) into a struct profile.
  */
 #include "interop/folded_names.h"
-#include "format/stack_table.h"
+#include "model/stack_table.h"
 #include "interop/perf_script.h"
 #include "util/linereader.h"
 #include "util/log.h"

@@ -41,8 +41,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/profile.h"
-#include "record/maps.h"
+#include "model/profile.h"
+#include "model/maps.h"
 
 #define PPERF_HEADER_SIZE 36u
 #define PPERF_THREAD_SIZE 20u

@@ -7,7 +7,7 @@
  * the symbolizer computes for every format.
  */
 #include "interop/pperf.h"
-#include "record/maps.h"
+#include "model/maps.h"
 #include "symbol/binary_finder.h"
 #include "util/xalloc.h"
 

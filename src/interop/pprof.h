@@ -62,7 +62,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 
 #define PPROF_MAX_DEPTH 4096
 /* Memory protobuf-c may use: this many times the input, plus 1 MiB. */

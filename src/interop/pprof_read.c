@@ -6,8 +6,8 @@
  */
 #include "interop/pprof.h"
 #include "interop/pprof_wire.h"
-#include "format/stack_table.h"
-#include "record/maps.h"
+#include "model/stack_table.h"
+#include "model/maps.h"
 #include "symbol/addr_table.h"
 #include "util/log.h"
 #include "util/xalloc.h"

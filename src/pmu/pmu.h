@@ -35,20 +35,7 @@
 
 #include <stdint.h>
 
-/* Values are part of the original raw format (its magic number). */
-enum pmu_kind {
-    PMU_KIND_CUSTOM = 0,
-    PMU_KIND_CURRENT = 1, /* A */
-    PMU_KIND_VOLTAGE = 2, /* V */
-    PMU_KIND_POWER = 3,   /* W */
-    PMU_KIND_ENERGY = 4,  /* J, a monotonically increasing counter */
-};
-
-struct pmu_channel {
-    char name[64];
-    char unit[16];
-    enum pmu_kind kind;
-};
+#include "model/channel.h"
 
 /* What a reading's values stand for (pmu_source.timing). */
 enum pmu_timing {

@@ -31,10 +31,10 @@
 
 #include <stdint.h>
 
-#include "record/maps.h"
+#include "model/maps.h"
+#include "model/profile.h"
 #include "record/output.h"
 
-#define JIT_MAP_IMAGE "[perf-map]"
 #define JIT_MAP_MAX_BYTES (32u << 20)
 
 void jit_maps_capture(struct output *out, uint32_t pid, const struct map_list *maps);

@@ -1,7 +1,7 @@
 /* offcpu.c - see offcpu.h */
 #include "record/offcpu.h"
 #include "record/process.h"
-#include "record/regs.h"
+#include "unwind/regs.h"
 
 #include <fcntl.h>
 #include <stdio.h>

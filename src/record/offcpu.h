@@ -17,14 +17,14 @@
  * re-reads it with pread; offcpu_stack() returns the depth written into
  * PCS (at least 1: the PC).
  */
-#ifndef PTPROF_RECORD_PERF_OFFCPU_H
-#define PTPROF_RECORD_PERF_OFFCPU_H
+#ifndef PTPROF_RECORD_OFFCPU_H
+#define PTPROF_RECORD_OFFCPU_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "record/stack.h"
+#include "unwind/stack.h"
 
 enum offcpu_state {
     OFFCPU_GONE,       /* the file cannot be read: the thread exited */

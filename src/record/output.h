@@ -33,9 +33,9 @@
 
 #include <stdint.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 #include "pmu/pmu.h"
-#include "record/maps.h"
+#include "model/maps.h"
 
 enum output_format {
     OUTPUT_NATIVE,

@@ -1,6 +1,7 @@
 /* process.c - see process.h */
 #include "record/process.h"
-#include "record/stack.h"
+#include "record/proc_maps.h"
+#include "unwind/stack.h"
 #include "symbol/build_id.h"
 #include "util/log.h"
 #include "util/xalloc.h"

@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "record/maps.h"
+#include "model/maps.h"
 #include "record/output.h"
 
 struct dwarf_unwinder;

@@ -53,7 +53,7 @@
 
 #include "record/engine.h"
 #include "record/output.h"
-#include "record/stack.h"
+#include "unwind/stack.h"
 
 struct record_options {
     char **argv;          /* the command, NULL-terminated (unless attaching) */

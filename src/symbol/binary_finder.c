@@ -1,8 +1,8 @@
 /* binary_finder.c - see binary_finder.h */
 #include "symbol/binary_finder.h"
-#include "format/profile.h"
+#include "model/profile.h"
 #include "symbol/build_id.h"
-#include "record/maps.h"
+#include "model/maps.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 

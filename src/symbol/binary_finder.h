@@ -54,7 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 
 enum bf_status {
     BF_FOUND,

@@ -1,6 +1,6 @@
 /* jit_symbols.c - see jit_symbols.h */
 #include "symbol/jit_symbols.h"
-#include "record/jit_maps.h"
+#include "model/profile.h"
 #include "util/xalloc.h"
 
 #include <errno.h>

@@ -18,7 +18,7 @@
 
 #include <stdint.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 
 /* What frames of JIT code are in, as a binary. */
 #define JIT_BINARY "[jit]"

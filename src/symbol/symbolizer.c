@@ -1,6 +1,6 @@
 /* symbolizer.c - see symbolizer.h */
 #include "symbol/symbolizer.h"
-#include "format/map_index.h"
+#include "model/map_index.h"
 #include "symbol/addr_table.h"
 #include "symbol/binary_finder.h"
 #include "symbol/build_id.h"
@@ -10,7 +10,7 @@
 #include "symbol/progress.h"
 #include "symbol/strpool.h"
 #include "symbol/symcache.h"
-#include "record/maps.h"
+#include "model/maps.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 

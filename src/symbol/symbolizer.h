@@ -40,7 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 
 struct sym_frame {
     const char *binary;   /* base name: "libc.so.6", "[vdso]", "[unmapped]" */

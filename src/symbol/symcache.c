@@ -1,6 +1,6 @@
 /* symcache.c - see symcache.h */
 #include "symbol/symcache.h"
-#include "format/profile.h"
+#include "model/profile.h"
 #include "symbol/addr_table.h"
 #include "symbol/build_id.h"
 #include "util/log.h"

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 
 struct pq_binary;
 

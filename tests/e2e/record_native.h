@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 #include "../lib/spawn.h"
 
 #define REC_ARGS_MAX 32

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "../lib/pperf_legacy.h"
-#include "record/maps.h"
+#include "model/maps.h"
 #include "record_native.h"
 #include "test_record_common.h"
 

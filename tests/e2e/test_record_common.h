@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/profile.h"
+#include "model/profile.h"
 #include "interop/pperf.h"
 #include "symbol/elf_symtab.h"
 #include "../lib/spawn.h"

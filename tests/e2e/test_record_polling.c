@@ -1,6 +1,6 @@
 /*
  * test_record_polling.c - the ptrace engine polls for its stops only while
- * a CPU is free (src/record/idle_cpu.h, docs/recording.md): with one busy
+ * a CPU is free (src/record/ptrace/idle_cpu.h, docs/recording.md): with one busy
  * thread on a machine of two CPUs or more it polls, with every CPU taken
  * by other jobs it sleeps until the stops come, and PTPROF_SPIN_NS=0 turns
  * polling off.

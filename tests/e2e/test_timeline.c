@@ -21,7 +21,7 @@
 #include "../lib/spawn.h"
 #include "../lib/xmlcheck.h"
 #include "format/pbin.h"
-#include "format/profile.h"
+#include "model/profile.h"
 #include "util/xalloc.h"
 
 #define RUN_FMT "status: %s\n--- stdout ---\n%.2000s\n--- stderr ---\n%.3000s"

@@ -9,7 +9,7 @@
 #include "analyze/metrics.h"
 #include "interop/pprof.h"
 #include "interop/pprof_wire.h"
-#include "interop/pprof_write.h"
+#include "export/pprof_write.h"
 
 #include "pprof.pb-c.h"
 

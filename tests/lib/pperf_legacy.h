@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "interop/pperf.h"
-#include "record/maps.h"
+#include "model/maps.h"
 
 /* The entries (allocated into *OUT, NULL when none) and their count. */
 size_t legacy_pperf_maps(const struct map_list *maps, struct pperf_map **out);

@@ -10,7 +10,7 @@
 
 #include "../lib/spawn.h"
 #include "format/load.h"
-#include "format/profile.h"
+#include "model/profile.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

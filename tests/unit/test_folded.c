@@ -12,7 +12,7 @@
 #include "interop/folded.h"
 #include "format/load.h"
 #include "interop/perf_script.h"
-#include "interop/folded_write.h"
+#include "export/folded_write.h"
 #include "real_tools.h"
 
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
 /* test_idle_cpu.c - reading the runnable count of /proc/loadavg (record/idle_cpu.h). */
-#include "record/idle_cpu.h"
+#include "record/ptrace/idle_cpu.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* test_maps.c - record/maps.h: parsing the kernel's /proc/PID/maps text. */
-#include "record/maps.h"
+#include "record/proc_maps.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

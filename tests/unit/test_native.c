@@ -2,8 +2,8 @@
 #include "../lib/spawn.h"
 #include "format/load.h"
 #include "format/native.h"
-#include "format/profile.h"
-#include "record/maps.h"
+#include "model/profile.h"
+#include "model/maps.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>

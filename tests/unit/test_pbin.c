@@ -6,8 +6,8 @@
 #include "format/native.h"
 #include "format/pbin.h"
 #include "interop/pperf.h"
-#include "format/profile.h"
-#include "record/maps.h"
+#include "model/profile.h"
+#include "model/maps.h"
 #include "symbol/symbolizer.h"
 
 #include <criterion/criterion.h>

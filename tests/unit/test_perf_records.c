@@ -6,9 +6,9 @@
  * (record/offcpu.h); -e parsing (record/perf_counters.h); a new
  * mapping replacing what it overlaps (record/maps.h).
  */
-#include "interop/perf_records.h"
-#include "record/maps.h"
-#include "record/perf_counters.h"
+#include "model/perf_records.h"
+#include "model/maps.h"
+#include "record/perf/perf_counters.h"
 #include "record/offcpu.h"
 
 #include <criterion/criterion.h>

@@ -14,7 +14,7 @@
 #include "format/load.h"
 #include "interop/perf_script.h"
 #include "analyze/metric.h"
-#include "interop/folded_write.h"
+#include "export/folded_write.h"
 #include "real_tools.h"
 
 #include <criterion/criterion.h>

@@ -2,6 +2,7 @@
 #include "../lib/pperf_legacy.h"
 #include "../lib/spawn.h"
 #include "interop/pperf.h"
+#include "record/proc_maps.h"
 #include "symbol/binary_finder.h"
 
 #include <criterion/criterion.h>

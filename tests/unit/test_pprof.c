@@ -14,7 +14,7 @@
 #include "format/load.h"
 #include "interop/pprof.h"
 #include "interop/pprof_wire.h"
-#include "interop/pprof_write.h"
+#include "export/pprof_write.h"
 #include "symbol/symbolizer.h"
 
 #include "pprof.pb-c.h"

@@ -6,7 +6,7 @@
  */
 #include "format/load.h"
 #include "record/output.h"
-#include "record/sample_queue.h"
+#include "record/ptrace/sample_queue.h"
 #include "../lib/spawn.h"
 
 #include <criterion/criterion.h>

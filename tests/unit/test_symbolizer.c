@@ -18,7 +18,7 @@
  * and the C++ workload tests/workloads/cxx/shapes.cpp.
  */
 #include "format/load.h"
-#include "format/profile.h"
+#include "model/profile.h"
 #include "symbol/build_id.h"
 #include "symbol/elf_symtab.h"
 #include "symbol/symbolizer.h"

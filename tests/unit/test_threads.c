@@ -1,5 +1,5 @@
-/* test_threads.c - the recorder's thread table (src/record/threads.h). */
-#include "record/threads.h"
+/* test_threads.c - the recorder's thread table (src/record/ptrace/threads.h). */
+#include "record/ptrace/threads.h"
 
 #include <criterion/criterion.h>
 #include <signal.h>

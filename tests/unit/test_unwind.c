@@ -6,9 +6,10 @@
  * symbol table (symbol/elf_symtab.h) and its load base from
  * /proc/PID/maps; libc frames only by the mapping they lie in.
  */
-#include "record/maps.h"
-#include "record/regs.h"
-#include "record/stack.h"
+#include "record/proc_maps.h"
+#include "unwind/regs.h"
+#include "record/stack_capture.h"
+#include "unwind/stack.h"
 #include "symbol/elf_symtab.h"
 #include "../lib/spawn.h"
 

@@ -10,7 +10,7 @@
  * Needs the workloads under $PTPROF_BUILD (default build/) and go.
  */
 #include "real_tools.h"
-#include "record/maps.h"
+#include "model/maps.h"
 #include "record/output.h"
 #include "symbol/elf_symtab.h"
 

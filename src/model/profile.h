@@ -1,0 +1,247 @@
+/*
+ * profile.h - a profile in memory, whatever file it came from.
+ *
+ * Every reader (native, the original raw format, and later gperftools,
+ * gmon.out, pprof...) fills a struct profile; analysis and rendering read
+ * only this.  Times are nanoseconds: `time_ns` fields are CLOCK_REALTIME
+ * (since the epoch) so profiles join external measurements by time.
+ *
+ * Contract: everything hangs off the profile and is freed by
+ * profile_free().  Arrays are in file order.  Stack ids index `stacks`
+ * (id 0 is "no stack": depth 0).  A reader that meets damage keeps what it
+ * read before it, sets `truncated` and says where in `truncated_at`.
+ *
+ * Weights and values: a thread sample stands for WEIGHT samples (a count
+ * of N in a gperftools, pprof or folded file is one thread sample of
+ * weight N, so memory follows the file, not the numbers in it); recorded
+ * profiles leave `weights` NULL (1 each).  A profile may declare value
+ * types (`value_types`: a pprof profile's sample types, a perf counter's
+ * events); every thread sample then carries one unsigned value per type in
+ * `thread_values` (NULL in a sample whose values are all 0).
+ */
+#ifndef PTPROF_MODEL_PROFILE_H
+#define PTPROF_MODEL_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/channel.h"
+
+#define PROF_BUILD_ID_MAX 64
+
+struct prof_meta {
+    char *key;
+    char *value;
+};
+
+struct prof_channel {
+    char *name;
+    char *unit;
+    enum pmu_kind kind;
+};
+
+struct prof_process {
+    uint32_t pid;
+    uint32_t ppid; /* 0 when unknown (the first process) */
+    uint64_t start_ns;
+    uint64_t exit_ns; /* 0 while running when the profile ended */
+    bool exited;
+    int32_t exit_status; /* raw wait status (WIFEXITED/WEXITSTATUS apply) */
+    char *exe;           /* the program it runs (last exec), may be "" */
+};
+
+struct prof_thread {
+    uint32_t pid;
+    uint32_t tid;
+    uint64_t start_ns;
+    uint64_t end_ns; /* 0 if still alive at the end */
+    char *name;      /* comm, may be "" */
+};
+
+/* A mapping of process PID, valid from time_ns until unmapped/replaced. */
+struct prof_map {
+    uint32_t pid;
+    uint64_t time_ns;
+    uint64_t start, end, offset;
+    uint64_t inode;
+    uint32_t dev_major, dev_minor;
+    uint32_t perms; /* enum map_perm bits (record/maps.h) */
+    uint8_t build_id_len;
+    uint8_t build_id[PROF_BUILD_ID_MAX];
+    char *path;
+    uint64_t unmap_ns; /* 0 while mapped */
+};
+
+/* The IMAGE holding what a JIT's perf map and jitdump said of a process's
+ * code, in perf-map syntax (record/jit_maps.h writes it, symbol/jit_symbols.h
+ * reads it; docs/format.md). */
+#define JIT_MAP_IMAGE "[perf-map]"
+
+/* Bytes of memory captured from the target, e.g. the [vdso] image. */
+struct prof_image {
+    uint32_t pid;
+    uint64_t start;
+    char *name;
+    uint8_t *data;
+    size_t size;
+};
+
+struct prof_stack {
+    uint32_t depth;
+    uint64_t *pcs; /* leaf first */
+};
+
+enum prof_thread_flags {
+    PROF_THREAD_IN_SYSCALL = 1,      /* stopped inside a system call: see syscall */
+    PROF_THREAD_STOPPED = 2,         /* in a job-control stop */
+    PROF_THREAD_STACK_TRUNCATED = 4, /* its stack lost outer frames (a depth limit, an
+                                        unwinder that stopped short, the end of the
+                                        recorder's stack copy) */
+};
+
+struct prof_thread_sample {
+    uint32_t pid;
+    uint32_t tid;
+    uint64_t pc;
+    uint64_t cpu_ns; /* cumulative CPU time of the thread */
+    uint32_t stack;  /* index into profile.stacks, 0 = none */
+    int32_t syscall; /* syscall number when PROF_THREAD_IN_SYSCALL, else -1 */
+    uint32_t flags;
+};
+
+struct prof_sample {
+    uint64_t time_ns;
+    double *values; /* nchannels values */
+    uint32_t nthreads;
+    struct prof_thread_sample *threads;
+    uint64_t *weights;       /* per thread: the samples it stands for (>= 1); NULL: 1 each */
+    uint64_t *thread_values; /* nthreads x profile.nvalue_types, thread J's values from
+                                J x nvalue_types; NULL: all 0 */
+};
+
+/* How a value type's values become what a thread sample is worth. */
+enum prof_value_agg {
+    PROF_VALUE_SUM = 0,     /* the amount the thread sample stands for (bytes, events) */
+    PROF_VALUE_COUNTER = 1, /* a per-thread running total, as cpu_ns: the increase since
+                               the thread's previous sample */
+    PROF_VALUE_LEVEL = 2,   /* a reading (a gauge): analyses give its mean over samples */
+};
+#define PROF_VALUE_AGG_MAX PROF_VALUE_LEVEL
+#define PROF_VALUE_TYPES_MAX 64 /* value types a profile may declare */
+
+/* What every thread sample's value I measures: a name ("alloc_space",
+ * "instructions"), the unit of its integers ("bytes", "nanoseconds",
+ * "count", "" when none), and how it aggregates. */
+struct prof_value_type {
+    char *name;
+    char *unit;
+    enum prof_value_agg agg;
+};
+
+/* A symbolized address (.pbin files): what symbolizer_resolve() answered. */
+struct prof_sym_frame {
+    char *binary;
+    char *path;
+    char *function;
+    char *mangled;
+    char *file;
+    uint32_t line;
+    bool inlined;
+};
+
+struct prof_location {
+    uint32_t pid;
+    uint64_t pc;
+    bool return_address; /* resolved as PC - 1 (a caller's frame) */
+    uint64_t offset;
+    uint32_t nframes;
+    struct prof_sym_frame *frames;
+};
+
+/* A call-graph arc counted by an instrumented program (gmon.out): calls
+ * made from the instruction before FROM_PC (a return address in the
+ * caller) into the function containing SELF_PC, COUNT times.  Both are
+ * addresses of the first process, resolved through its maps as sampled PCs
+ * are (gmon.out stores the executable's link-time addresses and its reader
+ * maps the executable there).  One entry per (from_pc, self_pc) pair.
+ * Formats without call counts leave the table empty (zeroed by
+ * profile_init, freed by profile_free). */
+struct prof_arc {
+    uint64_t from_pc, self_pc;
+    uint64_t count;
+};
+
+struct prof_totals {
+    uint64_t wall_ns;
+    uint64_t latency_ns;
+    uint64_t samples;       /* as counted by the recorder */
+    uint64_t ideal_samples; /* wall time x requested frequency */
+};
+
+struct profile {
+    char *format; /* "native", "pperf", ... */
+    struct prof_meta *meta;
+    size_t nmeta;
+    struct prof_channel *channels;
+    size_t nchannels;
+    struct prof_value_type *value_types; /* what thread_values hold, NULL when none */
+    size_t nvalue_types;
+    char *default_metric; /* the metric analyses show unless told (pprof's
+                             default_sample_type), NULL: ptprof's default */
+    struct prof_process *processes;
+    size_t nprocesses;
+    struct prof_thread *threads;
+    size_t nthreads;
+    struct prof_map *maps;
+    size_t nmaps;
+    struct prof_image *images;
+    size_t nimages;
+    struct prof_stack *stacks; /* stacks[0] is the empty stack */
+    size_t nstacks;
+    struct prof_sample *samples;
+    size_t nsamples;
+    struct prof_location *locations; /* symbol tables of a .pbin, else none */
+    size_t nlocations;
+    struct prof_arc *arcs; /* call counts (gmon.out), else none */
+    size_t narcs;
+    struct prof_totals totals;
+    bool has_totals; /* false: the recorder never finished (killed) */
+    bool truncated;  /* the file ends inside a record or is damaged */
+    uint64_t truncated_at;
+    double frequency; /* requested Hz, 0 if unknown */
+};
+
+void profile_init(struct profile *p);
+void profile_free(struct profile *p);
+
+/* Thread J of sample S: the samples it stands for, and its values (NULL
+ * when it carries none: read them as 0). */
+static inline uint64_t prof_weight(const struct prof_sample *s, uint32_t j)
+{
+    return s->weights ? s->weights[j] : 1;
+}
+static inline const uint64_t *prof_thread_values(const struct profile *p,
+                                                 const struct prof_sample *s, uint32_t j)
+{
+    return s->thread_values ? s->thread_values + (size_t)j * p->nvalue_types : NULL;
+}
+/* Declare a value type (copies NAME and UNIT); returns its index. */
+size_t profile_add_value_type(struct profile *p, const char *name, const char *unit,
+                              enum prof_value_agg agg);
+/* The index of value type NAME, or -1. */
+int profile_value_type(const struct profile *p, const char *name);
+/* "sum", "counter", "level". */
+const char *profile_value_agg_name(enum prof_value_agg agg);
+/* Thread samples whose stack lost outer frames (PROF_THREAD_STACK_TRUNCATED). */
+uint64_t profile_truncated_stacks(const struct profile *p);
+/* The value of META key KEY, or NULL. */
+const char *profile_meta(const struct profile *p, const char *key);
+
+/* Words shared by info and dump: a channel kind's name ("custom",
+ * "current", "voltage", "power", "energy"), and a raw wait status as
+ * "exit 3", "killed by SIGSEGV", "killed by SIGABRT (core dumped)"... */
+const char *profile_kind_name(enum pmu_kind kind);
+void profile_describe_status(int32_t status, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,1010 @@
+/*
+ * ptrace_engine.c - the ptrace engine (engine.h, docs/recording.md): the
+ * profiler stops every thread that ran at each tick.
+ *
+ * One thread does everything: a poll() over the tick clock (tick_clock.h:
+ * absolute, jittered deadlines, never back to back) and a signalfd
+ * (SIGCHLD for ptrace events, and the signals sent to the profiler itself,
+ * handled as profiler_signals.h says).  What both engines share is in
+ * recording.h.  Between samples every ptrace stop
+ * is answered at once, so new threads, exits and the target's own signals
+ * never wait for the next tick.  A sample stops every thread, copies what
+ * must be copied while they stand still (registers, the top of the stack),
+ * resumes them, and only then does the slow work: CPU times, unwinding,
+ * map refreshes, writing.
+ */
+#include "record/engine.h"
+#include "record/ptrace/idle_cpu.h"
+#include "record/jit_maps.h"
+#include "record/output.h"
+#include "record/profiler_signals.h"
+#include "record/recorder.h"
+#include "record/recording.h"
+#include "unwind/regs.h"
+#include "record/ptrace/sample_queue.h"
+#include "record/stack_capture.h"
+#include "unwind/stack.h"
+#include "record/ptrace/tracer.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* How long the target may take to show it received a signal the profiler
+ * got too (terminal, killpg) before the profiler forwards it itself. */
+#define SIGNAL_ECHO_NS (100 * 1000 * 1000ULL)
+/* After Ctrl-C or SIGTERM, the profile waits this long for the program to
+ * die of it (its exit is then recorded) before it is written anyway. */
+#define EXIT_GRACE_NS (1000 * 1000 * 1000ULL)
+/* Maps are re-read at least this often (and at once for an unknown PC). */
+#define MAPS_REFRESH_NS (500 * 1000 * 1000ULL)
+/* A thread that does not stop within this time is left out of a sample. */
+#define STOP_PATIENCE_NS (100 * 1000 * 1000ULL)
+/* A sample waits at least this long (or a quarter period) for its threads
+ * to stop before going on without those still waiting for a CPU. */
+#define STOP_WINDOW_MIN_NS (100 * 1000ULL)
+
+/* Where a sample's time goes, summed over the run (the -d summary). */
+struct sample_costs {
+    uint64_t check_ns;  /* reading schedstat to find the idle threads */
+    uint64_t window_ns; /* first interrupt to the last resume */
+    uint64_t copy_ns;   /* copying registers, schedstat and stacks */
+    uint64_t unwind_ns; /* after the resume: unwinding */
+    uint64_t after_ns;  /* after the resume: everything (unwinding, writing, maps) */
+    uint64_t taken;     /* samples taken (written ones are r->samples) */
+    uint64_t polled;    /* ...of them with polling for the stops on */
+    uint64_t stopped;   /* threads copied in time, summed over samples */
+    uint64_t late;      /* threads copied after their sample was built */
+    uint64_t reused;    /* threads whose last copy was reused */
+    uint64_t truncated; /* stacks cut at the end of their copy */
+};
+
+/* A stack to copy, and the process whose memory holds it. */
+struct pending_copy {
+    pid_t pid;
+    struct stack_copy copy;
+};
+
+struct recorder {
+    struct recording rec; /* the output, the measurement source, signals, the ticks */
+    const struct record_options *opts;
+    struct tracer tracer;
+
+    bool sampling;       /* the ticks run and samples are taken */
+    bool stop_requested; /* Ctrl-C, SIGTERM or --duration */
+    uint64_t finish_by;  /* sampling stopped: write the profile by then (monotonic) */
+    struct profsig_job job;
+
+    /* samples waiting for threads that stop late */
+    struct sample_queue queue;
+    bool in_stop_window; /* tracer_stop_all() is running */
+
+    /* per-sample scratch */
+    struct pending_copy *copies; /* stack copies of a batch of stopped threads */
+    size_t copies_cap;
+    struct stack_copy *batch_copies;
+    size_t batch_copies_cap;
+    bool *maps_refreshed; /* per process, this sample */
+    size_t maps_refreshed_cap;
+    uint64_t next_maps_refresh;
+
+    /* Polling for stops while a CPU is free (idle_cpu.h). */
+    struct idle_cpu idle;
+    bool spin_fixed; /* PTPROF_SPIN_NS set: always that, free CPU or not */
+
+    /* benchmark knobs (read_benchmark_knobs) */
+    bool fixed_copy; /* PTPROF_STACK_GROW=0: the configured copy size, always */
+    int pin_cpu;     /* PTPROF_CPU=N: the tracer runs on CPU N only; -1 = anywhere */
+
+    /* statistics */
+    uint64_t samples, latency_ns;
+    struct sample_costs costs;
+};
+
+/* --- per-sample buffers --------------------------------------------------- */
+
+static void free_scratch(struct recorder *r)
+{
+    free(r->copies);
+    free(r->batch_copies);
+    free(r->maps_refreshed);
+    sample_queue_free(&r->queue);
+}
+
+/* --- sampling ------------------------------------------------------------- */
+
+/*
+ * A thread resumed with a signal stands at its handler's first instruction
+ * until it gets a CPU.  Sampled there before it ran, it is charged where
+ * the signal found it: that is where the time since the previous sample
+ * went.  On x86-64 the kernel's fresh handler frame is recognisable: the
+ * signal number in rdi, and rdx pointing at the ucontext right above the
+ * return address at rsp; the handler's first instruction changes rsp.
+ * Elsewhere: the thread's CPU time has not moved beyond the kernel's own
+ * work since the signal-delivery stop.
+ */
+#define SIGNAL_SETUP_CPU_NS 50000
+static bool caught_before_handler(struct thread *th, const struct user_regs_struct *regs)
+{
+    if (!th->sig_fresh)
+        return false;
+#if defined(__x86_64__)
+    bool at_entry = regs->rdi == (unsigned long long)th->sig_number && regs->rdx == regs->rsp + 8;
+#else
+    (void)regs;
+    uint64_t cpu;
+    bool at_entry = thread_read_cpu(th, &cpu) && cpu - th->sig_cpu < SIGNAL_SETUP_CPU_NS;
+#endif
+    /* Keep watching while it stays there: the next sample may find it
+     * still waiting for a CPU. */
+    th->sig_fresh = at_entry;
+    return at_entry;
+}
+
+/* Drop the handler's frames: keep the stack from the interrupted PC on.
+ * A DWARF unwind, and a frame-pointer walk mended by CFI, pass the signal
+ * frame, which records that PC exactly.  A plain frame-pointer walk does
+ * not see the signal frame at all: at the handler's first instruction the
+ * frame pointer is still the interrupted function's, so the walk's callers
+ * are already that function's callers and only the leaf is to be
+ * replaced.  Returns the new depth. */
+static int from_interrupted_pc(uint64_t *frames, int depth, uint64_t pc)
+{
+    for (int k = 1; k < depth; k++) {
+        if (frames[k] == pc) {
+            memmove(frames, frames + k, (size_t)(depth - k) * sizeof(*frames));
+            return depth - k;
+        }
+    }
+    frames[0] = pc;
+    return depth;
+}
+
+/* --- inside the stop window ------------------------------------------------ */
+
+/* How far up the thread's stack may be copied: the end of the mapping
+ * holding SP (looked up again only when SP leaves the one found last). */
+static uint64_t stack_top(struct recorder *r, struct thread *th, uint64_t sp)
+{
+    if (sp >= th->stack_lo && sp < th->stack_hi)
+        return th->stack_hi;
+    const struct map_entry *m = process_map_at(&r->tracer.procs.procs[th->proc], sp);
+    th->stack_lo = m ? m->start : 0;
+    th->stack_hi = m ? m->end : 0;
+    return th->stack_hi;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+    const struct pending_copy *x = a, *y = b;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The stacks of a batch: one process_vm_readv per process. */
+static void copy_stacks(struct recorder *r, size_t n)
+{
+    if (n > 1)
+        qsort(r->copies, n, sizeof(*r->copies), by_pid);
+    r->batch_copies = xgrow(r->batch_copies, &r->batch_copies_cap, n, sizeof(*r->batch_copies));
+    for (size_t i = 0; i < n;) {
+        size_t k = 0;
+        pid_t pid = r->copies[i].pid;
+        for (; i + k < n && r->copies[i + k].pid == pid; k++)
+            r->batch_copies[k] = r->copies[i + k].copy;
+        stack_copy_batch(pid, r->batch_copies, k);
+        i += k;
+    }
+}
+
+/*
+ * Inside the stop window, for threads that just stopped: copy what the
+ * thread will overwrite once it runs (registers, the top of its stack) and
+ * its schedstat, exact while it stands still and the mark against which the
+ * next sample tells whether it ran.  Nothing else: naming, unwinding and
+ * writing wait for the resume.
+ */
+static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size_t n)
+{
+    struct recorder *r = ctx;
+    uint64_t start = monotonic_ns();
+    bool stacks = r->opts->stack_mode != STACK_NONE;
+    size_t ncopies = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct thread *th = thread_find(&t->threads, tids[i]);
+        if (!th || !th->stopped || th->group_stop || th->captured)
+            continue;
+        if (th->copy_limit == 0)
+            th->copy_limit = r->opts->stack_size ? r->opts->stack_size : STACK_COPY_DEFAULT;
+        if (!th->snap) {
+            th->snap = xcalloc(1, sizeof(*th->snap));
+            if (stacks)
+                stack_snapshot_init(th->snap, th->copy_limit);
+        }
+        if (stack_capture_regs(th->tid, th->snap) != 0)
+            continue; /* gone */
+        th->captured = true;
+        th->deferred = !r->in_stop_window;
+        th->before_signal = caught_before_handler(th, &th->snap->regs);
+        struct thread_sched sched;
+        /* After PTRACE_GETREGSET, which waited until the thread was off its
+         * CPU: its counters are final for this stop. */
+        th->idle_known = thread_read_sched(th, &sched);
+        if (th->idle_known) {
+            th->idle_since = sched;
+            th->cpu_ns = sched.cpu_ns;
+        } else if (!thread_read_cpu(th, &th->cpu_ns)) {
+            th->cpu_ns = 0;
+        }
+        if (!stacks)
+            continue;
+        bool to_top = false;
+        uint64_t sp = th->snap->sp;
+        size_t want = r->fixed_copy
+                          ? th->copy_limit
+                          : stack_copy_plan(sp, stack_top(r, th, sp), th->copy_limit, &to_top);
+        stack_snapshot_reserve(th->snap, want);
+        r->copies = xgrow(r->copies, &r->copies_cap, ncopies + 1, sizeof(*r->copies));
+        r->copies[ncopies++] = (struct pending_copy){
+            .pid = th->pid, .copy = {.snap = th->snap, .want = want, .to_top = to_top}};
+    }
+    if (ncopies > 0)
+        copy_stacks(r, ncopies);
+    r->costs.copy_ns += monotonic_ns() - start;
+}
+
+/* --- after the resume ------------------------------------------------------ */
+
+static void ensure_maps_know(struct recorder *r, struct process *p, const uint64_t *pcs, size_t n,
+                             uint64_t wall, bool *refreshed)
+{
+    if (*refreshed)
+        return;
+    for (size_t k = 0; k < n; k++) {
+        if (!process_knows_pc(p, pcs[k])) {
+            /* A library mapped since the last look (dlopen): report it
+             * before the sample that needs it. */
+            if (process_refresh_maps(p, r->rec.out, wall) && p->unwinder)
+                dwarf_unwinder_maps_changed(p->unwinder);
+            *refreshed = true;
+            return;
+        }
+    }
+}
+
+/* The stack of a captured thread into PCS; returns its depth. */
+static int unwind_captured(struct recorder *r, struct thread *th, struct process *p, uint64_t *pcs)
+{
+    enum stack_mode mode = r->opts->stack_mode;
+    if (mode == STACK_NONE) {
+        pcs[0] = th->pc;
+        return 1;
+    }
+    uint64_t start = monotonic_ns();
+    if (!p->unwinder)
+        p->unwinder = dwarf_unwinder_new(p->pid);
+    bool cut = false;
+    int depth;
+    if (mode == STACK_FP) {
+        uint64_t chain[STACK_MAX_DEPTH];
+        depth = unwind_fp(th->snap, chain, STACK_MAX_DEPTH, &cut);
+        /* Frameless leaves (the vDSO, libc) hide their caller from the
+         * frame pointers: mend the innermost frames by their CFI. */
+        depth = stack_repair_fp(p->unwinder, th->snap, chain, depth, pcs, STACK_MAX_DEPTH, &cut);
+    } else {
+        depth = p->unwinder
+                    ? dwarf_unwind(p->unwinder, th->tid, th->snap, pcs, STACK_MAX_DEPTH, &cut)
+                    : 0;
+        if (depth == 0)
+            pcs[depth++] = th->pc;
+    }
+    th->truncated = cut;
+    if (cut) {
+        /* Copy more of this thread's stack from now on. */
+        r->costs.truncated++;
+        if (!r->fixed_copy)
+            th->copy_limit = stack_copy_grow(th->copy_limit, r->opts->stack_size);
+    }
+    r->costs.unwind_ns += monotonic_ns() - start;
+    return depth;
+}
+
+/* What a captured thread's registers say: PC, SP, the call it sits in. */
+static void read_capture(struct thread *th)
+{
+    const struct user_regs_struct *regs = &th->snap->regs;
+    th->captured_once = true;
+    th->pc = REGS_PC(*regs);
+    th->sp = REGS_SP(*regs);
+    th->syscall_raw = regs_blocked_syscall(regs);
+    th->check_reblocked = th->syscall_raw >= 0 && th->idle_known;
+}
+
+/*
+ * A thread interrupted in a blocking call goes back into it when resumed:
+ * it runs for that, so its schedstat moves, though its registers and stack
+ * are those of the capture.  Once /proc/PID/task/TID/syscall shows it
+ * blocked again in the same call (or in restart_syscall) at the same PC and
+ * SP, having been put on a CPU exactly once since the capture, its new
+ * counters become the mark: a sleeping thread is then stopped once, not at
+ * every sample.  The counters are read first: if it moves after that, the
+ * next sample sees it.
+ */
+static void note_reblocked(struct thread *th)
+{
+    th->check_reblocked = false;
+    struct thread_sched now;
+    int nr;
+    uint64_t sp, pc;
+    if (!thread_read_sched(th, &now) || now.runs != th->idle_since.runs + 1)
+        return;
+    if (!thread_read_syscall(th, &nr, &sp, &pc) || sp != th->sp || pc != th->pc)
+        return;
+    if (nr != th->syscall_raw && !syscall_is_restart(nr))
+        return;
+    th->idle_since = now;
+    /* Blocked again: where it sleeps now names a call the copy could not. */
+    if (syscall_is_restart(th->syscall))
+        th->syscall = syscall_origin_name(&th->origin, nr, pc, sp, th->pid, th->tid);
+}
+
+/* Attached to a running process: its threads may sit in calls the kernel
+ * already restarted.  Learn their names now, while they are blocked in
+ * them (syscall_origin.h). */
+static void learn_blocked_calls(struct recorder *r)
+{
+    struct thread_table *tt = &r->tracer.threads;
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        int nr;
+        uint64_t sp, pc;
+        if (thread_read_syscall(th, &nr, &sp, &pc))
+            syscall_origin_name(&th->origin, nr, pc, sp, th->pid, th->tid);
+    }
+}
+
+/* A thread's entry in a sample, from what is known of it now. */
+static struct prof_thread_sample entry_of(const struct thread *th)
+{
+    uint32_t flags = 0;
+    if (th->group_stop)
+        flags |= PROF_THREAD_STOPPED;
+    if (th->syscall >= 0)
+        flags |= PROF_THREAD_IN_SYSCALL;
+    if (th->truncated && th->stack)
+        flags |= PROF_THREAD_STACK_TRUNCATED;
+    return (struct prof_thread_sample){
+        .pid = (uint32_t)th->pid,
+        .tid = (uint32_t)th->tid,
+        .pc = th->pc,
+        .cpu_ns = th->cpu_ns,
+        .stack = th->stack,
+        .syscall = th->syscall,
+        .flags = flags,
+    };
+}
+
+/* A copied thread: its call, its stack (unwound now), into th. */
+static void finish_capture(struct recorder *r, struct thread *th, uint64_t wall)
+{
+    struct process *p = &r->tracer.procs.procs[th->proc];
+    bool *refreshed = &r->maps_refreshed[th->proc];
+    uint64_t pcs[STACK_MAX_DEPTH];
+    read_capture(th);
+    th->syscall =
+        syscall_origin_name(&th->origin, th->syscall_raw, th->pc, th->sp, th->pid, th->tid);
+    ensure_maps_know(r, p, &th->pc, 1, wall, refreshed);
+    int depth = unwind_captured(r, th, p, pcs);
+    if (th->before_signal) {
+        if (depth > 0)
+            depth = from_interrupted_pc(pcs, depth, th->sig_pc);
+        th->pc = th->sig_pc;
+        th->syscall = -1;
+    }
+    if (depth > 1)
+        ensure_maps_know(r, p, pcs + 1, (size_t)depth - 1, wall, refreshed);
+    th->stack = depth > 0 && r->opts->stack_mode != STACK_NONE
+                    ? output_stack(r->rec.out, pcs, (uint32_t)depth)
+                    : 0;
+}
+
+/* Per-process "maps re-read for this sample" flags, cleared. */
+static void reset_maps_refreshed(struct recorder *r)
+{
+    size_t n = r->tracer.procs.count;
+    /* Kept between samples: a sample is not worth a calloc. */
+    r->maps_refreshed = xgrow(r->maps_refreshed, &r->maps_refreshed_cap, n ? n : 1, sizeof(bool));
+    memset(r->maps_refreshed, 0, n * sizeof(bool));
+}
+
+/* Writes the samples no thread is owed for any more. */
+static void write_ready(struct recorder *r, bool force)
+{
+    long n = sample_queue_flush(&r->queue, r->rec.out, force);
+    if (n < 0) {
+        pt_err("cannot write the profile; sampling stops");
+        r->sampling = false;
+        return;
+    }
+    r->samples += (uint64_t)n;
+}
+
+/*
+ * Threads that stopped after their sample was built (they waited for a
+ * CPU): their copies fill the places kept for them in every open sample.
+ * Places of threads that are gone are dropped.
+ */
+static void finish_late_stops(struct recorder *r)
+{
+    struct thread_table *tt = &r->tracer.threads;
+    bool any = false;
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        if (!th->captured || !th->deferred)
+            continue;
+        if (!any)
+            reset_maps_refreshed(r);
+        any = true;
+        th->deferred = false;
+        finish_capture(r, th, realtime_ns());
+        struct prof_thread_sample e = entry_of(th);
+        sample_queue_fill(&r->queue, &e);
+        r->costs.late++;
+        if (th->check_reblocked)
+            note_reblocked(th);
+    }
+    for (size_t i = 0; i < r->queue.count; i++) {
+        const struct open_sample *s = &r->queue.samples[(r->queue.head + i) % SAMPLE_QUEUE_MAX];
+        for (uint32_t k = 0; k < s->nthreads && s->waiting; k++) {
+            struct thread *th = thread_find(tt, (pid_t)s->threads[k].tid);
+            if (!th || th->exiting)
+                sample_queue_forget(&r->queue, s->threads[k].tid);
+        }
+    }
+    write_ready(r, false);
+}
+
+/* tracer_drain(), then what late stops bring. */
+static void drain(struct recorder *r)
+{
+    tracer_drain(&r->tracer);
+    finish_late_stops(r);
+}
+
+/*
+ * A thread owed by an earlier sample for longer than STOP_PATIENCE_NS
+ * cannot stop (uninterruptible sleep): it becomes `late`, its interrupt
+ * stays pending (its eventual stop is just answered), and the samples
+ * waiting for it take what the kernel tells of it without stopping it.
+ */
+static void give_up_on_slow_stops(struct recorder *r)
+{
+    struct thread_table *tt = &r->tracer.threads;
+    uint64_t now = monotonic_ns();
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        if (!th->awaited || now - th->held_since < STOP_PATIENCE_NS)
+            continue;
+        th->awaited = false;
+        th->late = true;
+        if (thread_read_blocked(th)) {
+            th->syscall =
+                syscall_origin_name(&th->origin, th->syscall_raw, th->pc, th->sp, th->pid, th->tid);
+            th->stack = 0;
+        }
+        thread_read_cpu(th, &th->cpu_ns);
+        struct prof_thread_sample e = entry_of(th);
+        sample_queue_fill(&r->queue, &e);
+    }
+}
+
+/* After the resume: everything that takes time, for the sample at WALL. */
+static void build_sample(struct recorder *r, struct open_sample *s, uint64_t wall)
+{
+    struct thread_table *tt = &r->tracer.threads;
+    reset_maps_refreshed(r);
+    /* CPU times of the threads neither copied nor known idle first, right
+     * after the resume: unwinding takes time, and CPU time read after it
+     * would include running done since. */
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        if (!th->captured && !th->reused && !th->awaited)
+            thread_read_cpu(th, &th->cpu_ns);
+    }
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        if (!th->captured && (th->late || th->in_vfork) && !th->stopped) {
+            /* It could not stop (vfork parent, uninterruptible sleep): the
+             * kernel still tells where it waits. */
+            uint64_t old_pc = th->pc;
+            if (thread_read_blocked(th)) {
+                th->syscall = syscall_origin_name(&th->origin, th->syscall_raw, th->pc, th->sp,
+                                                  th->pid, th->tid);
+                if (th->pc != old_pc)
+                    th->stack = 0;
+            }
+        }
+        if (th->announced || th->exiting || (!th->captured_once && !th->captured))
+            continue; /* nothing true to say about it yet */
+        if (th->awaited && !th->captured) {
+            /* On its way to a CPU: its copy comes later (finish_late_stops). */
+            sample_wait(s, (uint32_t)th->pid, (uint32_t)th->tid);
+            continue;
+        }
+        if (th->captured) {
+            th->deferred = false;
+            finish_capture(r, th, wall);
+        }
+        struct prof_thread_sample e = entry_of(th);
+        sample_add(s, &e);
+        /* Earlier samples may be waiting for this thread too. */
+        if (th->captured && r->queue.count > 1)
+            sample_queue_fill(&r->queue, &e);
+    }
+    /* Last, to give the threads interrupted in a call time to go back in. */
+    for (size_t i = 0; i < tt->count; i++)
+        if (tt->threads[i].captured && tt->threads[i].check_reblocked)
+            note_reblocked(&tt->threads[i]);
+    write_ready(r, false);
+}
+
+/*
+ * A thread whose schedstat (CPU time and the number of times it was put on
+ * a CPU) has not moved since its last capture has not run since: sleeping
+ * or waiting for a CPU, its registers and stack are what was copied, so
+ * the copy is reused instead of stopping it again.  Both numbers, because
+ * the kernel updates a running thread's CPU time only at its scheduler
+ * ticks; the run count moves the moment it gets a CPU.
+ */
+static void find_idle(struct recorder *r)
+{
+    struct thread_table *tt = &r->tracer.threads;
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        th->captured = false;
+        th->before_signal = false;
+        th->check_reblocked = false;
+        th->reused = false;
+        if (th->stopped || th->group_stop || th->late || th->in_vfork || th->announced ||
+            th->exiting || th->awaited || !th->idle_known || !th->captured_once)
+            continue;
+        struct thread_sched now;
+        if (thread_read_sched(th, &now) && now.cpu_ns == th->idle_since.cpu_ns &&
+            now.runs == th->idle_since.runs) {
+            th->reused = true;
+            th->cpu_ns = now.cpu_ns;
+            r->costs.reused++;
+        }
+    }
+}
+
+/* How long a sample waits for its threads to stop before it goes on
+ * without the slow ones (docs/recording.md). */
+static uint64_t stop_window(const struct recorder *r)
+{
+    uint64_t w = r->rec.clock.period / 4;
+    return w < STOP_WINDOW_MIN_NS ? STOP_WINDOW_MIN_NS
+           : w > STOP_PATIENCE_NS ? STOP_PATIENCE_NS
+                                  : w;
+}
+
+static void take_sample(struct recorder *r)
+{
+    if (sample_queue_full(&r->queue)) {
+        r->rec.clock.dropped++; /* stops stopped coming: no room for one more */
+        return;
+    }
+    recording_read_pmu(&r->rec); /* the machine's, not the threads': outside the stop */
+    uint64_t wall = realtime_ns(); /* the threads' instant: right after the reading */
+    uint64_t t_check = monotonic_ns();
+    give_up_on_slow_stops(r);
+    find_idle(r);
+    uint64_t t0 = monotonic_ns();
+    r->in_stop_window = true;
+    tracer_stop_all(&r->tracer, stop_window(r));
+    r->in_stop_window = false;
+    uint64_t t2 = monotonic_ns();
+    /* The time a stopped thread stood still, on average. */
+    if (r->tracer.held_threads)
+        r->latency_ns += r->tracer.held_ns / r->tracer.held_threads;
+    r->costs.check_ns += t0 - t_check;
+    r->costs.window_ns += t2 - t0;
+    r->costs.taken++;
+    r->costs.polled += r->tracer.spin_ns > 0;
+    struct thread_table *tt = &r->tracer.threads;
+    for (size_t i = 0; i < tt->count; i++)
+        r->costs.stopped += tt->threads[i].captured;
+    if (r->tracer.first_exited)
+        return;
+    build_sample(r, sample_queue_open(&r->queue, wall, r->rec.pmu_values), wall);
+    /* The stops this sample reaped left SIGCHLD pending (one, however many
+     * stops): consume it, then answer whatever arrived meanwhile (a later
+     * stop raises a new one), so the loop does not wake up once more for
+     * nothing. */
+    struct timespec zero = {0, 0};
+    sigtimedwait(&r->tracer.sigchld_only, NULL, &zero);
+    drain(r);
+    r->costs.after_ns += monotonic_ns() - t2;
+}
+
+/* --- the profiler's own signals ------------------------------------------- */
+
+static bool target_got_by(struct recorder *r, int sig, uint64_t since)
+{
+    return r->tracer.last_signal_ns[sig] >= since || profsig_pending_in(r->tracer.first_pid, sig);
+}
+
+/* Did the target receive SIG since SINCE?  Its delivery stop may trail
+ * ours by a little: it is given the time, its stops answered meanwhile. */
+static bool target_got(void *ctx, int sig, uint64_t since)
+{
+    struct recorder *r = ctx;
+    uint64_t give_up = since + SIGNAL_ECHO_NS;
+    for (;;) {
+        drain(r);
+        if (target_got_by(r, sig, since - SIGNAL_ECHO_NS))
+            return true;
+        uint64_t now = monotonic_ns();
+        if (now >= give_up || r->tracer.first_exited)
+            return false;
+        uint64_t wait = give_up - now;
+        struct timespec slice = ns_timespec(wait < 5000000 ? wait : 5000000);
+        sigtimedwait(&r->tracer.sigchld_only, NULL, &slice);
+    }
+}
+
+static bool target_job_stopped(void *ctx)
+{
+    struct recorder *r = ctx;
+    struct thread_table *tt = &r->tracer.threads;
+    bool any = false;
+    for (size_t i = 0; i < tt->count; i++) {
+        if (tt->threads[i].pid != r->tracer.first_pid)
+            continue;
+        if (!tt->threads[i].group_stop)
+            return false;
+        any = true;
+    }
+    return any;
+}
+
+static bool target_gone(void *ctx)
+{
+    return ((struct recorder *)ctx)->tracer.first_exited;
+}
+
+static void pump(void *ctx)
+{
+    drain(ctx);
+}
+
+/* The target, as profiler_signals.h handles signals for it. */
+static struct profsig_program target_of(struct recorder *r)
+{
+    return (struct profsig_program){.pid = r->tracer.first_pid,
+                                    .attached = r->opts->attach_pid != 0,
+                                    .ctx = r,
+                                    .got = target_got,
+                                    .job_stopped = target_job_stopped,
+                                    .gone = target_gone,
+                                    .pump = pump};
+}
+
+static void stop_sampling(struct recorder *r)
+{
+    if (!r->sampling)
+        return;
+    r->sampling = false;
+    tick_clock_stop(&r->rec.clock);
+    r->rec.end_mono = monotonic_ns();
+}
+
+/* The terminal stopped the job: stop with the target so the shell sees it. */
+static void follow_job_stop(struct recorder *r)
+{
+    struct profsig_program target = target_of(r);
+    profsig_follow_job_stop(&r->job, &target, r->rec.signal_fd);
+}
+
+static void on_profiler_signal(void *ctx, const struct signalfd_siginfo *si)
+{
+    struct recorder *r = ctx;
+    int sig = (int)si->ssi_signo;
+    uint64_t now = monotonic_ns();
+    struct profsig_program target = target_of(r);
+    /* SIGCHLD: the stops are drained by the loop. */
+    if (profsig_handle(&r->job, &target, sig, now) != PROFSIG_STOP)
+        return;
+    if (r->sampling)
+        pt_debug("signal %d: sampling stops", sig);
+    /* The program most likely dies of it: give it the time to, so its
+     * exit is in the profile.  A second signal means now. */
+    r->finish_by = r->stop_requested ? now : now + EXIT_GRACE_NS;
+    r->stop_requested = true;
+    stop_sampling(r);
+}
+
+static void read_signals(struct recorder *r)
+{
+    profsig_read(r->rec.signal_fd, on_profiler_signal, r);
+}
+
+/* --- setup, the loop, the end --------------------------------------------- */
+
+/*
+ * Knobs for the benchmarks (bench/README.md), to measure the choices
+ * docs/recording.md explains: PTPROF_SPIN_NS (poll for stops this long
+ * before sleeping, whether a CPU is free or not; 0 never polls),
+ * PTPROF_MIN_GAP_PCT (read by recording_begin()), PTPROF_STACK_GROW=0
+ * (copy the configured size, never more), PTPROF_CPU=N (keep the tracer
+ * on CPU N).
+ */
+static void read_benchmark_knobs(struct recorder *r)
+{
+    const char *spin = getenv("PTPROF_SPIN_NS");
+    r->spin_fixed = spin && *spin;
+    if (r->spin_fixed)
+        r->tracer.spin_ns = strtoull(spin, NULL, 10);
+    const char *grow = getenv("PTPROF_STACK_GROW");
+    r->fixed_copy = grow && strcmp(grow, "0") == 0;
+    const char *cpu = getenv("PTPROF_CPU");
+    r->pin_cpu = cpu && *cpu ? atoi(cpu) : -1;
+}
+
+/* After the target started (it keeps the CPUs it was given). */
+static void pin_tracer(struct recorder *r)
+{
+    if (r->pin_cpu < 0)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(r->pin_cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0)
+        pt_warn("PTPROF_CPU=%d: %s", r->pin_cpu, strerror(errno));
+}
+
+/* How long to poll for the stops of a sample while a CPU is free: they
+ * come within 50 us when the threads run (docs/recording.md). */
+#define SPIN_WHEN_FREE_NS (50 * 1000ULL)
+
+static void on_timer(struct recorder *r)
+{
+    if (!tick_clock_due(&r->rec.clock) || !r->sampling)
+        return;
+    if (!r->spin_fixed)
+        r->tracer.spin_ns =
+            idle_cpu_free(&r->idle, monotonic_ns(), r->tracer.ncpus) ? SPIN_WHEN_FREE_NS : 0;
+    take_sample(r);
+    uint64_t now = monotonic_ns();
+    tick_clock_next(&r->rec.clock, now);
+    if (now >= r->next_maps_refresh && !r->tracer.first_exited) {
+        struct process_table *pt = &r->tracer.procs;
+        for (size_t i = 0; i < pt->count; i++) {
+            struct process *p = &pt->procs[i];
+            if (!p->exited && process_refresh_maps(p, r->rec.out, realtime_ns()) && p->unwinder)
+                dwarf_unwinder_maps_changed(p->unwinder);
+        }
+        r->next_maps_refresh = now + MAPS_REFRESH_NS;
+    }
+    if (r->rec.deadline && now >= r->rec.deadline) {
+        r->stop_requested = true;
+        stop_sampling(r);
+    }
+}
+
+static uint64_t ideal_samples(const struct recorder *r)
+{
+    double wall = (double)(r->rec.end_mono - r->rec.start_mono) / 1e9;
+    return (uint64_t)floor(wall * r->opts->frequency);
+}
+
+static void print_summary(const struct recorder *r)
+{
+    struct recording_summary common = {
+        .latency_ns = r->latency_ns,
+        .samples = r->samples,
+        .ideal = ideal_samples(r),
+        .samples_note = "",
+        .threads = r->tracer.threads.seen,
+    };
+    recording_print_summary(&r->rec, &common);
+    fprintf(stderr, "[debug] signals:     %llu passed to the target\n",
+            (unsigned long long)r->tracer.signals_passed);
+    fprintf(stderr, "[debug] polling:     for the stops of %.1f%% of the samples (%s)\n",
+            r->costs.taken ? 100.0 * (double)r->costs.polled / (double)r->costs.taken : 0.0,
+            r->spin_fixed ? "PTPROF_SPIN_NS" : "while a CPU was free");
+    /* Where a sample's time goes (docs/recording.md reads these). */
+    const struct sample_costs *c = &r->costs;
+    double per = c->taken ? 1e3 * (double)c->taken : 1.0, taken = c->taken ? (double)c->taken : 1;
+    fprintf(stderr,
+            "[debug] window:      %.2f us from the first interrupt to the last resume (copying "
+            "%.2f us) per sample\n",
+            (double)c->window_ns / per, (double)c->copy_ns / per);
+    fprintf(stderr,
+            "[debug] outside:     check %.2f us, unwind %.2f us, after %.2f us per sample\n",
+            (double)c->check_ns / per, (double)c->unwind_ns / per, (double)c->after_ns / per);
+    fprintf(stderr,
+            "[debug] stops:       %.2f threads stopped, %.2f reused (idle since their last "
+            "copy), %.2f stopped late (waiting for a CPU) per sample\n",
+            (double)c->stopped / taken, (double)c->reused / taken, (double)c->late / taken);
+    fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",
+            (unsigned long long)c->truncated);
+}
+
+static int sort_by_start(const void *a, const void *b)
+{
+    const struct map_entry *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int finish_profile(struct recorder *r)
+{
+    if (!r->rec.out)
+        return 0;
+    /* Samples still waiting for a thread are written without it. */
+    write_ready(r, true);
+    struct process *first = &r->tracer.procs.procs[TRACER_FIRST_PROCESS];
+    if (!first->exited)
+        process_refresh_maps(first, r->rec.out, realtime_ns());
+    for (size_t i = 0; i < r->tracer.procs.count; i++) {
+        const struct process *p = &r->tracer.procs.procs[i];
+        if (!p->exited)
+            jit_maps_capture(r->rec.out, (uint32_t)p->pid, &p->since_exec);
+    }
+    struct prof_totals totals = {
+        .wall_ns = r->rec.end_mono - r->rec.start_mono,
+        .latency_ns = r->latency_ns,
+        .samples = r->samples,
+        .ideal_samples = ideal_samples(r),
+    };
+    /* The raw format keeps one address space: the first process's. */
+    struct map_list *seen = &first->since_exec;
+    if (seen->count > 1) /* no maps, no array */
+        qsort(seen->entries, seen->count, sizeof(*seen->entries), sort_by_start);
+    recording_note_pmu(&r->rec);
+    int rc = output_finish(r->rec.out, &totals, seen);
+    r->rec.out = NULL;
+    r->tracer.out = NULL; /* later events (a child's exit) go nowhere */
+    if (r->opts->debug)
+        print_summary(r);
+    return rc;
+}
+
+static bool recording_over(const struct recorder *r)
+{
+    if (r->tracer.first_exited)
+        return true;
+    /* Attached: stop when asked; the process keeps running without us. */
+    return r->opts->attach_pid && r->stop_requested;
+}
+
+static void run_loop(struct recorder *r)
+{
+    struct pollfd fds[2] = {
+        {.fd = r->rec.signal_fd, .events = POLLIN},
+        {.fd = r->rec.clock.fd, .events = POLLIN},
+    };
+    while (!recording_over(r)) {
+        int timeout = r->job.stop_pending ? 50 : -1;
+        if (!r->sampling && r->rec.out) {
+            uint64_t now = monotonic_ns();
+            int left = r->finish_by > now ? (int)((r->finish_by - now) / 1000000 + 1) : 0;
+            timeout = timeout < 0 || left < timeout ? left : timeout;
+        }
+        int ready = poll(fds, 2, timeout);
+        if (ready < 0 && errno != EINTR)
+            break;
+        if (ready > 0 && (fds[0].revents & POLLIN))
+            read_signals(r);
+        /* A due sample goes first: it collects pending stops itself and
+         * captures a thread in a signal-delivery stop where the signal
+         * interrupted it.  Resuming that thread first would put it on its
+         * handler's first instruction, where the sample would then find it
+         * before it ran. */
+        if (!recording_over(r) && (fds[1].revents & POLLIN))
+            on_timer(r);
+        /* Every other stop is answered at once: a new thread or a signal
+         * must not wait for a tick. */
+        drain(r);
+        if (!r->sampling && r->rec.out && !r->opts->attach_pid && monotonic_ns() >= r->finish_by)
+            finish_profile(r); /* interrupted: the profile is complete now */
+        follow_job_stop(r);
+    }
+}
+
+static int start_target(struct recorder *r)
+{
+    if (r->opts->attach_pid)
+        return tracer_attach(&r->tracer, r->opts->attach_pid);
+    return tracer_launch(&r->tracer, r->opts->argv, &r->rec.original_mask);
+}
+
+/* Sampling could not start: leave the target as it would be without us
+ * (attached), or end the command we started. */
+static void abandon_target(struct recorder *r)
+{
+    if (r->opts->attach_pid) {
+        tracer_detach_all(&r->tracer);
+        return;
+    }
+    kill(r->tracer.first_pid, SIGKILL);
+    tracer_resume_all(&r->tracer);
+    while (!r->tracer.first_exited && waitpid(r->tracer.first_pid, NULL, __WALL) < 0 &&
+           errno == EINTR)
+        ;
+}
+
+static int ptrace_engine_run(const struct record_options *opts, const struct engine_choice *choice)
+{
+    struct recorder r = {.opts = opts};
+    /* Everything that can fail for the user's reasons fails before the
+     * target exists. */
+    int rc = recording_open(&r.rec, opts, choice);
+    tracer_init(&r.tracer, r.rec.out, opts->inherit);
+    r.tracer.on_stopped = capture_stopped;
+    r.tracer.on_stopped_ctx = &r;
+    sample_queue_init(&r.queue, r.rec.pmu ? r.rec.pmu->nchannels : 0);
+    read_benchmark_knobs(&r);
+    idle_cpu_open(&r.idle);
+    if (rc != 0)
+        goto out;
+    rc = PT_EXIT_USAGE;
+    if (recording_catch_signals(&r.rec) != 0)
+        goto out;
+
+    rc = start_target(&r);
+    if (rc != 0)
+        goto out;
+    if (opts->attach_pid)
+        learn_blocked_calls(&r);
+    pin_tracer(&r);
+    recording_start_output(&r.rec, r.tracer.first_pid,
+                           opts->stack_size ? opts->stack_size : STACK_COPY_DEFAULT);
+    if (recording_begin(&r.rec) != 0) {
+        abandon_target(&r);
+        rc = PT_EXIT_USAGE;
+        goto out;
+    }
+    r.sampling = true;
+    r.next_maps_refresh = r.rec.start_mono + MAPS_REFRESH_NS;
+    tracer_resume_all(&r.tracer);
+
+    run_loop(&r);
+    stop_sampling(&r);
+    /* Children that outlive the first process run on without us. */
+    tracer_detach_all(&r.tracer);
+    int written = finish_profile(&r);
+    rc = recording_exit_code(&r.rec, r.tracer.first_status, written);
+
+out:
+    idle_cpu_close(&r.idle);
+    recording_close(&r.rec);
+    free_scratch(&r);
+    tracer_destroy(&r.tracer);
+    return rc;
+}
+
+/* The ptrace engine needs nothing but ptrace, which the kernel checks
+ * when the program is started or attached. */
+static bool ptrace_permitted(const struct record_options *opts, char *why, size_t size)
+{
+    (void)opts;
+    snprintf(why, size, "ptrace");
+    return true;
+}
+
+const struct record_engine_ops ptrace_engine_ops = {
+    .name = "ptrace",
+    .permitted = ptrace_permitted,
+    .run = ptrace_engine_run,
+};
