@@ -254,12 +254,17 @@ static double interval_energy(const struct metrics *m, size_t i, double dt)
     return e;
 }
 
-/* The time a thread sample stood for in the machine: its CPU time, and the
- * time the profiler held it stopped (ptrace: its mean stop per sample),
- * which a thread that ran would have spent running. */
+/* The time a thread sample stood for in the machine: its CPU time, and of
+ * the time the profiler held it stopped (ptrace: the mean stop per sample)
+ * the share it ran of the rest of its span: a thread that never sleeps is
+ * busy its whole span, one that ran a quarter of it a quarter of the stop. */
 static double busy_time(const struct metrics *m, const struct thread_metrics *o)
 {
-    return o->q[Q_CPU] > 0 ? o->q[Q_CPU] + m->totals.latency_per_sample_s : 0;
+    double cpu = o->q[Q_CPU], held = m->totals.latency_per_sample_s;
+    if (cpu <= 0 || held <= 0 || o->since <= held)
+        return cpu;
+    double busy = cpu * o->since / (o->since - held);
+    return busy < o->since ? busy : (cpu > o->since ? cpu : o->since);
 }
 
 /*
@@ -281,7 +286,7 @@ static void split_window_energy(struct metrics *m, size_t i, double e, double dt
     bool by_power = w->weight > 0;
     double total = by_power ? w->weight : w->busy_samples;
     for (uint32_t j = 0; j < nthreads; j++) {
-        double busy = busy_time(m, &out[j]);
+        double busy = out[j].busy;
         double weight = by_power ? power * busy : busy;
         out[j].q[Q_ENERGY] = total > 0 ? attributed * weight / total : 0;
     }
@@ -349,6 +354,7 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
                 o->q[Q_CPU] = (double)(t->cpu_ns - st->cpu_ns) / 1e9;
             if (s->time_ns > st->time_ns) {
                 double wall = (double)(s->time_ns - st->time_ns) / 1e9;
+                o->since = wall;
                 if (m->opts.account_latency)
                     wall -= m->totals.latency_per_sample_s * (double)(i - st->sample);
                 o->q[Q_WALL] = wall > 0 ? wall : 0;
@@ -357,7 +363,8 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
         st->cpu_ns = t->cpu_ns;
         st->time_ns = s->time_ns;
         st->sample = i;
-        busy_sum += busy_time(m, o);
+        o->busy = busy_time(m, o);
+        busy_sum += o->busy;
         m->totals.cpu_s += o->q[Q_CPU];
         m->totals.wall_s += o->q[Q_WALL];
     }
@@ -370,7 +377,7 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
         double capacity = dt > busy_sum ? dt : busy_sum;
         double used = capacity > 0 ? busy_sum / capacity : 0;
         for (uint32_t j = 0; j < s->nthreads; j++)
-            out[j].q[Q_ENERGY] = capacity > 0 ? e * busy_time(m, &out[j]) / capacity : 0;
+            out[j].q[Q_ENERGY] = capacity > 0 ? e * out[j].busy / capacity : 0;
         *unattributed_j = e * (1 - used);
         *idle_s = dt * (1 - used);
     }
@@ -471,8 +478,8 @@ static void plan_energy_windows(struct metrics *m)
         if (s->time_ns > win->end)
             win->end = s->time_ns;
         for (uint32_t j = 0; j < s->nthreads; j++) {
-            double busy = busy_time(pass, &tm[j]);
-            double ran = tm[j].q[Q_WALL] < busy ? tm[j].q[Q_WALL] : busy;
+            double busy = tm[j].busy;
+            double ran = tm[j].since < busy ? tm[j].since : busy;
             uint64_t since = (uint64_t)(ran * 1e9);
             win->busy_samples += busy;
             win->weight += power * busy;

@@ -67,6 +67,8 @@ struct metrics_options {
 
 struct thread_metrics {
     double q[Q_COUNT];
+    double busy;  /* s: the CPU time, and the share of the profiler's stop it would have run */
+    double since; /* s: the span since its previous appearance (0 at the first) */
     uint32_t slot;
     bool first;
 };

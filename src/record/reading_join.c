@@ -26,14 +26,6 @@ void reading_join_add(struct reading_join *j, const double *values, uint64_t at)
         reading_join_pop(j);
         j->dropped++;
     }
-    if (j->count) {
-        struct joined_reading *prev = at_index(j, j->count - 1);
-        if (!prev->end_known) {
-            /* Halfway between two instants; never before the first. */
-            prev->end = at > prev->at ? prev->at + (at - prev->at) / 2 : prev->at;
-            prev->end_known = true;
-        }
-    }
     struct joined_reading *r = at_index(j, j->count++);
     r->at = at;
     r->end = at;
@@ -43,8 +35,29 @@ void reading_join_add(struct reading_join *j, const double *values, uint64_t at)
 
 void reading_join_close(struct reading_join *j)
 {
-    if (j->count)
-        at_index(j, j->count - 1)->end_known = true;
+    for (size_t k = 0; k < j->count; k++) {
+        struct joined_reading *r = at_index(j, k);
+        if (!r->end_known) {
+            r->end = k + 1 < j->count ? at_index(j, k + 1)->at : r->at;
+            r->end_known = true;
+        }
+    }
+}
+
+bool reading_join_next_at(const struct reading_join *j, uint64_t *at)
+{
+    if (j->count < 2)
+        return false;
+    *at = j->ring[(j->head + 1) % READING_JOIN_MAX].at;
+    return true;
+}
+
+void reading_join_set_end(struct reading_join *j, uint64_t end)
+{
+    if (!j->count)
+        return;
+    j->ring[j->head].end = end;
+    j->ring[j->head].end_known = true;
 }
 
 const struct joined_reading *reading_join_ended(const struct reading_join *j, uint64_t t)

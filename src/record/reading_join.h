@@ -6,17 +6,18 @@
  * Contract:
  *  - reading_join_add() keeps a copy of a reading: its values and the
  *    CLOCK_MONOTONIC instant it stands for (pmu.h, read_at).  Its interval
- *    starts where the previous reading's ended and ends, for a reading over
- *    an interval (PMU_OVER_INTERVAL), at its own instant; for a reading at
- *    an instant (PMU_AT_INSTANT), halfway to the next reading's instant, so
- *    that every moment belongs to the reading nearest it.  That end is
- *    known when the next reading is added, or reading_join_close() says no
- *    reading follows (the end is then the reading's own instant).
+ *    starts where the previous reading's ended.  A reading over an interval
+ *    (PMU_OVER_INTERVAL) ends at its own instant.  A reading at an instant
+ *    (PMU_AT_INSTANT) ends somewhere between its instant and the next
+ *    reading's, which the caller decides (reading_join_next_at() gives that
+ *    instant once the next reading is added) and sets with
+ *    reading_join_set_end(); reading_join_close() says no reading follows:
+ *    the last one then ends at its own instant.
  *  - reading_join_ended(T) is the oldest reading kept whose interval ended
  *    before T (a sample taken at T belongs to a later one), NULL when there
- *    is none: the caller writes it with the samples it gathered, then
- *    reading_join_pop().  reading_join_newest() is the reading whose
- *    interval is the latest (NULL before the first).
+ *    is none or its end is not decided yet: the caller writes it with the
+ *    samples it gathered, then reading_join_pop().  reading_join_newest()
+ *    is the latest reading (NULL before the first).
  *  - At most READING_JOIN_MAX readings are kept: one added to a full join
  *    drops the oldest (its samples then join the next; counted in
  *    `dropped`), so a caller that stops writing never makes it grow.
@@ -51,6 +52,9 @@ struct reading_join {
 void reading_join_init(struct reading_join *j, enum pmu_timing timing, unsigned nchannels);
 void reading_join_add(struct reading_join *j, const double *values, uint64_t at);
 void reading_join_close(struct reading_join *j);
+/* The instant of the reading after the oldest: false when none is kept. */
+bool reading_join_next_at(const struct reading_join *j, uint64_t *at);
+void reading_join_set_end(struct reading_join *j, uint64_t end);
 const struct joined_reading *reading_join_ended(const struct reading_join *j, uint64_t t);
 const struct joined_reading *reading_join_newest(const struct reading_join *j);
 void reading_join_pop(struct reading_join *j);

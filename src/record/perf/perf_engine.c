@@ -80,6 +80,8 @@ struct ring_head {
 struct entry {
     struct prof_thread_sample s;
     uint64_t counters[PERF_COUNTERS_MAX];
+    uint64_t time; /* monotonic: the kernel's sample time, or when seen off CPU */
+    bool on_cpu;   /* a CPU sample */
 };
 
 struct engine {
@@ -468,36 +470,87 @@ static const double *open_reading(const struct engine *e)
     return e->rec.pmu && j->count ? j->ring[j->head].values : e->rec.pmu_values;
 }
 
-/* A CPU sample taken at TIME (kernel timestamp, monotonic).  Measuring,
- * every reading whose interval ended before it is written with the
- * samples taken in its interval, at its interval's end (docs/pmu.md, "The
- * join").  Otherwise the entries of the tick periods that ended before it
- * are written at their period's end (records come in time order), so a
- * sample's time is as fine as the full tick rate's even while the ticks
- * are relaxed. */
+/* The entries taken by END (monotonic) as the SAMPLE of the reading
+ * VALUES; the others stay. */
+static void flush_reading(struct engine *e, uint64_t end, const double *values)
+{
+    /* Those taken by END first, in their order (a thread seen off CPU at
+     * a tick may come before samples the next drain finds). */
+    size_t n = 0;
+    for (size_t i = 0; i < e->nentries; i++) {
+        if (e->entries[i].time > end)
+            continue;
+        struct entry taken = e->entries[i];
+        memmove(e->entries + n + 1, e->entries + n, (i - n) * sizeof(*e->entries));
+        e->entries[n++] = taken;
+    }
+    size_t rest = e->nentries - n;
+    e->nentries = n;
+    flush_entries(e, to_realtime(e, end), values);
+    memmove(e->entries, e->entries + n, rest * sizeof(*e->entries));
+    e->nentries = rest;
+}
+
+/*
+ * Where the interval of a reading at an instant (FROM) ends, given the next
+ * reading's instant TO, once every sample up to TO is in: after the earlier
+ * half of the CPU samples taken between them, which join it, the later
+ * half joining the next (the middle one, if any, by its time).  Counted in
+ * samples, not in time: a program displaced by the profiler's own tick
+ * runs right after a reading, so a halfway mark in time would join most of
+ * its samples, and its changes of power, to the reading before them.
+ */
+static bool between(const struct entry *en, uint64_t from, uint64_t to)
+{
+    return en->on_cpu && en->time > from && en->time <= to;
+}
+
+static uint64_t instant_reading_end(const struct engine *e, uint64_t from, uint64_t to)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < e->nentries; i++)
+        k += between(&e->entries[i], from, to);
+    uint64_t halfway = from + (to - from) / 2;
+    size_t early = k / 2, seen = 0;
+    uint64_t end = from;
+    for (size_t i = 0; i < e->nentries && seen <= early; i++) {
+        const struct entry *en = &e->entries[i];
+        if (!between(en, from, to))
+            continue;
+        if (seen < early || (k % 2 && en->time <= halfway))
+            end = en->time;
+        seen++;
+    }
+    return k ? end : halfway;
+}
+
+/* A CPU sample taken at TIME (kernel timestamp, monotonic), or a tick
+ * whose records up to TIME are all in.  Measuring, every reading whose
+ * interval ended before it is written with the samples taken in its
+ * interval, at its interval's end (docs/pmu.md, "The join").  Otherwise
+ * the entries of the tick periods that ended before it are written at
+ * their period's end (records come in time order), so a sample's time is
+ * as fine as the full tick rate's even while the ticks are relaxed. */
 static void close_slot(struct engine *e, uint64_t time)
 {
     if (e->rec.pmu) {
-        const struct joined_reading *r;
-        while ((r = reading_join_ended(&e->rec.join, time))) {
-            flush_entries(e, to_realtime(e, r->end), r->values);
-            reading_join_pop(&e->rec.join);
+        struct reading_join *j = &e->rec.join;
+        for (;;) {
+            uint64_t next;
+            const struct joined_reading *r = j->count ? &j->ring[j->head] : NULL;
+            if (r && !r->end_known && reading_join_next_at(j, &next) && next < time)
+                reading_join_set_end(j, instant_reading_end(e, r->at, next));
+            if (!(r = reading_join_ended(j, time)))
+                return;
+            flush_reading(e, r->end, r->values);
+            reading_join_pop(j);
         }
-        return;
     }
     if (time <= e->slot_end)
         return;
     if (e->nentries)
         flush_entries(e, to_realtime(e, e->slot_end), e->rec.pmu_values);
     e->slot_end = tick_clock_grid_after(&e->rec.clock, time - 1);
-}
-
-/* HORIZON, or earlier: a sample after the newest reading's instant may
- * belong to the next reading, nearer to it, until that reading is taken. */
-static uint64_t joinable(const struct engine *e, uint64_t horizon)
-{
-    const struct joined_reading *r = e->rec.pmu ? reading_join_newest(&e->rec.join) : NULL;
-    return r && !r->end_known && r->at < horizon ? r->at : horizon;
 }
 
 static void on_sample(void *ctx, const struct perf_record *r)
@@ -518,6 +571,8 @@ static void on_sample(void *ctx, const struct perf_record *r)
     close_slot(e, r->time);
     e->cpu_samples++;
     struct entry *en = new_entry(e);
+    en->time = r->time;
+    en->on_cpu = true;
     take_reads(e, th, s, en);
     th->sample_time = r->time;
     th->blocked = false;
@@ -664,6 +719,7 @@ static size_t look_off_cpu(struct engine *e, uint64_t since)
         if (look.state == OFFCPU_BLOCKED && offcpu_stopped(th->pid, th->tid))
             flags |= PROF_THREAD_STOPPED;
         struct entry *en = new_entry(e);
+        en->time = monotonic_ns();
         en->s = (struct prof_thread_sample){
             .pid = (uint32_t)th->pid,
             .tid = (uint32_t)th->tid,
@@ -692,8 +748,8 @@ static void flush_entries(struct engine *e, uint64_t time_rt, const double *valu
         for (size_t k = 0; k < ncounters; k++)
             e->counter_values[i * ncounters + k] = e->entries[i].counters[k];
     }
-    if (output_sample_values(e->rec.out, time_rt, values, e->batch,
-                             (uint32_t)e->nentries, ncounters ? e->counter_values : NULL) != 0) {
+    if (output_sample_values(e->rec.out, time_rt, values, e->batch, (uint32_t)e->nentries,
+                             ncounters ? e->counter_values : NULL) != 0) {
         pt_err("cannot write the profile; sampling stops");
         e->sampling = false;
     }
@@ -828,7 +884,8 @@ static int finish_profile(struct engine *e)
     recording_read_pmu(&e->rec);
     drain(e, UINT64_MAX);
     if (e->rec.pmu) {
-        reading_join_close(&e->rec.join);
+        close_slot(e, UINT64_MAX);
+        reading_join_close(&e->rec.join); /* the last reading ends at its instant */
         close_slot(e, UINT64_MAX);
     }
     if (!e->rec.pmu || e->nentries)
@@ -1117,7 +1174,7 @@ static void run_loop(struct engine *e)
         for (size_t i = 0; i < e->ev.ncpus; i++)
             ring_ready |= (fds[2 + i].revents & (POLLIN | POLLHUP)) != 0;
         if (e->sampling && ring_ready)
-            drain(e, joinable(e, monotonic_ns() - HOLDBACK_NS));
+            drain(e, monotonic_ns() - HOLDBACK_NS);
         if (e->stop_requested && !e->finished) {
             finish_profile(e);
             /* The rings are done with: stop polling them. */
