@@ -31,8 +31,8 @@ struct energy_window {
     double span;         /* s: its duration */
     double busy;         /* s: the threads' busy time inside it (their CPU time spread over
                             the span each sample covers) */
-    double busy_samples; /* s: the busy time of the thread samples taken in it */
-    double weight;       /* J: their power at their own instant x their busy time */
+    double cpu_samples;  /* s: the CPU time of the thread samples taken in it */
+    double weight;       /* J: their power at their own instant x their CPU time */
     uint64_t start, end; /* ns: the sample before its first, and its last */
 };
 
@@ -254,23 +254,18 @@ static double interval_energy(const struct metrics *m, size_t i, double dt)
     return e;
 }
 
-/* The time a thread sample stood for in the machine: its CPU time, and of
- * the time the profiler held it stopped (ptrace: the mean stop per sample)
- * the share it ran of the rest of its span: a thread that never sleeps is
- * busy its whole span, one that ran a quarter of it a quarter of the stop. */
+/* The time a thread sample stood for in the machine: its CPU time and,
+ * when it ran, the time the profiler held it stopped (ptrace: the mean
+ * stop per sample), which a thread that never sleeps would have run. */
 static double busy_time(const struct metrics *m, const struct thread_metrics *o)
 {
-    double cpu = o->q[Q_CPU], held = m->totals.latency_per_sample_s;
-    if (cpu <= 0 || held <= 0 || o->since <= held)
-        return cpu;
-    double busy = cpu * o->since / (o->since - held);
-    return busy < o->since ? busy : (cpu > o->since ? cpu : o->since);
+    return o->q[Q_CPU] > 0 ? o->q[Q_CPU] + m->totals.latency_per_sample_s : 0;
 }
 
 /*
  * With windows: the window's energy goes to its thread samples up to the
  * share of its span their busy time filled, each by its weight: the power
- * of the interval its instant fell in (this sample's) times its busy time.
+ * of the interval its instant fell in (this sample's) times its CPU time.
  * This sample takes its part of the rest by its duration.
  */
 static void split_window_energy(struct metrics *m, size_t i, double e, double dt, uint32_t nthreads,
@@ -278,16 +273,16 @@ static void split_window_energy(struct metrics *m, size_t i, double e, double dt
 {
     const struct energy_window *w = &m->windows[m->window_of[i]];
     /* A window without a thread sample has nobody to give energy to. */
-    double used = w->busy_samples <= 0 ? 0
-                  : w->span > 0        ? (w->busy < w->span ? w->busy / w->span : 1)
-                                       : 1;
+    double used = w->cpu_samples <= 0 ? 0
+                  : w->span > 0       ? (w->busy < w->span ? w->busy / w->span : 1)
+                                      : 1;
     double attributed = w->energy * used;
     double power = dt > 0 ? e / dt : w->span > 0 ? w->energy / w->span : 0;
     bool by_power = w->weight > 0;
-    double total = by_power ? w->weight : w->busy_samples;
+    double total = by_power ? w->weight : w->cpu_samples;
     for (uint32_t j = 0; j < nthreads; j++) {
-        double busy = out[j].busy;
-        double weight = by_power ? power * busy : busy;
+        double cpu = out[j].q[Q_CPU];
+        double weight = by_power ? power * cpu : cpu;
         out[j].q[Q_ENERGY] = total > 0 ? attributed * weight / total : 0;
     }
     double share = w->span > 0 ? dt / w->span : 1;
@@ -337,7 +332,7 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
     double dt = 0;
     if (i > 0 && s->time_ns > m->p->samples[i - 1].time_ns)
         dt = (double)(s->time_ns - m->p->samples[i - 1].time_ns) / 1e9;
-    double busy_sum = 0;
+    double busy_sum = 0, cpu_sum = 0;
     for (uint32_t j = 0; j < s->nthreads; j++) {
         const struct prof_thread_sample *t = &s->threads[j];
         struct thread_metrics *o = &out[j];
@@ -365,6 +360,7 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
         st->sample = i;
         o->busy = busy_time(m, o);
         busy_sum += o->busy;
+        cpu_sum += o->q[Q_CPU];
         m->totals.cpu_s += o->q[Q_CPU];
         m->totals.wall_s += o->q[Q_WALL];
     }
@@ -372,12 +368,11 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
     if (m->windows) {
         split_window_energy(m, i, e, dt, s->nthreads, out, unattributed_j, idle_s);
     } else {
-        /* The interval's energy, split over the busy time spent in it; the
-         * rest is nobody's. */
-        double capacity = dt > busy_sum ? dt : busy_sum;
-        double used = capacity > 0 ? busy_sum / capacity : 0;
+        /* The interval's energy, as much of it as the threads' busy time
+         * filled, split over them by their CPU time; the rest is nobody's. */
+        double used = cpu_sum <= 0 ? 0 : dt > busy_sum ? busy_sum / dt : 1;
         for (uint32_t j = 0; j < s->nthreads; j++)
-            out[j].q[Q_ENERGY] = capacity > 0 ? e * out[j].busy / capacity : 0;
+            out[j].q[Q_ENERGY] = used > 0 ? e * used * out[j].q[Q_CPU] / cpu_sum : 0;
         *unattributed_j = e * (1 - used);
         *idle_s = dt * (1 - used);
     }
@@ -481,8 +476,8 @@ static void plan_energy_windows(struct metrics *m)
             double busy = tm[j].busy;
             double ran = tm[j].since < busy ? tm[j].since : busy;
             uint64_t since = (uint64_t)(ran * 1e9);
-            win->busy_samples += busy;
-            win->weight += power * busy;
+            win->cpu_samples += tm[j].q[Q_CPU];
+            win->weight += power * tm[j].q[Q_CPU];
             spread_busy(m->windows, w, since < s->time_ns ? s->time_ns - since : 0, s->time_ns,
                         busy);
         }
