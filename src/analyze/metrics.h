@@ -18,12 +18,19 @@
  *  - Q_ENERGY (J): the interval since the previous sample has energy E
  *    (sum over the chosen channels: an energy counter's increase, or a
  *    power reading times the interval, or current times voltage times the
- *    interval; NaN and negative steps count 0).  E is split over the
- *    sample's threads in proportion to their Q_CPU, each getting
- *    E * cpu / max(interval, total cpu); the rest, E * (1 - total cpu /
- *    max(interval, total cpu)), is returned as *UNATTRIBUTED together with
- *    the idle time (1 - total cpu / max(...)) * interval, so that the
- *    threads and the unattributed rest add up to the measured energy.
+ *    interval; NaN and negative steps count 0).  Of E, the share
+ *    min(1, sum of busy / interval) is split over the sample's threads in
+ *    proportion to their Q_CPU, busy being a thread's Q_CPU plus, when it
+ *    ran, the profiler's mean stop per sample (the profile's latency: the
+ *    time ptrace held it); the rest is returned as *UNATTRIBUTED together
+ *    with the idle time (1 - that share) * interval, so that the threads
+ *    and the unattributed rest add up to the measured energy.  A profile
+ *    whose CPU time is "sampled" (the perf engine) is split over windows
+ *    of at least ten periods instead: a window's energy, times the share
+ *    of it its threads were busy, goes to its thread samples in proportion
+ *    to the power of their own interval times their Q_CPU (docs/pmu.md,
+ *    "The join"); each sample takes its part of the window's rest by its
+ *    duration.
  *  - Q_EXECUTIONS is 0 (executions depend on keys: see walk.h).
  *  SLOT numbers the profile's distinct tids from 0 in order of first
  *  appearance; FIRST is set at that first appearance.
