@@ -33,6 +33,8 @@ struct energy_window {
                             the span each sample covers) */
     double cpu_samples;  /* s: the CPU time of the thread samples taken in it */
     double weight;       /* J: their power at their own instant x their CPU time */
+    double used;         /* the share of its span its threads were busy, at most 1 */
+    double parallel;     /* span / busy where the threads were busier than the span, else 1 */
     uint64_t start, end; /* ns: the sample before its first, and its last */
 };
 
@@ -52,8 +54,10 @@ struct metrics {
     bool count_from_start; /* threads' CPU time starts inside the profile */
     /* Energy windows (NULL: each sample's interval is its own window). */
     struct energy_window *windows;
-    size_t *window_of; /* sample -> window */
-    double *values;    /* the last sample's, nthreads x nvalue_types */
+    size_t *window_of;   /* sample -> window */
+    bool by_power;       /* windows split by power x CPU time (else by CPU time) */
+    double weight_scale; /* J per J of power x CPU time, over the whole profile */
+    double *values;      /* the last sample's, nthreads x nvalue_types */
     size_t values_cap;
     uint64_t *counters; /* per slot, per value type: a counter's last value */
     size_t counters_cap;
@@ -263,31 +267,31 @@ static double busy_time(const struct metrics *m, const struct thread_metrics *o)
 }
 
 /*
- * With windows: the window's energy goes to its thread samples up to the
- * share of its span their busy time filled, each by its weight: the power
- * of the interval its instant fell in (this sample's) times its CPU time.
- * This sample takes its part of the rest by its duration.
+ * With windows: each thread sample is worth the power of the interval its
+ * instant fell in times its CPU time, scaled down where the window's
+ * threads were busier than its span (threads in parallel), and by the one
+ * factor that makes the whole profile's thread samples add up to what its
+ * windows attribute (each window: its energy times the share of its span
+ * its threads were busy).  A window's measured mean power is not used for
+ * its samples: a window may hold one sample, or a change of power.  This
+ * sample takes its part of its window's rest by its duration.
  */
 static void split_window_energy(struct metrics *m, size_t i, double e, double dt, uint32_t nthreads,
                                 struct thread_metrics *out, double *unattributed_j, double *idle_s)
 {
     const struct energy_window *w = &m->windows[m->window_of[i]];
-    /* A window without a thread sample has nobody to give energy to. */
-    double used = w->cpu_samples <= 0 ? 0
-                  : w->span > 0       ? (w->busy < w->span ? w->busy / w->span : 1)
-                                      : 1;
-    double attributed = w->energy * used;
-    double power = dt > 0 ? e / dt : w->span > 0 ? w->energy / w->span : 0;
-    bool by_power = w->weight > 0;
-    double total = by_power ? w->weight : w->cpu_samples;
+    double power = dt > 0 ? e / dt : 0;
     for (uint32_t j = 0; j < nthreads; j++) {
         double cpu = out[j].q[Q_CPU];
-        double weight = by_power ? power * cpu : cpu;
-        out[j].q[Q_ENERGY] = total > 0 ? attributed * weight / total : 0;
+        if (m->by_power)
+            out[j].q[Q_ENERGY] = power * cpu * w->parallel * m->weight_scale;
+        else
+            out[j].q[Q_ENERGY] =
+                w->cpu_samples > 0 ? w->energy * w->used * cpu / w->cpu_samples : 0;
     }
     double share = w->span > 0 ? dt / w->span : 1;
-    *unattributed_j = (w->energy - attributed) * share;
-    *idle_s = dt * (1 - used);
+    *unattributed_j = w->energy * (1 - w->used) * share;
+    *idle_s = dt * (1 - w->used);
 }
 
 /* The values of sample S's threads (metrics.h), OUT being their metrics. */
@@ -487,6 +491,19 @@ static void plan_energy_windows(struct metrics *m)
             m->windows[w].start = m->windows[w].end = s->time_ns;
         }
     }
+    double attributed = 0, weight = 0;
+    for (size_t k = 0; k <= w; k++) {
+        struct energy_window *win = &m->windows[k];
+        /* A window without a thread sample has nobody to give energy to. */
+        win->used = win->cpu_samples <= 0                    ? 0
+                    : win->span > 0 && win->busy < win->span ? win->busy / win->span
+                                                             : 1;
+        win->parallel = win->busy > win->span && win->span > 0 ? win->span / win->busy : 1;
+        attributed += win->energy * win->used;
+        weight += win->weight * win->parallel;
+    }
+    m->by_power = weight > 0;
+    m->weight_scale = weight > 0 ? attributed / weight : 0;
     free(tm);
     free(pass->threads);
     free(pass->index);

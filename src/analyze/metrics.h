@@ -26,10 +26,12 @@
  *    with the idle time (1 - that share) * interval, so that the threads
  *    and the unattributed rest add up to the measured energy.  A profile
  *    whose CPU time is "sampled" (the perf engine) is split over windows
- *    of at least ten periods instead: a window's energy, times the share
- *    of it its threads were busy, goes to its thread samples in proportion
- *    to the power of their own interval times their Q_CPU (docs/pmu.md,
- *    "The join"); each sample takes its part of the window's rest by its
+ *    of at least ten periods instead: the windows attribute their energy
+ *    times the share of them their threads were busy, and each thread
+ *    sample gets the power of its own interval times its Q_CPU (scaled in
+ *    a window whose threads ran in parallel), times one factor making the
+ *    profile's samples add up to what its windows attribute (docs/pmu.md,
+ *    "The join"); each sample takes its part of its window's rest by its
  *    duration.
  *  - Q_EXECUTIONS is 0 (executions depend on keys: see walk.h).
  *  SLOT numbers the profile's distinct tids from 0 in order of first
