@@ -140,8 +140,11 @@ static void check_shares(const char *engine, const char *hz, const char *seconds
                   100 * unattributed / total, 100 * off_cpu, 100 * bound);
     }
     /* A program that never sleeps leaves nothing unattributed but the time
-     * it waited for a CPU. */
-    cr_expect(unattributed / total <= 0.01 + off_cpu,
+     * it waited for a CPU: under 1 % on a quiet machine.  On a busy one the
+     * windows the perf engine splits by place a sample's CPU time right
+     * before it, not where it ran before the program was preempted: a
+     * quarter more than the time off a CPU is allowed. */
+    cr_expect(unattributed / total <= 0.01 + 1.25 * off_cpu,
               "%s engine at %s Hz: %.2f%% of the energy unattributed, the program was off a CPU "
               "%.2f%% of the run",
               engine, hz, 100 * unattributed / total, 100 * off_cpu);
