@@ -487,7 +487,8 @@ static void flush_reading(struct engine *e, uint64_t end, const double *values)
     size_t rest = e->nentries - n;
     e->nentries = n;
     flush_entries(e, to_realtime(e, end), values);
-    memmove(e->entries, e->entries + n, rest * sizeof(*e->entries));
+    if (rest)
+        memmove(e->entries, e->entries + n, rest * sizeof(*e->entries));
     e->nentries = rest;
 }
 
