@@ -258,12 +258,20 @@ static double interval_energy(const struct metrics *m, size_t i, double dt)
     return e;
 }
 
-/* The time a thread sample stood for in the machine: its CPU time and,
- * when it ran, the time the profiler held it stopped (ptrace: the mean
- * stop per sample), which a thread that never sleeps would have run. */
+/* The time a thread sample stood for in the machine: its CPU time, and of
+ * the time the profiler held it stopped (ptrace: the mean stop per sample)
+ * the share it ran of the rest of its span: a thread that never sleeps is
+ * busy its whole span, one that ran a quarter of it a quarter of the stop,
+ * so that busy time stays in proportion to CPU time. */
 static double busy_time(const struct metrics *m, const struct thread_metrics *o)
 {
-    return o->q[Q_CPU] > 0 ? o->q[Q_CPU] + m->totals.latency_per_sample_s : 0;
+    double cpu = o->q[Q_CPU], held = m->totals.latency_per_sample_s;
+    /* A stop that takes a good part of the span is the profiler waiting
+     * for a CPU, not the thread's time: no credit then. */
+    if (cpu <= 0 || held <= 0 || held > o->since / 4)
+        return cpu;
+    double busy = cpu * o->since / (o->since - held);
+    return busy < o->since ? busy : cpu > o->since ? cpu : o->since;
 }
 
 /*
@@ -502,7 +510,11 @@ static void plan_energy_windows(struct metrics *m)
         attributed += win->energy * win->used;
         weight += win->weight * win->parallel;
     }
-    m->by_power = weight > 0;
+    /* Readings at an instant say the power at the samples' instants; an
+     * average over an interval, such as a counter's that moves in steps,
+     * says it no better than the window does. */
+    const char *timing = profile_meta(p, "pmu_timing");
+    m->by_power = weight > 0 && timing && strcmp(timing, "instant") == 0;
     m->weight_scale = weight > 0 ? attributed / weight : 0;
     free(tm);
     free(pass->threads);

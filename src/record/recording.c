@@ -42,6 +42,10 @@ void recording_start_output(struct recording *r, pid_t first_pid, size_t stack_s
 {
     output_started(r->out);
     record_meta_write(r->out, r->opts, first_pid, r->choice, stack_size);
+    /* What the readings' values stand for (docs/pmu.md, "The join"). */
+    if (r->pmu && r->pmu->nchannels)
+        output_meta(r->out, "pmu_timing",
+                    r->pmu->timing == PMU_AT_INSTANT ? "instant" : "interval");
 }
 
 /* A tuning knob for benchmarks: the gap in percent of the period. */

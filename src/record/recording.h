@@ -12,7 +12,8 @@
  *    program must start with.  recording_close() releases what is left
  *    (an unfinished output is aborted: an existing file is untouched).
  *  - recording_start_output() makes the output visible once the program
- *    runs and writes the META every recording starts with (record_meta.h).
+ *    runs and writes the META every recording starts with (record_meta.h),
+ *    and with a source, META pmu_timing: "instant" or "interval" (pmu.h).
  *  - recording_begin() starts sampling: the source primed, the tick clock
  *    started at tick_hz, or the requested rate when the engine left it 0
  *    (tick_clock.h; PTPROF_MIN_GAP_PCT

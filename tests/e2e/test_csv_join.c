@@ -408,9 +408,11 @@ Test(csv_join, energy_splits_by_function, .timeout = 180)
         double w;
     } want[] = {{"work_heavy", HIGH_W}, {"work_medium", LOW_W}, {"work_light", LOW_W}};
     /* What metrics.h makes of it for one thread: each interval's energy
-     * (power x dt) times min(1, (cpu + held) / dt), credited to the function
-     * the sample found the thread in (held: the time the ptrace engine
-     * held a thread that ran, its mean stop per sample). */
+     * (power x dt) times min(1, busy / dt), credited to the function the
+     * sample found the thread in; busy is the CPU time and the share of
+     * the ptrace engine's mean stop per sample (held) that the thread ran
+     * of the rest of the interval, cpu x dt / (dt - held), where the stop
+     * is at most a quarter of the interval. */
     double held = p->has_totals && p->totals.samples
                       ? (double)p->totals.latency_ns / 1e9 / (double)p->totals.samples
                       : 0;
@@ -439,7 +441,7 @@ Test(csv_join, energy_splits_by_function, .timeout = 180)
             if (strcmp(fn, want[w].fn) != 0)
                 continue;
             expect_cpu[w] += cpu;
-            double busy = cpu > 0 ? cpu + held : 0;
+            double busy = cpu > 0 && held <= dt / 4 ? cpu * dt / (dt - held) : cpu;
             expect_j[w] += (hot ? HIGH_W : LOW_W) * (busy < dt ? busy : dt);
         }
     }

@@ -263,13 +263,13 @@ Test(report_energy, a_window_splits_by_the_power_at_each_sample)
                                           .nthreads = 1,
                                           .threads = &entries[k - 1]};
     }
-    struct prof_meta meta[] = {{"cpu_time", "sampled"}};
+    struct prof_meta meta[] = {{"cpu_time", "sampled"}, {"pmu_timing", "instant"}};
     struct profile p = {.samples = samples,
                         .nsamples = TICKS + 1,
                         .channels = power_ch,
                         .nchannels = 1,
                         .meta = meta,
-                        .nmeta = 1,
+                        .nmeta = 2,
                         .frequency = 1000};
     struct report r;
     fake_analyze(&p, "binary,procedure", &r);

@@ -761,7 +761,8 @@ static void flush_entries(struct engine *e, uint64_t time_rt, const double *valu
  * The loop's rate.  The kernel takes the CPU samples at the requested rate
  * whatever it is; the ticks look at the threads off CPU and read the
  * measurement source.  A measurement is read at the requested rate, and
- * at TICK_MAX_HZ at least: a CPU sample takes the power of a reading next
+ * a value at an instant (a file) at TICK_MAX_HZ at least: a CPU sample
+ * takes the power of a reading next
  * to it, half a reading interval away at most, so readings as sparse as
  * the samples give a function at 100 Hz its neighbours' power ten times
  * as often as at 1 kHz (docs/pmu.md, "The join": -2 instead of -11
@@ -776,10 +777,12 @@ static void flush_entries(struct engine *e, uint64_t time_rt, const double *valu
  */
 #define TICK_MAX_HZ 1000.0
 
-static double tick_rate(const struct record_options *opts, bool measuring)
+static double tick_rate(const struct record_options *opts, const struct pmu_source *pmu)
 {
-    if (measuring)
+    if (pmu && pmu->timing == PMU_AT_INSTANT && pmu->nchannels)
         return opts->frequency > TICK_MAX_HZ ? opts->frequency : TICK_MAX_HZ;
+    if (pmu)
+        return opts->frequency;
     return opts->frequency <= TICK_MAX_HZ ? opts->frequency : TICK_MAX_HZ;
 }
 
@@ -863,8 +866,10 @@ static void print_summary(const struct engine *e, uint64_t task_clock)
             "%.0f Hz (no new wait)%s\n",
             (unsigned long long)e->ticks, wall > 0 ? (double)e->ticks / wall : 0.0,
             (unsigned long long)e->relaxed_ticks, RELAXED_HZ,
-            e->rec.pmu ? "; at the requested rate, 1 kHz at least, throughout: a source is measured"
-                       : "");
+            !e->rec.pmu ? ""
+            : e->rec.tick_hz > e->opts->frequency
+                ? "; at 1 kHz throughout, above the requested rate: a source is measured"
+                : "; at the requested rate throughout: a source is measured");
     fprintf(stderr, "[debug] outside:     unwind %.2f us per sample\n",
             (double)e->unwind_ns / 1e3 / per);
     fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",
@@ -1239,7 +1244,7 @@ static int perf_engine_run(const struct record_options *opts, const struct engin
     rc = opts->attach_pid ? start_attached(&e) : start_launched(&e);
     if (rc != 0)
         goto out;
-    e.rec.tick_hz = tick_rate(opts, e.rec.pmu != NULL);
+    e.rec.tick_hz = tick_rate(opts, e.rec.pmu);
     e.rec.join_readings = e.rec.pmu != NULL; /* CPU samples join readings by time */
     if (recording_begin(&e.rec) != 0) {
         if (!opts->attach_pid)
