@@ -8,6 +8,7 @@
 struct acc {
     double self[Q_COUNT];
     double total[Q_COUNT];
+    double sq_self[Q_EXECUTIONS], sq_total[Q_EXECUTIONS]; /* for uncertainty (report.h) */
     bool seen;
 };
 
@@ -16,7 +17,8 @@ struct aggregate {
     struct key_spec spec;
     struct acc *accs; /* by key id */
     size_t naccs;
-    double unattributed_j, idle_s;
+    double unattributed_j, idle_s, unattributed_sq;
+    double sq_base[Q_EXECUTIONS];
     bool has_unattributed;
     struct value_columns columns;
     double *values; /* by key id: self then total per column (stride 2 x nvalues) */
@@ -122,16 +124,24 @@ static void on_sample(void *ctx, const struct walk_event *e)
     uint32_t leaf = path->frames[0].key;
     struct acc *s = acc_of(a, leaf);
     s->seen = true;
-    for (int q = 0; q < Q_EXECUTIONS; q++)
+    /* Squares over the weight: a sample standing for N is N of 1/N each. */
+    double w = e->q[Q_SAMPLES], sq[Q_EXECUTIONS];
+    for (int q = 0; q < Q_EXECUTIONS; q++) {
+        sq[q] = w > 0 ? e->q[q] * e->q[q] / w : 0;
         s->self[q] += e->q[q];
+        s->sq_self[q] += sq[q];
+        a->sq_base[q] += sq[q];
+    }
     if (!e->prev || e->prev->frames[0].key != leaf)
         s->self[Q_EXECUTIONS] += 1;
     bool same_path = e->prev == path; /* paths are shared: nothing entered */
     for (uint32_t i = 0; i < path->nunique; i++) {
         struct acc *t = acc_of(a, path->unique[i]);
         t->seen = true;
-        for (int q = 0; q < Q_EXECUTIONS; q++)
+        for (int q = 0; q < Q_EXECUTIONS; q++) {
             t->total[q] += e->q[q];
+            t->sq_total[q] += sq[q];
+        }
         if (!e->prev || (!same_path && !on_path(e->prev, path->unique[i])))
             t->total[Q_EXECUTIONS] += 1;
     }
@@ -143,6 +153,8 @@ static void on_unattributed(void *ctx, double energy_j, double idle_s)
 {
     struct aggregate *a = ctx;
     a->unattributed_j += energy_j;
+    a->unattributed_sq += energy_j * energy_j;
+    a->sq_base[Q_ENERGY] += energy_j * energy_j;
     a->idle_s += idle_s;
     if (energy_j > 0)
         a->has_unattributed = true;
@@ -181,6 +193,8 @@ void aggregate_report(struct aggregate *a, const struct walk_totals *t, const st
         r->id = xstrdup(strtab_get(a->keys, (uint32_t)k));
         memcpy(r->self, c->self, sizeof(r->self));
         memcpy(r->total, c->total, sizeof(r->total));
+        memcpy(r->sq_self, c->sq_self, sizeof(c->sq_self));
+        memcpy(r->sq_total, c->sq_total, sizeof(c->sq_total));
         report_row_values(r, nv);
         if (nv)
             memcpy(r->vself, a->values + k * 2 * nv, 2 * nv * sizeof(*r->vself));
@@ -193,6 +207,7 @@ void aggregate_report(struct aggregate *a, const struct walk_totals *t, const st
         r->id = key_compose_all(&a->spec, REPORT_UNATTRIBUTED);
         report_row_values(r, nv);
         r->self[Q_ENERGY] = r->total[Q_ENERGY] = a->unattributed_j;
+        r->sq_self[Q_ENERGY] = r->sq_total[Q_ENERGY] = a->unattributed_sq;
         r->idle_s = a->idle_s;
         r->unattributed = true;
     }
@@ -201,6 +216,7 @@ void aggregate_report(struct aggregate *a, const struct walk_totals *t, const st
     out->base[Q_WALL] = out->totals.wall_s;
     out->base[Q_ENERGY] = out->totals.energy_j;
     out->base[Q_EXECUTIONS] = out->totals.executions;
+    memcpy(out->sq_base, a->sq_base, sizeof(a->sq_base));
     if (nv) {
         out->vbase = xcalloc(nv, sizeof(*out->vbase));
         memcpy(out->vbase, a->vbase, nv * sizeof(*out->vbase));

@@ -17,6 +17,13 @@ struct acc {
     bool seen;
 };
 
+/* A call-graph arc counted by the program, by the keys of its two ends. */
+struct arc_rec {
+    uint32_t caller, callee;             /* key ids */
+    uint32_t caller_fn[2], callee_fn[2]; /* function and mangled name ids */
+    double count;
+};
+
 struct callgraph {
     const struct strtab *keys, *names;
     struct key_spec spec;
@@ -33,6 +40,13 @@ struct callgraph {
     bool found;
     uint64_t stamp;
     struct value_columns columns;
+    /* Call counts (gmon.out): the arcs, and each function's own quantities
+     * (the outermost frame of a sample's PC), by key id. */
+    struct arc_rec *arcs;
+    size_t narcs, arcs_cap;
+    struct acc *selfs;
+    size_t nselfs;
+    int calls_column; /* the "calls" value column, -1 before the first arc */
 };
 
 struct callgraph *callgraph_new(const struct strtab *keys, const struct strtab *names,
@@ -47,6 +61,7 @@ struct callgraph *callgraph_new(const struct strtab *keys, const struct strtab *
     g->function_len = strlen(function);
     g->pattern = strpbrk(function, "*?[") != NULL;
     g->direction = direction;
+    g->calls_column = -1;
     return g;
 }
 
@@ -61,6 +76,10 @@ void callgraph_free(struct callgraph *g)
     free(g->accs);
     free(g->edge.v);
     free(g->focus.v);
+    free(g->arcs);
+    for (size_t k = 0; k < g->nselfs; k++)
+        free(g->selfs[k].v);
+    free(g->selfs);
     value_columns_free(&g->columns);
     free(g);
 }
@@ -141,6 +160,33 @@ static void on_sample(void *ctx, const struct walk_event *e)
         g->found = true;
         add_event(&g->focus, e);
     }
+    if (p->nframes) {
+        uint32_t own = p->frames[p->nframes - 1].key;
+        g->selfs = grow_zeroed(g->selfs, &g->nselfs, own, sizeof(*g->selfs));
+        add_event(&g->selfs[own], e);
+    }
+}
+
+void callgraph_arc(void *ctx, const struct walk_arc *a)
+{
+    struct callgraph *g = ctx;
+    if (!a->caller->nframes || !a->callee->nframes)
+        return;
+    if (g->calls_column < 0) {
+        char *error = NULL;
+        struct prof_value_type calls = {"calls", "", PROF_VALUE_SUM};
+        g->calls_column = value_columns_add(&g->columns, &calls, &error);
+        free(error);
+        if (g->calls_column < 0)
+            return; /* the profile has a "calls" of its own: no call counts */
+    }
+    const struct path_frame *from = &a->caller->frames[a->caller->nframes - 1];
+    const struct path_frame *to = &a->callee->frames[a->callee->nframes - 1];
+    g->arcs = xgrow(g->arcs, &g->arcs_cap, g->narcs + 1, sizeof(*g->arcs));
+    g->arcs[g->narcs++] = (struct arc_rec){
+        from->key,        to->key, {from->function, from->mangled}, {to->function, to->mangled},
+        (double)a->count,
+    };
 }
 
 struct walk_visitor callgraph_visitor(struct callgraph *g)
@@ -175,6 +221,168 @@ static void put_row(struct report *out, char *id, const struct acc *a)
     }
 }
 
+/* --- call counts: gprof's call graph ------------------------------------------ */
+
+/* What gprof's call graph shows of a function: its own time, its
+ * children's propagated to it, the calls into it from others. */
+struct node {
+    double q[Q_COUNT]; /* self, then with the children's */
+    double calls_in;   /* from other functions (not from itself) */
+    enum { NODE_NEW, NODE_OPEN, NODE_DONE } state;
+};
+
+/* N's total: its own quantities and, per arc to another function C, C's
+ * total times the arc's share of C's calls (gprof's propagation).  A call
+ * back into a function whose total is being computed (a cycle, which
+ * gprof collapses into one entry) propagates nothing. */
+static void node_total(const struct callgraph *g, struct node *nodes, uint32_t n)
+{
+    nodes[n].state = NODE_OPEN;
+    for (size_t i = 0; i < g->narcs; i++) {
+        const struct arc_rec *a = &g->arcs[i];
+        if (a->caller != n || a->callee == n)
+            continue;
+        struct node *c = &nodes[a->callee];
+        if (c->state == NODE_NEW)
+            node_total(g, nodes, a->callee);
+        if (c->state != NODE_DONE || c->calls_in <= 0)
+            continue;
+        for (int k = 0; k < Q_EXECUTIONS; k++)
+            nodes[n].q[k] += c->q[k] * a->count / c->calls_in;
+    }
+    nodes[n].state = NODE_DONE;
+}
+
+static bool fn_matches(struct callgraph *g, const uint32_t fn[2])
+{
+    return name_matches(g, fn[0]) || name_matches(g, fn[1]);
+}
+
+/* A row (or the base, with ID NULL) of Q's quantities and CALLS calls. */
+static void put_counted(struct callgraph *g, struct report *out, char *id, const double *q,
+                        double calls)
+{
+    struct acc a = {.seen = true};
+    memcpy(a.q, q, sizeof(a.q));
+    size_t n = out->values.n;
+    double *v = n ? xcalloc(n, sizeof(*v)) : NULL;
+    if (v && g->calls_column >= 0 && (size_t)g->calls_column < n)
+        v[g->calls_column] = calls;
+    a.v = v;
+    a.nv = n;
+    if (id) {
+        put_row(out, id, &a);
+    } else {
+        memcpy(out->base, q, sizeof(out->base));
+        out->vbase = v;
+        v = NULL;
+    }
+    free(v);
+}
+
+/* Adds SHARE of Q to DST. */
+static void add_share(double *dst, const double *q, double share)
+{
+    for (int k = 0; k < Q_EXECUTIONS; k++)
+        dst[k] += q[k] * share;
+}
+
+/* The callers or callees of the matching functions as gprof's call graph
+ * has them: a caller's row is the function's total times its share of the
+ * calls ("[no caller]": a function nobody counted calling, gprof's
+ * <spontaneous>); a callee's row is the callee's total times this
+ * function's share of its calls, with "[self]" the function's own.  The
+ * base is the matching functions' totals; "calls" counts the calls. */
+static void counted_report(struct callgraph *g, struct report *out)
+{
+    size_t nkeys = g->nselfs;
+    for (size_t i = 0; i < g->narcs; i++) {
+        nkeys = g->arcs[i].caller + 1 > nkeys ? g->arcs[i].caller + 1 : nkeys;
+        nkeys = g->arcs[i].callee + 1 > nkeys ? g->arcs[i].callee + 1 : nkeys;
+    }
+    struct node *nodes = xcalloc(nkeys + 1, sizeof(*nodes));
+    for (size_t k = 0; k < g->nselfs; k++)
+        memcpy(nodes[k].q, g->selfs[k].q, sizeof(nodes[k].q));
+    for (size_t i = 0; i < g->narcs; i++)
+        if (g->arcs[i].caller != g->arcs[i].callee)
+            nodes[g->arcs[i].callee].calls_in += g->arcs[i].count;
+    bool *focus = xcalloc(nkeys + 1, sizeof(*focus));
+    for (size_t i = 0; i < g->narcs; i++) {
+        const struct arc_rec *a = &g->arcs[i];
+        focus[a->caller] = focus[a->caller] || fn_matches(g, a->caller_fn);
+        focus[a->callee] = focus[a->callee] || fn_matches(g, a->callee_fn);
+    }
+    for (size_t k = 0; k < nkeys; k++)
+        if (nodes[k].state == NODE_NEW)
+            node_total(g, nodes, (uint32_t)k);
+
+    double base[Q_COUNT] = {0}, base_calls = 0;
+    double *rows = xcalloc((nkeys + 1) * Q_COUNT, sizeof(*rows));
+    double *row_calls = xcalloc(nkeys + 1, sizeof(*row_calls));
+    bool *row_seen = xcalloc(nkeys + 1, sizeof(*row_seen));
+    double edge[Q_COUNT] = {0};
+    bool edge_seen = false;
+    for (size_t f = 0; f < nkeys; f++) {
+        if (!focus[f])
+            continue;
+        g->found = true;
+        add_share(base, nodes[f].q, 1.0);
+        base_calls += nodes[f].calls_in;
+        if (g->direction == FOCUS_CALLEES) {
+            add_share(edge, f < g->nselfs ? g->selfs[f].q : (double[Q_COUNT]){0}, 1.0);
+            edge_seen = true;
+        } else if (nodes[f].calls_in <= 0) {
+            add_share(edge, nodes[f].q, 1.0);
+            edge_seen = true;
+        }
+        for (size_t i = 0; i < g->narcs; i++) {
+            const struct arc_rec *a = &g->arcs[i];
+            if (a->caller == a->callee)
+                continue;
+            if (g->direction == FOCUS_CALLERS && a->callee == f && nodes[f].calls_in > 0) {
+                add_share(rows + (size_t)a->caller * Q_COUNT, nodes[f].q,
+                          a->count / nodes[f].calls_in);
+                row_calls[a->caller] += a->count;
+                row_seen[a->caller] = true;
+            } else if (g->direction == FOCUS_CALLEES && a->caller == f &&
+                       nodes[a->callee].calls_in > 0) {
+                add_share(rows + (size_t)a->callee * Q_COUNT, nodes[a->callee].q,
+                          a->count / nodes[a->callee].calls_in);
+                row_calls[a->callee] += a->count;
+                row_seen[a->callee] = true;
+            }
+        }
+    }
+    size_t n = 1;
+    for (size_t k = 0; k < nkeys; k++)
+        n += row_seen[k];
+    out->rows = xcalloc(n, sizeof(*out->rows));
+    for (size_t k = 0; k < nkeys; k++)
+        if (row_seen[k])
+            put_counted(g, out, xstrdup(strtab_get(g->keys, (uint32_t)k)), rows + k * Q_COUNT,
+                        row_calls[k]);
+    if (edge_seen)
+        put_counted(g, out,
+                    key_compose_all(&g->spec, g->direction == FOCUS_CALLERS ? CALLGRAPH_NO_CALLER
+                                                                            : CALLGRAPH_SELF),
+                    edge, 0);
+    put_counted(g, out, NULL, base, g->direction == FOCUS_CALLERS ? base_calls : 0);
+    if (g->direction == FOCUS_CALLEES) {
+        /* The calls it made: what its callees' rows count. */
+        double made = 0;
+        for (size_t k = 0; k < nkeys; k++)
+            made += row_calls[k];
+        if (out->vbase && g->calls_column >= 0 && (size_t)g->calls_column < out->values.n)
+            out->vbase[g->calls_column] = made;
+    }
+    out->focus_found = g->found;
+    free(row_seen);
+    free(row_calls);
+    free(rows);
+    free(focus);
+    free(nodes);
+}
+
 void callgraph_report(struct callgraph *g, const struct walk_totals *t, const struct metric *m,
                       struct report *out)
 {
@@ -186,6 +394,10 @@ void callgraph_report(struct callgraph *g, const struct walk_totals *t, const st
     out->focus_function = xstrdup(g->function);
     out->focus_found = g->found;
     report_totals_from_walk(&out->totals, t);
+    if (g->narcs) {
+        counted_report(g, out);
+        return;
+    }
     size_t n = 1;
     for (size_t k = 0; k < g->naccs; k++)
         n += g->accs[k].seen;
@@ -203,4 +415,52 @@ void callgraph_report(struct callgraph *g, const struct walk_totals *t, const st
         out->vbase = xcalloc(out->values.n, sizeof(*out->vbase));
         copy_values(out->vbase, &g->focus, out->values.n);
     }
+}
+
+void callgraph_set_executions(const struct callgraph *g, struct strtab *keys, struct report *r)
+{
+    if (!g->narcs)
+        return;
+    size_t n = 0;
+    for (size_t i = 0; i < g->narcs; i++)
+        n = g->arcs[i].callee + 1 > n ? g->arcs[i].callee + 1 : n;
+    double *calls = xcalloc(n + 1, sizeof(*calls));
+    bool *shown = xcalloc(n + 1, sizeof(*shown));
+    size_t unshown = 0;
+    for (size_t i = 0; i < g->narcs; i++)
+        calls[g->arcs[i].callee] += g->arcs[i].count;
+    for (size_t k = 0; k < n; k++)
+        unshown += calls[k] > 0;
+    double all = 0;
+    for (size_t k = 0; k < r->nrows; k++) {
+        struct report_row *row = &r->rows[k];
+        if (row->unattributed)
+            continue;
+        uint32_t id = strtab_intern_str(keys, row->id);
+        double c = id < n ? calls[id] : 0;
+        if (id < n && !shown[id]) {
+            shown[id] = true;
+            unshown -= c > 0;
+        }
+        row->self[Q_EXECUTIONS] = row->total[Q_EXECUTIONS] = c;
+        all += c;
+    }
+    /* Functions called but never sampled: gprof lists them too. */
+    if (unshown) {
+        r->rows = xrealloc(r->rows, (r->nrows + unshown) * sizeof(*r->rows));
+        for (size_t k = 0; k < n; k++) {
+            if (shown[k] || calls[k] <= 0)
+                continue;
+            struct report_row *row = &r->rows[r->nrows++];
+            memset(row, 0, sizeof(*row));
+            row->id = xstrdup(strtab_get(keys, (uint32_t)k));
+            row->self[Q_EXECUTIONS] = row->total[Q_EXECUTIONS] = calls[k];
+            report_row_values(row, r->values.n);
+            all += calls[k];
+        }
+    }
+    r->totals.executions = all;
+    r->base[Q_EXECUTIONS] = all;
+    free(shown);
+    free(calls);
 }

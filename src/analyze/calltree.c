@@ -104,6 +104,9 @@ struct calltree *calltree_new(struct strtab *keys, const struct key_spec *spec)
     char *id = key_compose_all(spec, REPORT_UNATTRIBUTED);
     t->unattributed = strtab_intern_str(keys, id);
     free(id);
+    id = key_compose_all(spec, CALLTREE_STACK_CUT);
+    t->stack_cut = strtab_intern_str(keys, id);
+    free(id);
     return t;
 }
 
@@ -146,6 +149,13 @@ static void on_sample(void *ctx, const struct walk_event *e)
     uint32_t node = 0;
     for (int q = 0; q < Q_EXECUTIONS; q++)
         t->nodes[0].total[q] += e->q[q];
+    /* A stack that lost its outer frames hangs under "[stack cut]", never
+     * presented as a path from the program's start. */
+    if (e->stack_cut) {
+        node = child(t, node, t->stack_cut);
+        for (int q = 0; q < Q_EXECUTIONS; q++)
+            t->nodes[node].total[q] += e->q[q];
+    }
     for (uint32_t i = p->nframes; i-- > 0;) {
         node = child(t, node, p->frames[i].key);
         if (p->frames[i].inlined)

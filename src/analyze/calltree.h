@@ -4,7 +4,9 @@
  *
  * Contract: node 0 is the root (all thread samples); a thread sample adds
  * its quantities to the total of every node along its path, outermost
- * first, and to the self of the node of its innermost frame.  Recursion
+ * first, and to the self of the node of its innermost frame; a stack cut
+ * short (walk_event.stack_cut) hangs under a child of the root keyed
+ * "[stack cut]" in every component, as its outer frames are unknown.  Recursion
  * gives nested nodes of the same key.  Energy no thread used is one child
  * of the root keyed "[unattributed]" in every component.  Several profiles
  * may be walked into one tree (calltree_add_run() after each);
@@ -23,6 +25,8 @@
 #include "analyze/walk.h"
 
 #define CALLTREE_NONE UINT32_MAX
+/* The root under which stacks that lost their outer frames hang. */
+#define CALLTREE_STACK_CUT "[stack cut]"
 
 struct calltree_node {
     uint32_t key; /* id in the key table; CALLTREE_NONE for the root */
@@ -45,6 +49,7 @@ struct calltree {
     struct report *runs;
     size_t nruns;
     uint32_t unattributed;
+    uint32_t stack_cut; /* the key of CALLTREE_STACK_CUT */
     struct value_columns columns;
     double *values; /* per node: self then total per column (stride 2 x nvalues) */
     size_t nvalues, values_cap;

@@ -1,6 +1,9 @@
 /* compare.c - see compare.h */
 #include "analyze/compare.h"
+#include "analyze/multi.h"
+#include "analyze/significance.h"
 #include "analyze/strtab.h"
+#include "analyze/uncertainty.h"
 #include "util/xalloc.h"
 
 #include <math.h>
@@ -148,12 +151,24 @@ static double share_of(const struct report *r, const struct report_row *row, boo
 
 struct sort_ctx {
     size_t nprofiles;
+    bool by_p; /* sides: the most significant first */
 };
 
 static int row_cmp(const void *pa, const void *pb, void *ctx)
 {
     const struct compare_row *a = pa, *b = pb;
     const struct sort_ctx *c = ctx;
+    if (c->by_p) {
+        /* NaN (no test) last; then the larger difference first. */
+        double x = isnan(a->p_value) ? 2 : a->p_value, y = isnan(b->p_value) ? 2 : b->p_value;
+        if (x != y)
+            return x < y ? -1 : 1;
+        x = fabs(a->values[0] - a->baseline);
+        y = fabs(b->values[0] - b->baseline);
+        if (x != y)
+            return x > y ? -1 : 1;
+        return strcmp(a->id, b->id);
+    }
     if (a->baseline != b->baseline)
         return a->baseline > b->baseline ? -1 : 1;
     double x = 0, y = 0;
@@ -166,18 +181,15 @@ static int row_cmp(const void *pa, const void *pb, void *ctx)
     return strcmp(a->id, b->id);
 }
 
-void compare_reports(const struct report *baseline, const struct report *const *others, size_t n,
-                     const struct compare_options *opts, struct compare_result *out)
+/* One row per key of any input, in order of first appearance; MAXSHARE
+ * and BSHARE (allocated) get each key's largest share and its baseline's. */
+static void collect_rows(const struct report *baseline, const struct report *const *others,
+                         size_t n, const struct compare_options *opts, struct compare_result *out,
+                         double **maxshare_out, double **bshare_out)
 {
-    memset(out, 0, sizeof(*out));
-    out->keys = baseline->keys;
-    out->opts = *opts;
-    out->nprofiles = n;
     struct metric wm;
     metric_basis(&baseline->metric, &wm);
     double wbase = report_base(baseline, &wm);
-
-    /* Rows by key, over every input; share[i] is the largest share. */
     struct strtab *ids = strtab_new();
     size_t cap = 0;
     double *maxshare = NULL, *bshare = NULL;
@@ -196,6 +208,7 @@ void compare_reports(const struct report *baseline, const struct report *const *
                 c->id = xstrdup(row->id);
                 c->values = xcalloc(n + 1, sizeof(*c->values));
                 c->errors = xcalloc(n + 1, sizeof(*c->errors));
+                c->p_value = NAN;
                 maxshare[k] = 0;
                 bshare[k] = 0;
                 out->nrows++;
@@ -214,7 +227,14 @@ void compare_reports(const struct report *baseline, const struct report *const *
         }
     }
     strtab_free(ids);
+    *maxshare_out = maxshare;
+    *bshare_out = bshare;
+}
 
+/* Sort, then keep rows by threshold and limit; frees MAXSHARE and BSHARE. */
+static void select_rows(struct compare_result *out, const struct compare_options *opts,
+                        const struct sort_ctx *sc, double *maxshare, double *bshare)
+{
     /* Selection works on the rows' order; keep shares alongside. */
     struct keyed {
         struct compare_row row;
@@ -223,9 +243,8 @@ void compare_reports(const struct report *baseline, const struct report *const *
     struct keyed *k = xcalloc(out->nrows + 1, sizeof(*k));
     for (size_t i = 0; i < out->nrows; i++)
         k[i] = (struct keyed){out->rows[i], maxshare[i], bshare[i]};
-    struct sort_ctx sc = {n};
     /* The row is the first member, so the row comparator applies. */
-    qsort_r(k, out->nrows, sizeof(*k), row_cmp, &sc);
+    qsort_r(k, out->nrows, sizeof(*k), row_cmp, (void *)sc);
     size_t kept = 0;
     double cumulative = 0;
     for (size_t i = 0; i < out->nrows; i++) {
@@ -248,7 +267,12 @@ void compare_reports(const struct report *baseline, const struct report *const *
     free(k);
     free(maxshare);
     free(bshare);
+}
 
+/* Errors per row and profile, totals, and the aggregates. */
+static void finish(const struct report *baseline, const struct report *const *others, size_t n,
+                   const struct compare_options *opts, struct compare_result *out)
+{
     for (size_t i = 0; i < out->nrows; i++) {
         struct compare_row *c = &out->rows[i];
         for (size_t p = 0; p < n; p++)
@@ -271,6 +295,95 @@ void compare_reports(const struct report *baseline, const struct report *const *
         free(e);
         free(w);
     }
+}
+
+void compare_reports(const struct report *baseline, const struct report *const *others, size_t n,
+                     const struct compare_options *opts, struct compare_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->keys = baseline->keys;
+    out->opts = *opts;
+    out->nprofiles = n;
+    double *maxshare, *bshare;
+    collect_rows(baseline, others, n, opts, out, &maxshare, &bshare);
+    struct sort_ctx sc = {n, false};
+    select_rows(out, opts, &sc, maxshare, bshare);
+    finish(baseline, others, n, opts, out);
+}
+
+/* Each run's share of every row's key, in SHARES[row * n + run]. */
+static double *run_shares(const struct compare_result *out, const struct report *const *runs,
+                          size_t n, bool inclusive, double *single_var)
+{
+    struct strtab *ids = strtab_new();
+    for (size_t i = 0; i < out->nrows; i++)
+        strtab_intern_str(ids, out->rows[i].id);
+    double *shares = xcalloc(out->nrows * n + 1, sizeof(*shares));
+    for (size_t i = 0; i < out->nrows; i++)
+        single_var[i] = 0; /* a key the single run lacks: no spread from it */
+    for (size_t k = 0; k < n; k++) {
+        const struct report *r = runs[k];
+        for (size_t j = 0; j < r->nrows; j++) {
+            uint32_t at = strtab_intern_str(ids, r->rows[j].id);
+            if (at >= out->nrows)
+                continue; /* left out by the selection */
+            shares[at * n + k] = share_of(r, &r->rows[j], inclusive);
+            if (n == 1)
+                single_var[at] =
+                    1e4 * report_share_var(r, &r->rows[j], &r->metric, inclusive); /* in %^2 */
+        }
+    }
+    strtab_free(ids);
+    return shares;
+}
+
+void compare_sides(const struct report *const *a, size_t na, const struct report *const *b,
+                   size_t nb, const struct compare_options *opts, struct compare_result *out)
+{
+    struct report mean_a, mean_b;
+    report_mean(a, na, &mean_a);
+    report_mean(b, nb, &mean_b);
+    const struct report *other = &mean_b;
+    memset(out, 0, sizeof(*out));
+    out->keys = mean_a.keys;
+    out->opts = *opts;
+    out->nprofiles = 1;
+    out->sides = true;
+    out->runs[0] = na;
+    out->runs[1] = nb;
+    double *maxshare, *bshare;
+    collect_rows(&mean_a, &other, 1, opts, out, &maxshare, &bshare);
+
+    double *var_a = xcalloc(out->nrows + 1, sizeof(*var_a));
+    double *var_b = xcalloc(out->nrows + 1, sizeof(*var_b));
+    double *sa = run_shares(out, a, na, opts->inclusive, var_a);
+    double *sb = run_shares(out, b, nb, opts->inclusive, var_b);
+    for (size_t i = 0; i < out->nrows; i++) {
+        struct side_shares x = {sa + i * na, na, var_a[i]}, y = {sb + i * nb, nb, var_b[i]};
+        out->rows[i].p_value = side_test(&x, &y);
+    }
+    free(sa);
+    free(sb);
+    free(var_a);
+    free(var_b);
+
+    struct sort_ctx sc = {1, true};
+    select_rows(out, opts, &sc, maxshare, bshare);
+    finish(&mean_a, &other, 1, opts, out);
+    report_free(&mean_a);
+    report_free(&mean_b);
+}
+
+bool compare_significant(const struct compare_row *row)
+{
+    return row->p_value < SIGNIFICANCE_ALPHA;
+}
+
+const char *compare_test_name(const struct compare_result *r)
+{
+    if (!r->sides)
+        return "none";
+    return r->runs[0] > 1 && r->runs[1] > 1 ? "welch" : "counts";
 }
 
 void compare_free(struct compare_result *r)

@@ -27,6 +27,16 @@
  *    in at least one profile; LIMIT (percent, < 0 off) then keeps rows until
  *    the baseline shares of those kept reach it.  Aggregates are over the
  *    rows kept.
+ *  - compare_sides(): two sides of NA and NB runs (`compare A1 A2 -- B1
+ *    B2`), each side's report the mean of its runs (multi.h), compared as
+ *    compare_reports() compares a baseline (side A) with one profile (side
+ *    B), and per key a two-sided test (significance.h) that the sides'
+ *    shares (by OPTS->inclusive) are the same: Welch's over the runs'
+ *    shares when both sides have two runs or more, else a z-test with a
+ *    single run's variance from its counts (uncertainty.h).  Rows are
+ *    sorted by the p-value (smallest first, untested last), then by the
+ *    size of the difference, then key; the threshold and limit apply in
+ *    that order.
  */
 #ifndef PTPROF_ANALYZE_COMPARE_H
 #define PTPROF_ANALYZE_COMPARE_H
@@ -75,6 +85,7 @@ struct compare_row {
     double weight;
     double *values; /* one per compared profile */
     double *errors;
+    double p_value; /* sides: the test's p-value; NaN when untested */
 };
 
 struct compare_result {
@@ -87,6 +98,8 @@ struct compare_result {
     double baseline_total;
     double *totals;     /* each profile's total of the metric */
     double *aggregates; /* one per profile, with an aggregate function */
+    bool sides;         /* compare_sides(): rows carry p-values */
+    size_t runs[2];     /* sides: the runs of side A and side B */
 };
 
 int error_fn_parse(const char *name, enum error_fn *out);
@@ -100,6 +113,12 @@ double compare_aggregate(enum aggregate_fn fn, const double *errors, const doubl
 
 void compare_reports(const struct report *baseline, const struct report *const *others, size_t n,
                      const struct compare_options *opts, struct compare_result *out);
+void compare_sides(const struct report *const *a, size_t na, const struct report *const *b,
+                   size_t nb, const struct compare_options *opts, struct compare_result *out);
+/* The row's difference is significant at the 95 % level (p < 0.05). */
+bool compare_significant(const struct compare_row *row);
+/* "welch", "counts" (sides), "none". */
+const char *compare_test_name(const struct compare_result *r);
 void compare_free(struct compare_result *r);
 
 #endif

@@ -127,6 +127,12 @@ size_t key_compose(const struct key_spec *spec, const struct key_frame *f, char 
             put_str(buf, cap, &len, f->symbol && f->symbol[0] ? f->symbol : f->function);
             break;
         case KEY_LINE:
+            /* A line number alone names no place: without the file key it
+             * is FILE:LINE, so line 12 of a.c and of b.c stay apart. */
+            if (!key_spec_has(spec, KEY_FILE)) {
+                put_str(buf, cap, &len, f->file && f->file[0] ? f->file : KEY_UNKNOWN);
+                put_str(buf, cap, &len, ":");
+            }
             snprintf(num, sizeof(num), "%" PRIu32, f->line);
             put_str(buf, cap, &len, num);
             break;

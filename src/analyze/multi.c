@@ -103,8 +103,10 @@ void report_mean(const struct report *const *in, size_t n, struct report *out)
     for (size_t i = 0; i < n; i++) {
         size_t nsrc = in[i]->values.n;
         out->focus_found |= in[i]->focus_found;
-        for (int q = 0; q < Q_COUNT; q++)
+        for (int q = 0; q < Q_COUNT; q++) {
             out->base[q] += in[i]->base[q] / (double)n;
+            out->sq_base[q] += in[i]->sq_base[q] / (double)n;
+        }
         if (nv)
             add_values(out->vbase, in[i]->vbase, nsrc, column[i], (double)n);
         for (size_t j = 0; j < in[i]->nrows; j++) {
@@ -121,6 +123,8 @@ void report_mean(const struct report *const *in, size_t n, struct report *out)
             for (int q = 0; q < Q_COUNT; q++) {
                 dst->self[q] += src->self[q] / (double)n;
                 dst->total[q] += src->total[q] / (double)n;
+                dst->sq_self[q] += src->sq_self[q] / (double)n;
+                dst->sq_total[q] += src->sq_total[q] / (double)n;
             }
             if (nv) {
                 add_values(dst->vself, src->vself, nsrc, column[i], (double)n);

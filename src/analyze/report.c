@@ -61,6 +61,11 @@ double report_base(const struct report *r, const struct metric *m)
 double report_pct(const struct report *r, const struct report_row *row, const struct metric *m,
                   bool total)
 {
+    /* A row's power is its energy over its own time, which may exceed the
+     * run's mean power: its share is of the energy, what it adds to the
+     * mean, so rows add up to 100 %. */
+    if (m->kind == METRIC_POWER)
+        m = metric_builtin(METRIC_ENERGY);
     double base = report_base(r, m);
     return base > 0 ? 100.0 * report_value(row, m, total) / base : 0;
 }

@@ -17,6 +17,12 @@
  *    function's total for callers and callees); for power, of the run's
  *    mean power (energy / duration), and for a ratio or a mean, of the
  *    whole's ratio or mean, so those may exceed 100.
+ *  - SQ_SELF and SQ_TOTAL (and SQ_BASE, over every thread sample) sum
+ *    each thread sample's quantities squared over its weight (a sample
+ *    standing for N counts as N samples of 1/N of it): what a share's
+ *    uncertainty from the counts needs (uncertainty.h).
+ *  - CI (with HAS_CI, filled by report_uncertainty()) is a row's interval;
+ *    NaN where it is unknown.
  *  - report_free() frees everything the report owns.
  */
 #ifndef PTPROF_ANALYZE_REPORT_H
@@ -33,6 +39,17 @@
 
 #define REPORT_UNATTRIBUTED "[unattributed]"
 
+/* A 95 % interval (report --ci): of the chosen metric's self and total
+ * share (percent, clipped to 0-100) with the half-width before clipping,
+ * and of the self energy (J). */
+struct report_interval {
+    double lo, hi, half;
+};
+
+struct report_ci {
+    struct report_interval self, total, energy;
+};
+
 struct report_row {
     char *id; /* components joined by KEY_SEP (keys.h) */
     double self[Q_COUNT];
@@ -40,6 +57,8 @@ struct report_row {
     double *vself, *vtotal; /* per value column; one allocation, vtotal = vself + n */
     double idle_s;
     bool unattributed;
+    double sq_self[Q_COUNT], sq_total[Q_COUNT];
+    struct report_ci ci;
 };
 
 struct report_totals {
@@ -72,6 +91,8 @@ struct report {
     struct report_totals totals;
     double base[Q_COUNT]; /* what percentages are of */
     double *vbase;        /* per value column, NULL when there are none */
+    double sq_base[Q_COUNT];
+    bool has_ci;
     enum report_focus focus;
     char *focus_function;
     bool focus_found;
@@ -84,7 +105,8 @@ double report_power(double energy_j, double time_s);
 double report_mean_power(const struct report_totals *t);
 /* ROW's value of M, exclusive or inclusive. */
 double report_value(const struct report_row *row, const struct metric *m, bool total);
-/* ROW's share of the report's base in percent (0-100; power may exceed). */
+/* ROW's share of the report's base in percent (0-100; for power, its
+ * share of the energy). */
 double report_pct(const struct report *r, const struct report_row *row, const struct metric *m,
                   bool total);
 /* What percentages of M are of. */

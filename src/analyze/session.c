@@ -46,6 +46,25 @@ struct symbolizer *session_symbolizer(const char *path, const struct profile *pr
 /* Above this share of cut stacks (in percent), analyses warn. */
 #define CUT_STACKS_WARN_PERCENT 1.0
 
+/* What would have kept the whole stack, by what recorded the profile.  The
+ * kernel copies a perf sample's stack, under 64 KiB whatever is asked, and
+ * its frame-pointer chains stop at kernel.perf_event_max_stack; the ptrace
+ * engine reads the stopped thread's whole stack. */
+static const char *cut_advice(const struct profile *prof)
+{
+    const char *engine = profile_meta(prof, "engine");
+    bool perf = (engine && strcmp(engine, "perf") == 0) ||
+                (prof->format && strcmp(prof->format, "perf-data") == 0);
+    if (perf)
+        return ": the kernel copies under 64 KiB of stack per sample; record with ptprof record "
+               "--engine ptrace, which reads the whole stack (with -g fp where the program keeps "
+               "frame pointers, at less cost)";
+    if (profile_meta(prof, "stack_size"))
+        return ": record with a larger --stack-size, or -g fp where the program keeps frame "
+               "pointers";
+    return "";
+}
+
 /* Stacks that lost their outer frames (cut at the end of the recorder's
  * copy, a depth limit) charge their callers to nobody: say so, once per
  * file (some commands walk a file several times). */
@@ -64,13 +83,10 @@ static void warn_cut_stacks(const char *path, const struct profile *prof)
             return;
     if (nwarned < sizeof(warned) / sizeof(warned[0]))
         warned[nwarned++] = xstrdup(path);
-    /* A recording by ptprof names its copy size; other files say nothing
-     * of how their stacks were cut. */
-    bool recorded = profile_meta(prof, "stack_size") != NULL;
     pt_warn("%s: %.1f%% of the thread samples (%llu of %llu) have stacks cut short: their outer "
-            "callers are missing%s",
+            "callers are missing (the call tree shows them under [stack cut])%s",
             strcmp(path, "-") == 0 ? "<stdin>" : path, pct, (unsigned long long)cut,
-            (unsigned long long)all, recorded ? " (record with a larger --stack-size)" : "");
+            (unsigned long long)all, cut_advice(prof));
 }
 
 int session_walk_profile(const char *path, const struct profile *prof,
@@ -86,6 +102,19 @@ int session_walk_profile(const char *path, const struct profile *prof,
     if (rc != 0)
         pt_err("%s: %s", display_name(path), error ? error : "failed");
     free(error);
+    symbolizer_free(sym);
+    return rc;
+}
+
+int session_walk_arcs(const char *path, const struct profile *prof,
+                      const struct session_options *opts, struct strtab *keys, struct strtab *names,
+                      void (*fn)(void *ctx, const struct walk_arc *a), void *ctx)
+{
+    if (prof->narcs == 0)
+        return 0;
+    struct symbolizer *sym = session_symbolizer(path, prof, opts);
+    struct frame_resolver r = {resolve, sym};
+    int rc = walk_arcs(prof, &r, &opts->walk, keys, names, fn, ctx);
     symbolizer_free(sym);
     return rc;
 }

@@ -71,6 +71,11 @@ int session_walk_profile(const char *path, const struct profile *prof,
                          const struct session_options *opts, struct strtab *keys,
                          struct strtab *names, const struct walk_visitor *v,
                          struct walk_totals *totals);
+/* Hands FN the call counts of PROF (walk_arcs(): gmon.out's arcs), keyed
+ * as session_walk_profile() keys its samples; 0, nothing when it has none. */
+int session_walk_arcs(const char *path, const struct profile *prof,
+                      const struct session_options *opts, struct strtab *keys, struct strtab *names,
+                      void (*fn)(void *ctx, const struct walk_arc *a), void *ctx);
 /* The call tree of FILES (analyze/calltree.h): the mean of their runs,
  * keyed by OPTS->walk.keys, finished for METRIC (session_metric() with
  * the first file's default); NULL after a message. */

@@ -151,8 +151,11 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
                 for (size_t k = 0; k < p->nvalue_types; k++)
                     values[columns[k]] = sv[k];
             }
-            struct walk_event e = {path,       st->prev, tm[j].q,    values,   nvalues,
-                                   tm[j].slot, i,        s->time_ns, st->label};
+            struct walk_event e = {path,      st->prev,
+                                   tm[j].q,   values,
+                                   nvalues,   tm[j].slot,
+                                   i,         s->time_ns,
+                                   st->label, (t->flags & PROF_THREAD_STACK_TRUNCATED) != 0};
             v->sample(v->ctx, &e);
             st->prev = path;
             totals->thread_samples += tm[j].q[Q_SAMPLES];
@@ -252,4 +255,26 @@ void walk_fanout_free(struct walk_fanout *f)
     free(f->scratch);
     f->scratch = NULL;
     f->scratch_cap = 0;
+}
+
+int walk_arcs(const struct profile *p, const struct frame_resolver *r,
+              const struct walk_options *opts, struct strtab *keys, struct strtab *names,
+              void (*fn)(void *ctx, const struct walk_arc *a), void *ctx)
+{
+    struct path_builder *pb = path_builder_new(p, r, &opts->keys, keys, names);
+    /* The arcs are the first process's (model/profile.h). */
+    const uint32_t pid = p->nprocesses ? p->processes[0].pid : 0;
+    for (size_t i = 0; i < p->narcs; i++) {
+        const struct prof_arc *a = &p->arcs[i];
+        struct prof_thread_sample from = {.pid = pid, .tid = pid, .syscall = -1},
+                                  to = {.pid = pid, .tid = pid, .syscall = -1};
+        /* The call instruction, before the return address the arc holds. */
+        from.pc = a->from_pc ? a->from_pc - 1 : 0;
+        to.pc = a->self_pc;
+        struct walk_arc arc = {path_builder_get(pb, 0, &from, "", 0), NULL, a->count};
+        arc.callee = path_builder_get(pb, 0, &to, "", 0);
+        fn(ctx, &arc);
+    }
+    path_builder_free(pb);
+    return 0;
 }

@@ -47,6 +47,7 @@ struct walk_event {
     size_t sample;      /* index into the profile's samples */
     uint64_t time_ns;   /* that sample's time */
     const char *thread; /* "NAME#N" */
+    bool stack_cut;     /* its stack lost its outer frames (PROF_THREAD_STACK_TRUNCATED) */
 };
 
 struct walk_visitor {
@@ -86,6 +87,20 @@ struct walk_options {
 int walk_profile(const struct profile *p, const struct frame_resolver *r,
                  const struct walk_options *opts, struct strtab *keys, struct strtab *names,
                  const struct walk_visitor *v, struct walk_totals *totals, char **error);
+
+/* A call-graph arc counted by the program (prof_arc, gmon.out): the path
+ * of the call instruction in the caller and of the callee's address, each
+ * a lone PC's frames (the outermost is the function its symbol names). */
+struct walk_arc {
+    const struct path *caller, *callee;
+    uint64_t count;
+};
+
+/* Hands FN every arc of P, its ends keyed as walk_profile() keys frames
+ * (the same KEYS and NAMES), paths valid during the call.  Returns 0. */
+int walk_arcs(const struct profile *p, const struct frame_resolver *r,
+              const struct walk_options *opts, struct strtab *keys, struct strtab *names,
+              void (*fn)(void *ctx, const struct walk_arc *a), void *ctx);
 
 /* One walk feeding several visitors: walk_fanout_add() each (at most
  * WALK_FANOUT_MAX), then walk with walk_fanout_visitor().  The walk fills

@@ -58,15 +58,20 @@ enum analysis_option {
         "no-cache", no_argument, NULL, ANALYSIS_OPT_NO_CACHE                                       \
     }
 
-#define ANALYSIS_HELP                                                                              \
+/* The --help lines of these options: ANALYSIS_HELP, or its parts for a
+ * command that says -m its own way (flamegraph: only metrics that add up). */
+#define ANALYSIS_HELP_KEYS                                                                         \
     "  -k, --keys KEYS       comma list of pc, binary, file, procedure,\n"                         \
     "                        procedure_mangled, symbol, line, thread\n"                            \
     "                        (binary,procedure; symbol: the function the code was\n"               \
-    "                        compiled into, not the function inlined there)\n"                     \
-    "  -m, --metric M        cpu, wall, samples, energy, power, executions, or a value\n"          \
-    "                        the profile carries (alloc_space, instructions, ipc...:\n"            \
-    "                        `ptprof info` lists them); default: the profile's own,\n"             \
-    "                        else cpu\n"                                                           \
+    "                        compiled into, not the function inlined there; line:\n"               \
+    "                        file:line)\n"
+#define ANALYSIS_HELP_METRIC                                                                       \
+    "  -m, --metric M        cpu, wall, samples, energy, power, executions, calls\n"               \
+    "                        (gmon.out's --callers/--callees), or a value the profile\n"           \
+    "                        carries (alloc_space, instructions, ipc...: `ptprof info`\n"          \
+    "                        lists them); default: the profile's own, else cpu\n"
+#define ANALYSIS_HELP_OTHERS                                                                       \
     "      --wall            the same as --metric wall: every thread, on or off CPU\n"             \
     "      --account-latency subtract the profiler's own time per sample from wall time\n"         \
     "      --channel C       the energy channel to use (name or index; default: all\n"             \
@@ -76,6 +81,7 @@ enum analysis_option {
     "                        libraries), wherever the profile says it was; also\n"                 \
     "                        given before the profile: report PROG gmon.out\n"                     \
     "      --no-cache        do not read or write the symbol cache\n"
+#define ANALYSIS_HELP ANALYSIS_HELP_KEYS ANALYSIS_HELP_METRIC ANALYSIS_HELP_OTHERS
 
 /* Defaults: keys binary,procedure, the profile's metric (cpu unless it
  * says: a pprof profile's default sample type), cache on, progress bar on. */

@@ -23,7 +23,8 @@
 #define USAGE_LINE                                                                                 \
     "usage: ptprof compare BASELINE FILE... [--error FN] [--aggregate FN] [--metric M]\n"          \
     "                      [-k KEYS] [--limit P] [--threshold P] [--names A,B,...]\n"              \
-    "                      [--format table|csv|json] [-s DIR]...\n"
+    "                      [--format table|csv|json] [-s DIR]...\n"                                \
+    "       ptprof compare [OPTION]... A1 [A2...] -- B1 [B2...]\n"
 
 static void usage(FILE *out)
 {
@@ -32,7 +33,13 @@ static void usage(FILE *out)
             "Compare profiles with a baseline, per key: the baseline's value, each profile's\n"
             "value and its error. Any profile format, plain or compressed.\n"
             "\n"
-            "  -e, --error FN        error (default), absolute_error, relative_error,\n"
+            "With '--' between them, two sides of one run or more each (repeated runs of two\n"
+            "builds): per key, the mean shares of both sides, their difference and whether it\n"
+            "is significant (p < 0.05: Welch's t-test over the runs' shares, or with a single\n"
+            "run on a side a test on the sample counts), the most significant first. Options\n"
+            "go before the '--'.\n"
+            "\n"
+            "      --error FN        error (default), absolute_error, relative_error,\n"
             "                        absolute_relative_error, weighted_error,\n"
             "                        absolute_weighted_error, weighted_relative_error,\n"
             "                        absolute_weighted_relative_error (weight: the key's\n"
@@ -53,15 +60,26 @@ struct compare_args {
     struct compare_options cmp;
     enum render_format format;
     const char *names;
+    char **files; /* in order; with sides, side A's then side B's */
+    size_t nfiles;
+    size_t side_a; /* sides: how many of FILES are side A's; 0: no sides */
 };
 
 /* 0 ok, 1 usage error, -1 --help shown. */
 static int parse_args(int argc, char **argv, struct compare_args *a)
 {
-    enum { OPT_INCLUSIVE = 256, OPT_SHARE, OPT_LIMIT, OPT_THRESHOLD, OPT_NAMES, OPT_FORMAT };
+    enum {
+        OPT_INCLUSIVE = 256,
+        OPT_ERROR,
+        OPT_SHARE,
+        OPT_LIMIT,
+        OPT_THRESHOLD,
+        OPT_NAMES,
+        OPT_FORMAT
+    };
     static const struct option longopts[] = {
         ANALYSIS_LONG_OPTIONS,
-        {"error", required_argument, NULL, 'e'},
+        {"error", required_argument, NULL, OPT_ERROR},
         {"aggregate", required_argument, NULL, 'a'},
         {"inclusive", no_argument, NULL, OPT_INCLUSIVE},
         {"share", no_argument, NULL, OPT_SHARE},
@@ -73,17 +91,23 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
         {NULL, 0, NULL, 0},
     };
     int opt;
-    optind = 1;
+    optind = 0; /* 0: getopt reads the optstring's leading '-' again */
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":e:a:" ANALYSIS_SHORT_OPTIONS "h", longopts, NULL)) !=
+    a->files = xcalloc((size_t)argc + 1, sizeof(*a->files));
+    /* '-': files come back in order (code 1), so '--' can split them into sides. */
+    while ((opt = getopt_long(argc, argv, "-:a:" ANALYSIS_SHORT_OPTIONS "h", longopts, NULL)) !=
            -1) {
+        if (opt == 1) {
+            a->files[a->nfiles++] = optarg;
+            continue;
+        }
         int taken = analysis_args_option(&a->an, opt, optarg);
         if (taken < 0)
             return 1;
         if (taken)
             continue;
         switch (opt) {
-        case 'e':
+        case OPT_ERROR:
             if (error_fn_parse(optarg, &a->cmp.error) != 0) {
                 pt_err("compare: unknown error function '%s' (see --help)", optarg);
                 return 1;
@@ -130,14 +154,44 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
             return 1;
         }
     }
-    if (argc - optind < 2) {
+    if (optind > 1 && optind <= argc && strcmp(argv[optind - 1], "--") == 0) {
+        a->side_a = a->nfiles;
+        while (optind < argc)
+            a->files[a->nfiles++] = argv[optind++];
+        if (a->side_a == 0 || a->nfiles == a->side_a) {
+            pt_err("compare: each side of '--' needs a profile (A1 [A2...] -- B1 [B2...])");
+            fputs(USAGE_LINE, stderr);
+            return 1;
+        }
+        if (a->cmp.aggregate != AGG_NONE) {
+            pt_err("compare: --aggregate compares profiles with a baseline, not two sides");
+            return 1;
+        }
+    } else if (a->nfiles < 2) {
         pt_err("compare: %s",
-               argc - optind ? "nothing to compare the baseline with" : "no profiles given");
+               a->nfiles ? "nothing to compare the baseline with" : "no profiles given");
         fputs(USAGE_LINE, stderr);
         return 1;
     }
     analysis_args_done(&a->an);
     return 0;
+}
+
+/* The two sides' names: --names A,B, else each side's first file name,
+ * with its number of runs when it has several. */
+static char **side_names(const struct compare_args *a)
+{
+    char *first[2] = {a->files[0], a->files[a->side_a]};
+    char **names = analysis_profile_names(a->names, first, 2);
+    size_t runs[2] = {a->side_a, a->nfiles - a->side_a};
+    for (int i = 0; names && !a->names && i < 2; i++) {
+        if (runs[i] > 1) {
+            char *n = xasprintf("%s+%zu", names[i], runs[i] - 1);
+            free(names[i]);
+            names[i] = n;
+        }
+    }
+    return names;
 }
 
 int cmd_compare(int argc, char **argv)
@@ -149,14 +203,20 @@ int cmd_compare(int argc, char **argv)
     analysis_args_init(&a.an, "compare");
     int rc = parse_args(argc, argv, &a);
     if (rc != 0) {
+        free(a.files);
         analysis_args_free(&a.an);
         return rc < 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
     }
-    char **files = argv + optind;
-    size_t nfiles = (size_t)(argc - optind);
-    char **names = analysis_profile_names(a.names, files, nfiles);
+    char **files = a.files;
+    size_t nfiles = a.nfiles;
+    size_t nnames = a.side_a ? 2 : nfiles;
+    char **names = a.side_a ? side_names(&a) : analysis_profile_names(a.names, files, nfiles);
     if (!names) {
-        pt_err("compare: --names wants %zu names, one per profile (baseline first)", nfiles);
+        if (a.side_a)
+            pt_err("compare: --names wants 2 names with two sides (A,B)");
+        else
+            pt_err("compare: --names wants %zu names, one per profile (baseline first)", nfiles);
+        free(a.files);
         analysis_args_free(&a.an);
         return PT_EXIT_USAGE;
     }
@@ -181,7 +241,17 @@ int cmd_compare(int argc, char **argv)
             !reports[0].totals.has_energy)
             pt_warn("compare: %s has no power or energy channel", files[0]);
         struct compare_result res;
-        compare_reports(&reports[0], others, nfiles - 1, &a.cmp, &res);
+        if (a.side_a) {
+            /* The test is on shares: the values shown are those shares. */
+            a.cmp.share = true;
+            const struct report **all = xcalloc(nfiles, sizeof(*all));
+            for (size_t i = 0; i < nfiles; i++)
+                all[i] = &reports[i];
+            compare_sides(all, a.side_a, all + a.side_a, nfiles - a.side_a, &a.cmp, &res);
+            free(all);
+        } else {
+            compare_reports(&reports[0], others, nfiles - 1, &a.cmp, &res);
+        }
         int width = a.format == RENDER_TABLE ? term_width(STDOUT_FILENO) : 0;
         if (render_compare(stdout, &res, (const char *const *)names, a.format, width) != 0) {
             pt_err("compare: cannot write to standard output");
@@ -189,11 +259,12 @@ int cmd_compare(int argc, char **argv)
         }
         compare_free(&res);
     }
-    for (size_t i = 0; i < nfiles; i++) {
+    for (size_t i = 0; i < nfiles; i++)
         report_free(&reports[i]);
+    for (size_t i = 0; i < nnames; i++)
         free(names[i]);
-    }
     free(names);
+    free(a.files);
     free(reports);
     free(others);
     analysis_args_free(&a.an);

@@ -19,6 +19,7 @@
 #include "export/export.h"
 #include "export/folded_write.h"
 #include "export/pprof_write.h"
+#include "export/speedscope_write.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -26,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define GMON_FILE_NAME "gmon.out"
 
 #define USAGE_LINE                                                                                 \
     "usage: ptprof convert [PROGRAM] IN -o OUT [--to FORMAT] [--from FORMAT] [--metric M]\n"       \
@@ -68,7 +71,7 @@ static const struct convert_format formats[] = {
      "ptprof's own (a .pbin when the input has symbols)"},
     {"gperftools", ".prof", gperftools_load_buffer, gperftools_write_path, NULL,
      "gperftools' CPU profile (google-pprof, go tool pprof)"},
-    {"gmon", ".gmon", gmon_load_buffer, gmon_write_path, NULL,
+    {"gmon", ".gmon gmon.out", gmon_load_buffer, gmon_write_path, NULL,
      "gprof's gmon.out (gprof BINARY FILE; the executable's histogram and arcs)"},
     {"pperf", "", read_pperf, NULL, NULL, "the original sampler's raw format"},
     {"csv", ".csv", NULL, NULL, csv_samples_export,
@@ -81,6 +84,8 @@ static const struct convert_format formats[] = {
     {"pprof", ".pb .pprof", pprof_load_buffer, NULL, pprof_export,
      "pprof's profile.proto, gzipped (go tool pprof; every metric a sample type,\n"
      "                                 --metric: the default one)"},
+    {"speedscope", ".speedscope.json", NULL, NULL, speedscope_export,
+     "speedscope's JSON, a timeline per thread (default metric: the profile's own)"},
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
@@ -104,7 +109,7 @@ static void usage(FILE *out)
             "  -o, --output OUT     where to write (required)\n"
             "  -t, --to FORMAT      the output's format; by default from OUT's name (before a\n"
             "                       compression suffix) when it says, else native\n"
-            "  -f, --from FORMAT    read IN as FORMAT instead of recognising it\n"
+            "      --from FORMAT    read IN as FORMAT instead of recognising it\n"
             "  -m, --metric M       what formats with one value per stack count: samples,\n"
             "                       cpu, wall, energy, or a value the profile carries\n"
             "                       (alloc_space, instructions...); each format has its\n"
@@ -130,8 +135,8 @@ static void usage(FILE *out)
     }
 }
 
-/* The format OUT's name asks for: its last suffix, after any compression
- * suffix, when exactly one format claims it; else native. */
+/* The format OUT's name asks for: how it ends, after any compression
+ * suffix, when exactly one format claims that ending; else native. */
 static const struct convert_format *format_by_name(const char *path)
 {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
@@ -144,17 +149,17 @@ static const struct convert_format *format_by_name(const char *path)
             break;
         }
     }
-    const char *dot = NULL;
-    for (size_t i = len; i-- > 1 && !dot;)
-        if (base[i] == '.')
-            dot = base + i;
+    /* What gcc -pg programs write, and gprof reads unless told. */
+    if (len == strlen(GMON_FILE_NAME) && strncmp(base, GMON_FILE_NAME, len) == 0)
+        return find_format("gmon");
+    /* A suffix may hold dots of its own (".speedscope.json"). */
     const struct convert_format *found = NULL;
     size_t claims = 0;
-    for (size_t i = 0; dot && i < NFORMATS; i++) {
-        size_t n = (size_t)(base + len - dot);
+    for (size_t i = 0; i < NFORMATS; i++) {
         for (const char *s = formats[i].suffixes; *s;) {
             size_t w = strcspn(s, " ");
-            if (w == n && strncmp(s, dot, n) == 0 && (formats[i].write || formats[i].export)) {
+            if (len > w && strncmp(base + len - w, s, w) == 0 &&
+                (formats[i].write || formats[i].export)) {
                 found = &formats[i];
                 claims++;
             }
@@ -162,6 +167,11 @@ static const struct convert_format *format_by_name(const char *path)
         }
     }
     return claims == 1 ? found : find_format("native");
+}
+
+const char *convert_output_format(const char *path)
+{
+    return format_by_name(path)->name;
 }
 
 static int load_input(const char *path, const struct convert_format *from,
@@ -197,13 +207,14 @@ static int bad_usage(const char *fmt, const char *arg)
 
 int cmd_convert(int argc, char **argv)
 {
+    enum { OPT_FROM = 256 }; /* below analysis_args.h's and csv_options.h's */
     /* -k, -s, --channel and --no-cache as every analysing command spells
      * them (analysis_args.h); -m is convert's own: formats of one value per
      * stack take an additive metric, pprof its default sample type. */
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"to", required_argument, NULL, 't'},
-        {"from", required_argument, NULL, 'f'},
+        {"from", required_argument, NULL, OPT_FROM},
         {"metric", required_argument, NULL, 'm'},
         {"keys", required_argument, NULL, 'k'},
         {"channel", required_argument, NULL, ANALYSIS_OPT_CHANNEL},
@@ -224,7 +235,7 @@ int cmd_convert(int argc, char **argv)
     int opt, rc = PT_EXIT_OK;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "o:t:f:m:k:s:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "o:t:m:k:s:h", longopts, NULL)) != -1) {
         if (opt >= CSV_CLI_FIRST) {
             if (csv_cli_option(&csv, opt, optarg) != 0) {
                 rc = PT_EXIT_USAGE;
@@ -243,7 +254,7 @@ int cmd_convert(int argc, char **argv)
                 goto out;
             }
             break;
-        case 'f':
+        case OPT_FROM:
             from = find_format(optarg);
             if (!from || !from->read) {
                 rc = bad_usage("convert: cannot read format '%s' (see --help)", optarg);

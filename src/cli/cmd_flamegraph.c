@@ -48,9 +48,11 @@ static void usage(FILE *out)
           "                        (a hue per binary, with -k keys that include binary)\n"
           "      --title T         the heading (default: Flame Graph)\n"
           "      --width PX        the image width in pixels (default 1200)\n"
-          "      --min-width PX    leave out frames narrower than PX pixels (default 0.1)\n"
-          "  -m, --metric M        cpu (default), wall, samples, energy, or a value that\n"
-          "                        adds up (alloc_space, instructions...)\n" ANALYSIS_HELP
+          "      --min-width PX    leave out frames narrower than PX pixels (default "
+          "0.1)\n" ANALYSIS_HELP_KEYS
+          "  -m, --metric M        what adds up along a stack: cpu, wall, samples, energy,\n"
+          "                        or a value that does (alloc_space, instructions...);\n"
+          "                        default: the profile's own, else cpu\n" ANALYSIS_HELP_OTHERS
           "  -h, --help            show this help\n",
           out);
 }

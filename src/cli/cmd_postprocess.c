@@ -116,6 +116,13 @@ int cmd_postprocess(int argc, char **argv)
             break;
         case 's':
             dirs[ndirs++] = optarg;
+            /* Loading places the raw format's map entries in the files it
+             * finds (by base name, as the original's labels): here too. */
+            if (analysis_args_option(&an, opt, optarg) < 0) {
+                analysis_args_free(&an);
+                free(dirs);
+                return PT_EXIT_USAGE;
+            }
             break;
         case 'C':
             cache = false;
@@ -139,6 +146,7 @@ int cmd_postprocess(int argc, char **argv)
         }
     }
     analysis_args_take_programs(&an, argv, optind, &argc);
+    analysis_args_done(&an);
     if (optind >= argc || optind + 1 < argc) {
         analysis_args_free(&an);
         free(dirs);

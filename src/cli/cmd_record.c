@@ -10,6 +10,7 @@
 #include "record/recorder.h"
 #include "util/log.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,7 +21,7 @@
 
 #define DEFAULT_FREQUENCY 1000.0
 #define MAX_FREQUENCY 100000.0
-#define DEFAULT_OUTPUT "ptprof.data"
+#define DEFAULT_OUTPUT PT_DEFAULT_PROFILE
 
 #define MAX_STACK_SIZE STACK_COPY_MAX
 
@@ -32,6 +33,8 @@ enum long_only {
     OPT_DURATION,
     OPT_ENGINE,
     OPT_HELP_EVENTS,
+    OPT_SWITCH_OUTPUT,
+    OPT_SWITCH_MAX_FILES,
 };
 
 static void print_pmus(FILE *out)
@@ -51,10 +54,13 @@ static void usage_record(FILE *out)
             "its children: PC, call stack, CPU time, wall time and the PMU's reading.\n"
             "Exits with COMMAND's exit status.\n"
             "\n"
-            "  -o, --output=FILE      write the profile to FILE (a .gz, .bz2 or .zst suffix\n"
-            "                         compresses; default " DEFAULT_OUTPUT "); '-' is stdout,\n"
-            "                         only with --pid when the process writes elsewhere\n"
-            "  -f, --frequency=HZ     samples per second (default 1000, at most 100000)\n"
+            "  -o, --output=FILE      write the profile to FILE (default " DEFAULT_OUTPUT "); its\n"
+            "                         name picks the format as convert's does: .pb.gz pprof,\n"
+            "                         .folded, .prof gperftools, gmon.out or .gmon, .pbin\n"
+            "                         symbolized, else native; a .gz, .bz2 or .zst suffix\n"
+            "                         compresses; '-' is stdout (native), only with --pid\n"
+            "                         when the process writes elsewhere\n"
+            "  -F, -f, --frequency=HZ samples per second (default 1000, at most 100000)\n"
             "  -p, --pmu-arg=PMU      measurement source, see below (default none)\n"
             "  -g, --call-graph=MODE  call stacks: dwarf (default), fp or none\n"
             "      --engine=ENGINE    auto (default: perf where perf_event_open is\n"
@@ -62,6 +68,7 @@ static void usage_record(FILE *out)
             "                         PTPROF_ENGINE\n"
             "  -e, --event=EVENTS     counters read with each sample (perf engine), e.g.\n"
             "                         page-faults,context-switches; see --help-events\n"
+            "      --help-events      list the counters -e takes, and exit\n"
             "      --stack-size=BYTES stack bytes copied per sample for dwarf (default: 8192,\n"
             "                         growing per thread, with ptrace; 32768 with perf)\n"
             "      --format=FORMAT    native (default) or pperf (the original raw format:\n"
@@ -69,6 +76,12 @@ static void usage_record(FILE *out)
             "      --no-inherit       do not follow fork/vfork/clone children\n"
             "      --pid=PID          attach to a running process; stop with Ctrl-C\n"
             "      --duration=S       stop sampling after S seconds\n"
+            "      --switch-output[=signal|PERIOD|SIZE]\n"
+            "                         a new file every PERIOD (10s, 5m, 1h), SIZE (100M)\n"
+            "                         or on SIGUSR2 (the default), each complete alone:\n"
+            "                         OUT.TIMESTAMP, or OUT with %%t replaced by the\n"
+            "                         timestamp (-o 'svc-%%t.data')\n"
+            "      --switch-max-files=N  keep only the last N files\n"
             "  -d, --debug            print the profiler's own cost at the end\n"
             "  -h, --help             show this help\n");
     print_pmus(out);
@@ -149,6 +162,113 @@ static bool stdout_is_the_targets(const struct record_options *o)
            ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
 }
 
+/* The suffix of PATH's base name after any compression suffix ("" when
+ * none), into BUF. */
+static const char *output_suffix(const char *path, char *buf, size_t size)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t len = strlen(base);
+    static const char *const compressed[] = {".gz", ".bz2", ".zst"};
+    for (size_t i = 0; i < sizeof(compressed) / sizeof(compressed[0]); i++) {
+        size_t n = strlen(compressed[i]);
+        if (len > n && strcmp(base + len - n, compressed[i]) == 0) {
+            len -= n;
+            break;
+        }
+    }
+    size_t dot = len;
+    while (dot > 1 && base[dot - 1] != '.')
+        dot--;
+    dot = dot > 1 ? dot - 1 : len;
+    snprintf(buf, size, "%.*s", (int)(len - dot), base + dot);
+    return buf;
+}
+
+/*
+ * What record writes to -o PATH: its own format (native or --format pperf:
+ * *CONVERT_TO NULL), or what convert would write to that name (a .pb.gz,
+ * .folded, .prof, gmon.out...: *CONVERT_TO is convert's name for it,
+ * "pbin" for a symbolized .pbin), converted from a recording when the
+ * program has ended.  A name of what other commands draw (.svg, .html,
+ * .json, .txt), or a --format the name contradicts, is refused: -1 after
+ * one line, before anything starts.
+ */
+static int choose_output(const char *path, bool format_given, enum output_format format,
+                         const char **convert_to)
+{
+    *convert_to = NULL;
+    char suffix[64];
+    output_suffix(path, suffix, sizeof(suffix));
+    const char *to = strcmp(suffix, ".pbin") == 0 ? "pbin" : convert_output_format(path);
+    bool own = strcmp(to, "native") == 0;
+    static const char *const drawings[] = {".svg", ".html", ".htm", ".json", ".txt"};
+    for (size_t i = 0; own && i < sizeof(drawings) / sizeof(drawings[0]); i++) {
+        if (strcmp(suffix, drawings[i]) == 0) {
+            pt_err("-o %s: record writes a profile, not a %s file (draw one from the profile "
+                   "with flamegraph, timeline or report; name the profile .data, .pb.gz, "
+                   ".folded, .prof, .gmon or .pbin)",
+                   path, drawings[i] + 1);
+            return -1;
+        }
+    }
+    if (format_given && !own) {
+        pt_err("-o %s: the name asks for the %s format, --format for %s; drop one of them", path,
+               to, format == OUTPUT_PPERF ? "pperf" : "native");
+        return -1;
+    }
+    *convert_to = own ? NULL : to;
+    return 0;
+}
+
+/* An empty file beside PATH for the recording a conversion starts from. */
+static char *recording_beside(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *tmp = NULL;
+    if (asprintf(&tmp, "%.*s.%s.XXXXXX", slash ? (int)(slash - path + 1) : 0, path,
+                 slash ? slash + 1 : path) < 0)
+        return NULL;
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        pt_err("cannot write '%s': %s", path, strerror(errno));
+        free(tmp);
+        return NULL;
+    }
+    close(fd);
+    return tmp;
+}
+
+/* Record into a native file beside the output, then write the output from
+ * it as convert (or postprocess, for a .pbin) would.  The program's status
+ * stands; a failed conversion keeps the recording and says where. */
+static int record_and_convert(struct record_options *opts, const char *to)
+{
+    const char *output = opts->output;
+    char *tmp = recording_beside(output);
+    if (!tmp)
+        return PT_EXIT_USAGE;
+    opts->output = tmp;
+    int rc = record_run(opts);
+    struct stat st;
+    if (stat(tmp, &st) != 0 || st.st_size == 0) {
+        unlink(tmp); /* nothing was recorded: record said why */
+        free(tmp);
+        return rc;
+    }
+    /* Options first: getopt keeps record's stop at the first operand. */
+    char *args[] = {strcmp(to, "pbin") == 0 ? "postprocess" : "convert", "-o", (char *)output, tmp,
+                    NULL};
+    int converted = strcmp(to, "pbin") == 0 ? cmd_postprocess(4, args) : cmd_convert(4, args);
+    if (converted == PT_EXIT_OK) {
+        unlink(tmp);
+    } else {
+        pt_err("could not write %s; the recording is kept in %s", output, tmp);
+        rc = rc == 0 ? converted : rc;
+    }
+    free(tmp);
+    return rc;
+}
+
 static const struct option record_options_table[] = {
     {"output", required_argument, NULL, 'o'},
     {"frequency", required_argument, NULL, 'f'},
@@ -159,6 +279,8 @@ static const struct option record_options_table[] = {
     {"no-inherit", no_argument, NULL, OPT_NO_INHERIT},
     {"pid", required_argument, NULL, OPT_PID},
     {"duration", required_argument, NULL, OPT_DURATION},
+    {"switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT},
+    {"switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES},
     {"engine", required_argument, NULL, OPT_ENGINE},
     {"event", required_argument, NULL, 'e'},
     {"help-events", no_argument, NULL, OPT_HELP_EVENTS},
@@ -190,12 +312,13 @@ static int run(int argc, char **argv, bool sampler)
     if (!sampler && env_engine && *env_engine &&
         parse_engine("PTPROF_ENGINE", env_engine, &opts.engine) != 0)
         return PT_EXIT_USAGE;
-    bool stack_mode_given = false;
+    opts.engine_from_env = !sampler && env_engine && *env_engine;
+    bool stack_mode_given = false, format_given = false;
     double value;
     int c;
     opterr = 0;
     /* '+': stop at the command, whose own options are not ours. */
-    while ((c = getopt_long(argc, argv, sampler ? "+:o:f:p:dh" : "+:o:f:p:g:e:dh",
+    while ((c = getopt_long(argc, argv, sampler ? "+:o:f:p:dh" : "+:o:f:F:p:g:e:dh",
                             sampler ? sampler_options_table : record_options_table, NULL)) != -1) {
         switch (c) {
         case 'g':
@@ -211,6 +334,7 @@ static int run(int argc, char **argv, bool sampler)
         case OPT_ENGINE:
             if (parse_engine("engine", optarg, &opts.engine) != 0)
                 return PT_EXIT_USAGE;
+            opts.engine_from_env = false;
             break;
         case 'e':
             if (perf_counters_check(optarg) != 0)
@@ -223,6 +347,7 @@ static int run(int argc, char **argv, bool sampler)
         case OPT_FORMAT:
             if (parse_format(optarg, &opts.format) != 0)
                 return PT_EXIT_USAGE;
+            format_given = true;
             break;
         case OPT_NO_INHERIT:
             opts.inherit = false;
@@ -231,6 +356,15 @@ static int run(int argc, char **argv, bool sampler)
             if (parse_positive("pid", optarg, 4194304, &value) != 0)
                 return PT_EXIT_USAGE;
             opts.attach_pid = (pid_t)value;
+            break;
+        case OPT_SWITCH_OUTPUT:
+            if (snapshots_parse(optarg, &opts.snapshots) != 0)
+                return PT_EXIT_USAGE;
+            break;
+        case OPT_SWITCH_MAX_FILES:
+            if (parse_positive("switch-max-files", optarg, 1e6, &value) != 0)
+                return PT_EXIT_USAGE;
+            opts.snapshots.max_files = (unsigned)value;
             break;
         case OPT_DURATION:
             if (parse_positive("duration", optarg, 1e9, &opts.duration) != 0)
@@ -243,6 +377,7 @@ static int run(int argc, char **argv, bool sampler)
             }
             opts.output = optarg;
             break;
+        case 'F': /* perf record's spelling */
         case 'f':
             if (parse_positive("frequency (Hz)", optarg, MAX_FREQUENCY, &opts.frequency) != 0)
                 return PT_EXIT_USAGE;
@@ -283,6 +418,16 @@ static int run(int argc, char **argv, bool sampler)
                opts.attach_pid ? "process" : "command");
         return PT_EXIT_USAGE;
     }
+    if (opts.snapshots.max_files && !opts.snapshots.on) {
+        pt_err("--switch-max-files is for --switch-output");
+        return PT_EXIT_USAGE;
+    }
+    if (opts.snapshots.on &&
+        (!opts.output || strcmp(opts.output, "-") == 0 || opts.format == OUTPUT_PPERF)) {
+        pt_err("--switch-output writes a series of files: not to standard output, nor in the "
+               "original raw format");
+        return PT_EXIT_USAGE;
+    }
     if (opts.format == OUTPUT_PPERF) {
         /* The raw format holds one address space and no stacks. */
         if (stack_mode_given && opts.stack_mode != STACK_NONE)
@@ -290,8 +435,18 @@ static int run(int argc, char **argv, bool sampler)
         opts.stack_mode = STACK_NONE;
         opts.inherit = false;
     }
+    const char *convert_to = NULL;
+    if (!sampler && opts.output && strcmp(opts.output, "-") != 0 &&
+        choose_output(opts.output, format_given, opts.format, &convert_to) != 0)
+        return PT_EXIT_USAGE;
+    if (convert_to && opts.snapshots.on) {
+        pt_err("-o %s: --switch-output writes a series of native profiles; name them .data "
+               "and convert them as they come",
+               opts.output);
+        return PT_EXIT_USAGE;
+    }
     opts.argv = argv + optind;
-    return record_run(&opts);
+    return convert_to ? record_and_convert(&opts, convert_to) : record_run(&opts);
 }
 
 int cmd_record(int argc, char **argv)

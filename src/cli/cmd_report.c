@@ -9,6 +9,7 @@
 #include "analyze/multi.h"
 #include "analyze/select.h"
 #include "analyze/session.h"
+#include "analyze/uncertainty.h"
 #include "cli/analysis_args.h"
 #include "cli/cli.h"
 #include "cli/report_html.h"
@@ -28,9 +29,10 @@
 #include <unistd.h>
 
 #define USAGE_LINE                                                                                 \
-    "usage: ptprof report [PROGRAM] FILE... [-k KEYS] [--metric M]\n"                              \
+    "usage: ptprof report [PROGRAM] [FILE...] [-k KEYS] [--metric M]\n"                            \
     "                     [--callers F | --callees F | --tree] [--limit P] [--threshold P]\n"      \
-    "                     [--format table|csv|json] [--html OUT] [-s DIR]... [--binary PATH]\n"
+    "                     [--format table|csv|json] [--html OUT] [--ci] [-s DIR]...\n"             \
+    "                     [--binary PATH]\n"
 
 /* The tree is unreadable with every node; it shows those over 0.5 % unless told. */
 #define TREE_THRESHOLD 0.5
@@ -42,7 +44,8 @@ static void usage(FILE *out)
         USAGE_LINE
         "\n"
         "Show where the time or energy of a profile went, per key. Several files of the\n"
-        "same program are averaged (repeated runs). Any profile format, plain or compressed.\n"
+        "same program are averaged (repeated runs). Any profile format, plain or compressed;\n"
+        "without FILE, " PT_DEFAULT_PROFILE " (what record writes unless told).\n"
         "PROGRAM, an executable named before the profiles as for gprof and pprof, is the\n"
         "profiled program (the same as --binary PROGRAM).\n"
         "\n"
@@ -53,6 +56,8 @@ static void usage(FILE *out)
         "      --limit P         keep the top rows until they hold P %% of the total\n"
         "      --threshold P     drop rows under P %% (self and total; tree default %g)\n"
         "      --format F        table (default), csv or json\n"
+        "      --ci              a 95%% interval for each share (and energy): from the\n"
+        "                        sample counts, or from the spread of several runs\n"
         "      --html OUT        write a self-contained HTML page instead: the totals, the\n"
         "                        sortable table, the flame graph and the timeline, and\n"
         "                        with several files their comparison with the first\n" ANALYSIS_HELP
@@ -71,6 +76,7 @@ struct report_args {
     enum report_focus focus;
     bool tree;
     const char *html; /* --html OUT */
+    bool ci;          /* --ci: intervals (analyze/uncertainty.h) */
 };
 
 /* 0 ok, 1 usage error, -1 --help shown. */
@@ -84,7 +90,8 @@ static int parse_args(int *argcp, char **argv, struct report_args *a)
         OPT_LIMIT,
         OPT_THRESHOLD,
         OPT_FORMAT,
-        OPT_HTML
+        OPT_HTML,
+        OPT_CI
     };
     static const struct option longopts[] = {
         ANALYSIS_LONG_OPTIONS,
@@ -95,6 +102,7 @@ static int parse_args(int *argcp, char **argv, struct report_args *a)
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"html", required_argument, NULL, OPT_HTML},
+        {"ci", no_argument, NULL, OPT_CI},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -129,6 +137,9 @@ static int parse_args(int *argcp, char **argv, struct report_args *a)
         case OPT_HTML:
             a->html = optarg;
             break;
+        case OPT_CI:
+            a->ci = true;
+            break;
         case OPT_FORMAT:
             if (render_format_parse(optarg, &a->format) != 0) {
                 pt_err("report: unknown format '%s' (table, csv or json)", optarg);
@@ -149,18 +160,16 @@ static int parse_args(int *argcp, char **argv, struct report_args *a)
         pt_err("report: --callers, --callees and --tree are different views; choose one");
         return 1;
     }
+    if (a->ci && views) {
+        pt_err("report: --ci is for the flat report, not --callers, --callees or --tree");
+        return 1;
+    }
     if (a->html && a->tree) {
         pt_err("report: --html shows the flat report and the flame graph, not --tree");
         return 1;
     }
     /* "report prog gmon.out", as gprof and pprof take it. */
     analysis_args_take_programs(&a->an, argv, optind, argcp);
-    argc = *argcp;
-    if (optind >= argc) {
-        pt_err("report: no profile given");
-        fputs(USAGE_LINE, stderr);
-        return 1;
-    }
     analysis_args_done(&a->an);
     return 0;
 }
@@ -212,14 +221,23 @@ static int file_report(struct report_args *a, const char *file, size_t index, co
     struct walk_totals wt;
     struct metric m;
     int rc = session_walk_profile(file, &prof, &a->an.session, keys, names, &v, &wt);
+    /* Callers, callees and executions by the program's own call counts
+     * (gmon.out): a flat report counts them with a callgraph of its own. */
+    if (rc == 0 && !g && prof.narcs)
+        g = callgraph_new(keys, names, &a->an.session.walk.keys, "", FOCUS_CALLERS);
+    if (rc == 0 && g)
+        rc = session_walk_arcs(file, &prof, &a->an.session, keys, names, callgraph_arc, g);
     if (rc == 0)
         rc = session_metric(file, metric, &wt, agg ? aggregate_columns(agg) : callgraph_columns(g),
                             &m);
     if (rc == 0) {
-        if (agg)
+        if (agg) {
             aggregate_report(agg, &wt, &m, out);
-        else
+            if (g)
+                callgraph_set_executions(g, keys, out);
+        } else {
             callgraph_report(g, &wt, &m, out);
+        }
         if (figures)
             html_figures_add_run(figures, index, &wt);
     }
@@ -242,8 +260,11 @@ int cmd_report(int argc, char **argv)
         analysis_args_free(&a.an);
         return rc < 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
     }
-    char **files = argv + optind;
-    size_t nfiles = (size_t)(argc - optind);
+    /* No file: the one record writes unless told, as perf report reads perf.data. */
+    static char default_profile[] = PT_DEFAULT_PROFILE;
+    char *default_files[] = {default_profile};
+    char **files = optind < argc ? argv + optind : default_files;
+    size_t nfiles = optind < argc ? (size_t)(argc - optind) : 1;
     int width = a.format == RENDER_TABLE ? term_width(STDOUT_FILENO) : 0;
     if (a.tree) {
         rc = run_tree(&a, files, nfiles, width);
@@ -269,6 +290,8 @@ int cmd_report(int argc, char **argv)
     if (rc == PT_EXIT_OK) {
         struct report mean;
         report_mean(ptrs, nfiles, &mean);
+        if (a.ci)
+            report_uncertainty(&mean, ptrs, nfiles);
         report_select(&mean, a.limit, a.threshold);
         if ((mean.metric.kind == METRIC_ENERGY || mean.metric.kind == METRIC_POWER) &&
             !mean.totals.has_energy)

@@ -66,6 +66,8 @@ struct native_writer;
 struct native_writer *native_writer_open(const char *path);
 /* Make the (still growing) file visible at its path. */
 int native_writer_publish(struct native_writer *w);
+/* The bytes of records written so far (before any compression). */
+uint64_t native_writer_bytes(const struct native_writer *w);
 int native_write_meta(struct native_writer *w, const char *key, const char *value);
 int native_write_channel(struct native_writer *w, uint32_t id, const struct pmu_channel *ch);
 int native_write_process(struct native_writer *w, uint32_t pid, uint32_t ppid, uint64_t time_ns);

@@ -39,6 +39,7 @@ struct native_writer {
     bool published;
     unsigned char *buf; /* whole records waiting for the stream */
     size_t len;
+    uint64_t written; /* bytes handed to the stream (before compression) */
     uint64_t last_flush_ns;
 
     struct stack_entry *stacks; /* stack id - 1 */
@@ -126,7 +127,13 @@ static int drain(struct native_writer *w)
     w->len = 0;
     if (fwrite(w->buf, n, 1, w->stream) != 1)
         return write_failed(w);
+    w->written += n;
     return 0;
+}
+
+uint64_t native_writer_bytes(const struct native_writer *w)
+{
+    return w->written + w->len;
 }
 
 /* Hand everything written so far to the kernel: what a SIGKILL cannot undo. */

@@ -690,7 +690,12 @@ static void fill_samples(const struct gmon_file *g, struct profile *p)
             struct bin b = bin_of(&g->hists[h], i, count);
             for (uint64_t u = 0; u < b.points; u++) {
                 uint64_t w = point_counts(count, b.points, u);
-                uint64_t pc = (b.lo + (uint64_t)((unsigned __int128)u * b.width / b.points)) * UNIT;
+                /* The unit's last byte: gprof gives a unit to the symbol
+                 * whose address halved is at or below it, so a function
+                 * starting at an odd address owns the unit it starts in. */
+                uint64_t pc =
+                    (b.lo + (uint64_t)((unsigned __int128)u * b.width / b.points)) * UNIT +
+                    (UNIT - 1);
                 /* The thread's first appearance counts no wall time: its
                  * first count alone, as when every count was a sample. */
                 if (counts == 0 && w > 1) {

@@ -19,6 +19,7 @@
 #include "util/xalloc.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -952,6 +953,15 @@ static void finish(struct reader *r)
     if (p->nsamples > 1 && p->samples[p->nsamples - 1].time_ns > p->samples[0].time_ns)
         span = p->samples[p->nsamples - 1].time_ns - p->samples[0].time_ns;
     p->totals = (struct prof_totals){.wall_ns = span, .samples = p->nsamples};
+    /* A clock event's periods are the CPU time it sampled: its rate is per
+     * CPU second, as perf's frequency is (and ptprof's perf engine's), not
+     * per second of wall time, which counts every thread's samples. */
+    if (r->cpu_is_clock && p->frequency > 0) {
+        double cpu_ns = 0;
+        for (size_t t = 0; t < p->nthreads; t++)
+            cpu_ns += (double)r->threads[t].cpu_ns;
+        p->totals.ideal_samples = (uint64_t)llround(cpu_ns / 1e9 * p->frequency);
+    }
     p->has_totals = true;
     p->format = xstrdup("perf-data");
 }

@@ -11,7 +11,9 @@
  *            u32 thread count, then per thread: u32 tid, u64 pc, u64 cpu ns
  *   maps:    one per executable mapping of a file, as /proc/PID/maps
  *            shows it: u64 address (its start), u64 size (end - start),
- *            char[256] label (the file's path, NUL padded).  A reader puts
+ *            char[256] label (the file's base name, NUL padded: the
+ *            original's post-processing opens SEARCH_DIR/LABEL; ptprof
+ *            before issue 20 wrote the whole path).  A reader puts
  *            a PC at file address pc - address + the p_vaddr of the file's
  *            executable PT_LOAD (the original's rule; ptprof's reader uses
  *            the segment's page-aligned file offset, exact for any layout).
@@ -100,7 +102,8 @@ void pperf_writer_abort(struct pperf_writer *w);
 
 /* Turn /proc/PID/maps entries into the format's map entries: one per
  * executable mapping of a file (bracketed names such as [vdso] and
- * anonymous memory are left out), its start, size and path as given. */
+ * anonymous memory are left out), its start, size and the base name of its
+ * path, as the original wrote them. */
 size_t pperf_maps_from_proc(const struct map_list *maps, struct pperf_map **out);
 
 /* --- reading --- */
@@ -129,8 +132,9 @@ struct pperf_place {
  * the search directories, the label's path and the standard library
  * directories, as the symbolizer looks); when found, the entry's size says
  * which form it is (an executable segment's mapped size, or a load base up
- * to the end of the code), else its label does (a path: the original's
- * form; a base name or a bracketed name: ptprof 0.2.0's).  An entry of the
+ * to the end of the code), else its label does (a path: a mapping, as
+ * ptprof wrote them; a base name: a mapping, the original's form, unless
+ * the table has a bracketed name, which only ptprof 0.2.0 wrote: a load).  An entry of the
  * original's form whose file cannot be read has no known offset: it gets 0
  * and one warning per label, naming NAME. */
 struct binary_finder;

@@ -3,10 +3,11 @@
  * turned into the raw format's map table, as the original sampler wrote it.
  *
  * The original listed every executable mapping of a file, with its start,
- * its size and the path exactly as /proc/PID/maps gives them.  Its
- * post-processing looks each label up as a file and stops on one it cannot
- * find, so nothing bracketed ([vdso], [vsyscall]...) may appear, and it
- * places a PC through the executable segment that mapping holds.
+ * its size and the base name of the path /proc/PID/maps gives (its
+ * vmmap.h takes basename()).  Its post-processing opens each label as
+ * SEARCH_DIR/LABEL and stops on one it cannot find, so nothing bracketed
+ * ([vdso], [vsyscall]...) may appear, and it places a PC through the
+ * executable segment that mapping holds.
  */
 #include "interop/pperf.h"
 #include "util/xalloc.h"
@@ -33,10 +34,12 @@ size_t pperf_maps_from_proc(const struct map_list *maps, struct pperf_map **out)
         struct pperf_map *m = &res[count++];
         m->address = e->start;
         m->size = e->end - e->start;
-        /* NUL padded; a path longer than the field keeps its first 255
+        /* The base name, NUL padded; a longer one keeps its first 255
          * bytes and the terminator. */
+        const char *slash = strrchr(e->path, '/');
+        const char *base = slash ? slash + 1 : e->path;
         memset(m->label, 0, sizeof(m->label));
-        memcpy(m->label, e->path, strnlen(e->path, sizeof(m->label) - 1));
+        memcpy(m->label, base, strnlen(base, sizeof(m->label) - 1));
     }
     *out = res;
     return count;

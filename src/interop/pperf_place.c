@@ -4,9 +4,11 @@
  *
  * Two writers disagree on the map table.  The original (and ptprof after
  * 0.2.0) wrote one entry per executable mapping: its start, its size and
- * the file's path.  ptprof 0.2.0 and earlier wrote one entry per loaded
- * file: its load base, the size from there to the end of its code, and the
- * base name.  Where the file can be read, its program headers decide: a
+ * the file's base name (ptprof from 0.2.0 until issue 20 wrote the path
+ * instead).  ptprof 0.2.0 and earlier wrote one entry per loaded file: its
+ * load base, the size from there to the end of its code, the base name,
+ * and an entry for [vdso].  Where the file can be read, its program
+ * headers decide: a
  * mapping spans its executable segment's pages, a load runs from the first
  * segment's page to the end of the last executable one.  When both sizes
  * agree (code at file offset 0) the two readings place every PC alike.
@@ -202,13 +204,17 @@ void pperf_place_maps(const char *name, const struct pperf_profile *in,
     uint64_t *run_start = xcalloc(in->nmaps ? in->nmaps : 1, 2 * sizeof(*run_start));
     uint64_t *run_end = run_start + in->nmaps;
     runs_of(in, run_start, run_end);
+    bool legacy_table = false; /* ptprof 0.2.0 listed [vdso]; nobody else lists brackets */
+    for (uint32_t i = 0; i < in->nmaps; i++)
+        legacy_table = legacy_table || in->maps[i].label[0] == '[';
 
     for (uint32_t i = 0; i < in->nmaps; i++) {
         const struct pperf_map *m = &in->maps[i];
 
-        /* The original's labels are paths as /proc/PID/maps gives them. */
+        /* Without the file: a path is ptprof's mapping entry, a base name
+         * the original's, unless the table has ptprof 0.2.0's [vdso]. */
         const enum pperf_entry_form labelled =
-            m->label[0] == '/' ? PPERF_ENTRY_MAPPING : PPERF_ENTRY_LOAD;
+            m->label[0] == '/' || !legacy_table ? PPERF_ENTRY_MAPPING : PPERF_ENTRY_LOAD;
         out[i] = (struct pperf_place){.form = labelled, .offset = 0};
         if (m->label[0] == '\0' || m->label[0] == '[')
             continue; /* ptprof 0.2.0's [vdso]: a pseudo file at its load base */

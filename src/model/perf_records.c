@@ -403,6 +403,8 @@ size_t perf_record_parse(const struct perf_layout *l, const uint8_t *data, size_
     case PERF_REC_LOST_SAMPLES:
         out->u.dropped = take_u64(&c);
         break;
+    case PERF_REC_SWITCH: /* nothing but its sample_id trailer */
+        break;
     default:
         return out->size; /* known by its size only */
     }
@@ -478,6 +480,10 @@ void perf_record_visit(const struct perf_record *r, const struct perf_record_vis
     case PERF_REC_THROTTLE:
         if (v->throttle)
             v->throttle(ctx);
+        break;
+    case PERF_REC_SWITCH:
+        if (v->context_switch)
+            v->context_switch(ctx, r);
         break;
     default:
         break;

@@ -42,10 +42,15 @@ enum perf_rec_type {
     PERF_REC_SAMPLE = 9,
     PERF_REC_MMAP2 = 10,
     PERF_REC_LOST_SAMPLES = 13,
+    PERF_REC_SWITCH = 14, /* the sampled thread's own context switches */
 };
 
 /* header.misc bits that matter here. */
 #define PERF_REC_MISC_COMM_EXEC (1u << 13)
+/* SWITCH: the thread leaves its CPU (else it comes on), and was preempted
+ * (still runnable) rather than going to sleep. */
+#define PERF_REC_MISC_SWITCH_OUT (1u << 13)
+#define PERF_REC_MISC_SWITCH_OUT_PREEMPT (1u << 14)
 #define PERF_REC_MISC_MMAP_BUILD_ID (1u << 14)
 
 /* The size of the record header (type u32, misc u16, size u16). */
@@ -171,6 +176,7 @@ struct perf_record_visitor {
     void (*exit)(void *ctx, const struct perf_record *r);
     void (*lost)(void *ctx, uint64_t count); /* LOST and LOST_SAMPLES */
     void (*throttle)(void *ctx);
+    void (*context_switch)(void *ctx, const struct perf_record *r); /* SWITCH: misc says which */
 };
 
 /* Hand R to the member of V its type calls for. */

@@ -54,7 +54,8 @@ int engine_choose(const struct record_options *opts, struct engine_choice *c)
             pt_err("-e: counters are read by the perf engine; use --engine auto or perf");
             return PT_EXIT_USAGE;
         }
-        return choose(c, ENGINE_PTRACE, "--engine ptrace");
+        return choose(c, ENGINE_PTRACE,
+                      opts->engine_from_env ? "PTPROF_ENGINE=ptrace" : "--engine ptrace");
     }
     char why[ENGINE_REASON_MAX];
     if (perf_engine_ops.permitted(opts, why, sizeof(why))) {
@@ -70,5 +71,9 @@ int engine_choose(const struct record_options *opts, struct engine_choice *c)
     }
     c->engine = ENGINE_PTRACE;
     memcpy(c->reason, why, sizeof(why));
+    /* Said as perf says what it falls back to: the user expected perf. */
+    pt_warn("--engine auto: %s; recording with the ptrace engine (the program stops at each "
+            "sample)",
+            why);
     return 0;
 }

@@ -1,12 +1,15 @@
 /* output.c - see output.h */
 #include "record/output.h"
+#include "record/output_state.h"
 #include "format/native.h"
 #include "interop/pperf.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 #include "util/xalloc.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct output {
     enum output_format format;
@@ -17,6 +20,16 @@ struct output {
     size_t scratch_cap;
     uint32_t nvalue_types;
     bool sampled;
+    /* --switch-output: what the next file repeats; stack ids are the
+     * state's, each file's own by STACK_IDS (0: not written to it yet). */
+    struct output_state *state;
+    uint32_t *stack_ids;
+    size_t stack_ids_cap;
+    struct prof_thread_sample *threads;
+    size_t threads_cap;
+    uint64_t *values;
+    size_t values_cap;
+    uint64_t opened_ns, samples; /* this file's part of the run (monotonic), its samples */
 };
 
 struct output *output_open(const char *path, enum output_format format,
@@ -49,31 +62,40 @@ struct output *output_open(const char *path, enum output_format format,
 
 int output_started(struct output *out)
 {
-    if (!out)
+    /* A file of a series appears when complete (output_switch()). */
+    if (!out || out->state)
         return 0;
     return out->native ? native_writer_publish(out->native) : 0;
 }
 
 void output_meta(struct output *out, const char *key, const char *value)
 {
+    if (out && out->state)
+        output_state_note_meta(out->state, key, value);
     if (out && out->native)
         native_write_meta(out->native, key, value);
 }
 
 void output_process(struct output *out, uint32_t pid, uint32_t ppid, uint64_t time_ns)
 {
+    if (out && out->state)
+        output_state_note_process(out->state, pid, ppid, time_ns);
     if (out && out->native)
         native_write_process(out->native, pid, ppid, time_ns);
 }
 
 void output_exec(struct output *out, uint32_t pid, uint64_t time_ns, const char *path)
 {
+    if (out && out->state)
+        output_state_note_exec(out->state, pid, time_ns, path);
     if (out && out->native)
         native_write_exec(out->native, pid, time_ns, path);
 }
 
 void output_exit(struct output *out, uint32_t pid, uint64_t time_ns, int32_t status)
 {
+    if (out && out->state)
+        output_state_note_exit(out->state, pid);
     if (out && out->native)
         native_write_exit(out->native, pid, time_ns, status);
 }
@@ -81,24 +103,32 @@ void output_exit(struct output *out, uint32_t pid, uint64_t time_ns, int32_t sta
 void output_thread(struct output *out, uint32_t pid, uint32_t tid, uint64_t time_ns,
                    const char *name)
 {
+    if (out && out->state)
+        output_state_note_thread(out->state, pid, tid, time_ns, name);
     if (out && out->native)
         native_write_thread(out->native, pid, tid, time_ns, name);
 }
 
 void output_thread_exit(struct output *out, uint32_t tid, uint64_t time_ns)
 {
+    if (out && out->state)
+        output_state_note_thread_exit(out->state, tid);
     if (out && out->native)
         native_write_thread_exit(out->native, tid, time_ns);
 }
 
 void output_map(struct output *out, const struct prof_map *m)
 {
+    if (out && out->state)
+        output_state_note_map(out->state, m);
     if (out && out->native)
         native_write_map(out->native, m);
 }
 
 void output_unmap(struct output *out, uint32_t pid, uint64_t time_ns, uint64_t start, uint64_t end)
 {
+    if (out && out->state)
+        output_state_note_unmap(out->state, pid, start, end);
     if (out && out->native)
         native_write_unmap(out->native, pid, time_ns, start, end);
 }
@@ -106,15 +136,65 @@ void output_unmap(struct output *out, uint32_t pid, uint64_t time_ns, uint64_t s
 void output_image(struct output *out, uint32_t pid, uint64_t start, const char *name,
                   const void *data, size_t size)
 {
+    if (out && out->state)
+        output_state_note_image(out->state, pid, start, name, data, size);
     if (out && out->native)
         native_write_image(out->native, pid, start, name, data, size);
 }
 
-uint32_t output_stack(struct output *out, const uint64_t *pcs, uint32_t depth)
+/* The current file's id of a stack. */
+static uint32_t file_stack(struct output *out, const uint64_t *pcs, uint32_t depth)
 {
     if (!out || !out->native || depth == 0)
         return 0;
     return native_stack_id(out->native, pcs, depth);
+}
+
+uint32_t output_stack(struct output *out, const uint64_t *pcs, uint32_t depth)
+{
+    if (out && out->state && depth > 0 && (out->native || out->pperf))
+        return output_state_stack(out->state, pcs, depth);
+    return file_stack(out, pcs, depth);
+}
+
+/* THREADS (and *VALUES) as the current file has them: the state's stack
+ * ids made the file's, running totals counted from the file's start. */
+static const struct prof_thread_sample *file_threads(struct output *out,
+                                                     const struct prof_thread_sample *threads,
+                                                     uint32_t nthreads, const uint64_t **values)
+{
+    if (!out->state)
+        return threads;
+    out->threads = xgrow(out->threads, &out->threads_cap, nthreads, sizeof(*out->threads));
+    uint64_t *v = NULL;
+    if (*values && out->nvalue_types) {
+        size_t n = (size_t)nthreads * out->nvalue_types;
+        out->values = xgrow(out->values, &out->values_cap, n, sizeof(*out->values));
+        memcpy(out->values, *values, n * sizeof(*out->values));
+        v = out->values;
+        *values = v;
+    }
+    for (uint32_t i = 0; i < nthreads; i++) {
+        struct prof_thread_sample *t = &out->threads[i];
+        *t = threads[i];
+        output_state_rebase(out->state, t, v ? v + (size_t)i * out->nvalue_types : NULL);
+        uint32_t depth, id = t->stack;
+        const uint64_t *pcs = output_state_stack_pcs(out->state, id, &depth);
+        if (!pcs) {
+            t->stack = 0;
+            continue;
+        }
+        if (id >= out->stack_ids_cap) {
+            size_t old = out->stack_ids_cap;
+            out->stack_ids =
+                xgrow(out->stack_ids, &out->stack_ids_cap, (size_t)id + 1, sizeof(uint32_t));
+            memset(out->stack_ids + old, 0, (out->stack_ids_cap - old) * sizeof(uint32_t));
+        }
+        if (!out->stack_ids[id])
+            out->stack_ids[id] = file_stack(out, pcs, depth);
+        t->stack = out->stack_ids[id];
+    }
+    return out->threads;
 }
 
 int output_value_types(struct output *out, const struct prof_value_type *types, uint32_t n)
@@ -127,6 +207,8 @@ int output_value_types(struct output *out, const struct prof_value_type *types, 
         return -1;
     }
     out->nvalue_types = n;
+    if (out->state)
+        output_state_note_value_types(out->state, types, n);
     for (uint32_t i = 0; out->native && i < n; i++)
         if (native_write_value_type(out->native, i, types[i].name, types[i].unit, types[i].agg) !=
             0)
@@ -147,7 +229,9 @@ int output_sample_values(struct output *out, uint64_t time_ns, const double *val
     if (!out)
         return 0;
     out->sampled = true;
+    out->samples++;
     unsigned nvalues = out->pmu ? out->pmu->nchannels : 0;
+    threads = file_threads(out, threads, nthreads, &thread_values);
     if (out->native)
         return native_write_sample_values(out->native, time_ns, values, nvalues, threads, nthreads,
                                           NULL, out->nvalue_types ? thread_values : NULL);
@@ -164,8 +248,16 @@ int output_sample_values(struct output *out, uint64_t time_ns, const double *val
                                out->scratch);
 }
 
-int output_finish(struct output *out, const struct prof_totals *totals,
-                  const struct map_list *pperf_maps)
+/* A file of a series: its own part of the run (no latency figures). */
+static struct prof_totals own_totals(const struct output *out)
+{
+    return (struct prof_totals){.wall_ns = monotonic_ns() - out->opened_ns,
+                                .samples = out->samples};
+}
+
+/* Complete the file OUT writes. */
+static int finish_file(struct output *out, const struct prof_totals *totals,
+                       const struct map_list *pperf_maps)
 {
     int rc = 0;
     if (out->native) {
@@ -177,8 +269,69 @@ int output_finish(struct output *out, const struct prof_totals *totals,
                                  (uint32_t)n);
         free(pm);
     }
+    out->native = NULL;
+    out->pperf = NULL;
+    return rc;
+}
+
+int output_finish(struct output *out, const struct prof_totals *totals,
+                  const struct map_list *pperf_maps)
+{
+    struct prof_totals own;
+    if (out->state) {
+        own = own_totals(out);
+        totals = &own;
+    }
+    int rc = finish_file(out, totals, pperf_maps);
+    output_state_free(out->state);
+    free(out->stack_ids);
+    free(out->threads);
+    free(out->values);
     free(out->scratch);
     free(out);
+    return rc;
+}
+
+uint64_t output_bytes(const struct output *out)
+{
+    return out && out->native ? native_writer_bytes(out->native) : 0;
+}
+
+void output_keep_state(struct output *out)
+{
+    if (out && !out->state) {
+        out->state = output_state_new();
+        out->opened_ns = monotonic_ns();
+    }
+}
+
+int output_switch(struct output *out, const char *path, bool *opened)
+{
+    *opened = false;
+    if (!out || !out->state)
+        return -1;
+    struct output *next = output_open(path, out->format, out->pmu);
+    if (!next)
+        return -1;
+    /* The new file repeats what is still true, then takes the old one's
+     * place in OUT, which its users may hold. */
+    if (output_state_replay(out->state, next) != 0) {
+        output_abort(next);
+        return -1;
+    }
+    struct prof_totals totals = own_totals(out);
+    struct output old = *out;
+    int rc = finish_file(&old, &totals, NULL);
+    out->native = next->native;
+    out->pperf = next->pperf;
+    out->samples = 0;
+    out->opened_ns = monotonic_ns();
+    output_state_new_file(out->state);
+    if (out->stack_ids)
+        memset(out->stack_ids, 0, out->stack_ids_cap * sizeof(*out->stack_ids));
+    free(next->scratch);
+    free(next);
+    *opened = true;
     return rc;
 }
 
@@ -190,6 +343,10 @@ void output_abort(struct output *out)
         native_writer_abort(out->native);
     if (out->pperf)
         pperf_writer_abort(out->pperf);
+    output_state_free(out->state);
+    free(out->stack_ids);
+    free(out->threads);
+    free(out->values);
     free(out->scratch);
     free(out);
 }

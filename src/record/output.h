@@ -31,6 +31,7 @@
 #ifndef PTPROF_RECORD_OUTPUT_H
 #define PTPROF_RECORD_OUTPUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "model/profile.h"
@@ -74,6 +75,21 @@ int output_sample_values(struct output *out, uint64_t time_ns, const double *val
  * ignore it. */
 int output_finish(struct output *out, const struct prof_totals *totals,
                   const struct map_list *pperf_maps);
+/* --switch-output: output_keep_state() (before the first event) makes the
+ * output one file of a series: it remembers what a later file must repeat
+ * (output_state.h), appears only when complete (output_started() does not
+ * publish it), and is finished with totals of its own part of the run
+ * (its wall time and samples; no latency figures) whatever output_finish()
+ * is given.  output_switch() opens PATH in the same format, writes that
+ * state to it, finishes the current file and goes on in the new one (OUT
+ * stays the same object), so that every file reads alone and no event is
+ * lost.  Returns the finished file's result (0, or -1 when it could not
+ * be written), or -1 with nothing changed when PATH cannot be opened;
+ * *OPENED says whether the new file was started. */
+void output_keep_state(struct output *out);
+/* The current file's size so far, before compression (0 if unknown). */
+uint64_t output_bytes(const struct output *out);
+int output_switch(struct output *out, const char *path, bool *opened);
 void output_abort(struct output *out);
 
 #endif

@@ -15,7 +15,7 @@ void reading_join_init(struct reading_join *j, enum pmu_timing timing, unsigned 
         j->ring[i].values = xcalloc(nchannels ? nchannels : 1, sizeof(double));
 }
 
-static struct joined_reading *at_index(struct reading_join *j, size_t k)
+static const struct joined_reading *kept(const struct reading_join *j, size_t k)
 {
     return &j->ring[(j->head + k) % READING_JOIN_MAX];
 }
@@ -23,62 +23,38 @@ static struct joined_reading *at_index(struct reading_join *j, size_t k)
 void reading_join_add(struct reading_join *j, const double *values, uint64_t at)
 {
     if (j->count == READING_JOIN_MAX) {
-        reading_join_pop(j);
+        j->head = (j->head + 1) % READING_JOIN_MAX;
+        j->count--;
         j->dropped++;
     }
-    struct joined_reading *r = at_index(j, j->count++);
+    struct joined_reading *r = &j->ring[(j->head + j->count++) % READING_JOIN_MAX];
     r->at = at;
-    r->end = at;
-    r->end_known = j->timing == PMU_OVER_INTERVAL;
     memcpy(r->values, values, j->nchannels * sizeof(double));
 }
 
-void reading_join_close(struct reading_join *j)
-{
-    for (size_t k = 0; k < j->count; k++) {
-        struct joined_reading *r = at_index(j, k);
-        if (!r->end_known) {
-            r->end = k + 1 < j->count ? at_index(j, k + 1)->at : r->at;
-            r->end_known = true;
-        }
-    }
-}
-
-bool reading_join_next_at(const struct reading_join *j, uint64_t *at)
-{
-    if (j->count < 2)
-        return false;
-    *at = j->ring[(j->head + 1) % READING_JOIN_MAX].at;
-    return true;
-}
-
-void reading_join_set_end(struct reading_join *j, uint64_t end)
-{
-    if (!j->count)
-        return;
-    j->ring[j->head].end = end;
-    j->ring[j->head].end_known = true;
-}
-
-const struct joined_reading *reading_join_ended(const struct reading_join *j, uint64_t t)
+const double *reading_join_values_at(const struct reading_join *j, uint64_t t)
 {
     if (!j->count)
         return NULL;
-    const struct joined_reading *r = &j->ring[j->head];
-    return r->end_known && r->end < t ? r : NULL;
+    size_t k = 0; /* the first kept at or after T */
+    while (k < j->count && kept(j, k)->at < t)
+        k++;
+    if (k == j->count)
+        return kept(j, k - 1)->values;
+    if (j->timing == PMU_OVER_INTERVAL || k == 0)
+        return kept(j, k)->values;
+    const struct joined_reading *before = kept(j, k - 1), *after = kept(j, k);
+    return t - before->at <= after->at - t ? before->values : after->values;
 }
 
-const struct joined_reading *reading_join_newest(const struct reading_join *j)
+void reading_join_forget_before(struct reading_join *j, uint64_t t)
 {
-    return j->count ? &j->ring[(j->head + j->count - 1) % READING_JOIN_MAX] : NULL;
-}
-
-void reading_join_pop(struct reading_join *j)
-{
-    if (!j->count)
-        return;
-    j->head = (j->head + 1) % READING_JOIN_MAX;
-    j->count--;
+    /* The oldest is no one's once the next one was taken by T: for T and
+     * later, that one is nearer, and its interval comes after. */
+    while (j->count >= 2 && kept(j, 1)->at <= t) {
+        j->head = (j->head + 1) % READING_JOIN_MAX;
+        j->count--;
+    }
 }
 
 void reading_join_free(struct reading_join *j)

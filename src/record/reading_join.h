@@ -1,26 +1,25 @@
 /*
- * reading_join.h - the readings of a measurement source waiting for the
- * CPU samples of their interval, for an engine whose samples come with the
- * kernel's timestamps (the perf engine; docs/pmu.md, "The join").
+ * reading_join.h - the readings of a measurement source kept until the
+ * samples of their time are written, for an engine whose samples come with
+ * the kernel's timestamps (the perf engine; docs/pmu.md, "The join").
  *
  * Contract:
  *  - reading_join_add() keeps a copy of a reading: its values and the
- *    CLOCK_MONOTONIC instant it stands for (pmu.h, read_at).  Its interval
- *    starts where the previous reading's ended.  A reading over an interval
- *    (PMU_OVER_INTERVAL) ends at its own instant.  A reading at an instant
- *    (PMU_AT_INSTANT) ends somewhere between its instant and the next
- *    reading's, which the caller decides (reading_join_next_at() gives that
- *    instant once the next reading is added) and sets with
- *    reading_join_set_end(); reading_join_close() says no reading follows:
- *    the last one then ends at its own instant.
- *  - reading_join_ended(T) is the oldest reading kept whose interval ended
- *    before T (a sample taken at T belongs to a later one), NULL when there
- *    is none or its end is not decided yet: the caller writes it with the
- *    samples it gathered, then reading_join_pop().  reading_join_newest()
- *    is the latest reading (NULL before the first).
+ *    CLOCK_MONOTONIC instant it stands for (pmu.h, read_at), in the order
+ *    taken.
+ *  - reading_join_values_at(T) is the reading a sample taken at T joins:
+ *    for values at an instant (PMU_AT_INSTANT), the reading nearest T (the
+ *    earlier one on a tie); for averages over an interval
+ *    (PMU_OVER_INTERVAL), the first reading taken at or after T, whose
+ *    interval holds T, or the latest when none is yet.  NULL before the
+ *    first reading.  A sample must be joined once the readings around it
+ *    are kept: the perf engine writes samples older than the tick's
+ *    reading.
+ *  - reading_join_forget_before(T) drops the readings no sample taken at T
+ *    or later can join.
  *  - At most READING_JOIN_MAX readings are kept: one added to a full join
- *    drops the oldest (its samples then join the next; counted in
- *    `dropped`), so a caller that stops writing never makes it grow.
+ *    drops the oldest (counted in `dropped`), so a caller that stops
+ *    writing never makes it grow.
  *  - No allocation after reading_join_init(); reading_join_free() frees.
  */
 #ifndef PTPROF_RECORD_READING_JOIN_H
@@ -35,9 +34,7 @@
 #define READING_JOIN_MAX 64
 
 struct joined_reading {
-    uint64_t at;  /* the instant it stands for, monotonic ns */
-    uint64_t end; /* its interval's end, when known */
-    bool end_known;
+    uint64_t at; /* the instant it stands for, monotonic ns */
     double *values;
 };
 
@@ -51,13 +48,8 @@ struct reading_join {
 
 void reading_join_init(struct reading_join *j, enum pmu_timing timing, unsigned nchannels);
 void reading_join_add(struct reading_join *j, const double *values, uint64_t at);
-void reading_join_close(struct reading_join *j);
-/* The instant of the reading after the oldest: false when none is kept. */
-bool reading_join_next_at(const struct reading_join *j, uint64_t *at);
-void reading_join_set_end(struct reading_join *j, uint64_t end);
-const struct joined_reading *reading_join_ended(const struct reading_join *j, uint64_t t);
-const struct joined_reading *reading_join_newest(const struct reading_join *j);
-void reading_join_pop(struct reading_join *j);
+const double *reading_join_values_at(const struct reading_join *j, uint64_t t);
+void reading_join_forget_before(struct reading_join *j, uint64_t t);
 void reading_join_free(struct reading_join *j);
 
 #endif

@@ -53,6 +53,7 @@
 
 #include "record/engine.h"
 #include "record/output.h"
+#include "record/snapshots.h"
 #include "unwind/stack.h"
 
 struct record_options {
@@ -68,7 +69,10 @@ struct record_options {
     bool inherit;      /* follow fork/vfork/clone children */
     bool debug;
     enum record_engine engine; /* --engine / PTPROF_ENGINE (engine.h) */
+    bool engine_from_env;      /* PTPROF_ENGINE chose it, not --engine */
     const char *events;        /* -e EVENT[,EVENT...]: counters (perf engine), or NULL */
+    /* --switch-output, --switch-max-files (snapshots.h) */
+    struct snapshot_options snapshots;
 };
 
 int record_run(const struct record_options *opts);

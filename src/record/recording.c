@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 
 int recording_open(struct recording *r, const struct record_options *opts,
@@ -28,13 +29,25 @@ int recording_open(struct recording *r, const struct record_options *opts,
             return PT_EXIT_USAGE;
         r->pmu_values = xcalloc(r->pmu->nchannels ? r->pmu->nchannels : 1, sizeof(double));
     }
-    r->out = output_open(opts->output, opts->format, r->pmu);
+    r->snapshots = snapshots_new(opts->output, &opts->snapshots);
+    r->out = output_open(r->snapshots ? snapshots_path(r->snapshots) : opts->output, opts->format,
+                         r->pmu);
+    if (r->snapshots)
+        output_keep_state(r->out);
     return r->out ? 0 : PT_EXIT_USAGE;
 }
 
 int recording_catch_signals(struct recording *r)
 {
     r->signal_fd = profsig_open(&r->original_mask);
+    if (r->signal_fd >= 0 && r->opts->snapshots.on_signal) {
+        /* SIGUSR2 starts the next file, as with perf: ours, not the program's. */
+        sigset_t set;
+        sigprocmask(SIG_BLOCK, NULL, &set);
+        sigaddset(&set, SIGUSR2);
+        sigprocmask(SIG_SETMASK, &set, NULL);
+        signalfd(r->signal_fd, &set, 0);
+    }
     return r->signal_fd >= 0 ? 0 : -1;
 }
 
@@ -168,10 +181,26 @@ int recording_exit_code(const struct recording *r, int status, int written)
     return rc;
 }
 
+void recording_tick(struct recording *r, uint64_t now_ns)
+{
+    if (r->out && snapshots_due(r->snapshots, now_ns, output_bytes(r->out)))
+        snapshots_switch(r->snapshots, r->out, now_ns);
+}
+
+bool recording_on_signal(struct recording *r, int sig)
+{
+    if (sig != SIGUSR2 || !r->opts->snapshots.on_signal)
+        return false;
+    snapshots_request(r->snapshots);
+    return true;
+}
+
 void recording_close(struct recording *r)
 {
     output_abort(r->out);
     r->out = NULL;
+    snapshots_free(r->snapshots); /* after the last file was finished */
+    r->snapshots = NULL;
     tick_clock_close(&r->clock);
     if (r->signal_fd >= 0)
         profsig_close(r->signal_fd, &r->original_mask);

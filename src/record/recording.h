@@ -53,6 +53,7 @@
 #include "record/engine.h"
 #include "record/output.h"
 #include "record/reading_join.h"
+#include "record/snapshots.h"
 #include "record/tick_clock.h"
 
 struct record_options;
@@ -82,6 +83,8 @@ struct recording {
     double tick_hz; /* the clock's rate if not the requested one (0) */
     uint64_t start_mono, end_mono;
     uint64_t deadline; /* --duration, monotonic; 0 = none */
+    /* --switch-output (snapshots.h), NULL: one file */
+    struct snapshots *snapshots;
 };
 
 /* The common lines of the -d summary. */
@@ -101,6 +104,10 @@ void recording_start_output(struct recording *r, pid_t first_pid, size_t stack_s
 int recording_begin(struct recording *r);
 void recording_read_pmu(struct recording *r);
 void recording_note_pmu(struct recording *r);
+/* --switch-output (snapshots.h): at a tick, start the next file when due;
+ * recording_on_signal() takes SIGUSR2 as the request (true: it took SIG). */
+void recording_tick(struct recording *r, uint64_t now_ns);
+bool recording_on_signal(struct recording *r, int sig);
 void recording_print_summary(const struct recording *r, const struct recording_summary *s);
 int recording_exit_code(const struct recording *r, int status, int written);
 void recording_close(struct recording *r);

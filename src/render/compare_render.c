@@ -1,5 +1,6 @@
 /* compare_render.c - see compare_render.h */
 #include "render/compare_render.h"
+#include "analyze/significance.h"
 #include "render/csv.h"
 #include "render/json.h"
 #include "render/text_table.h"
@@ -27,6 +28,16 @@ static void format_error(char *buf, size_t len, double v)
         snprintf(buf, len, "%.4g", v == 0 ? 0.0 : v);
 }
 
+static void format_p(char *buf, size_t len, double p)
+{
+    if (isnan(p))
+        snprintf(buf, len, "-");
+    else if (p < 1e-4)
+        snprintf(buf, len, "<1e-4");
+    else
+        snprintf(buf, len, "%.4f", p);
+}
+
 static int render_csv(FILE *out, const struct compare_result *r, const char *const *names)
 {
     if (r->opts.aggregate != AGG_NONE) {
@@ -51,6 +62,8 @@ static int render_csv(FILE *out, const struct compare_result *r, const char *con
         csv_field(out, err);
         free(err);
     }
+    if (r->sides)
+        fputs(",p,significant", out);
     fputc('\n', out);
     for (size_t i = 0; i < r->nrows; i++) {
         const struct compare_row *row = &r->rows[i];
@@ -64,6 +77,12 @@ static int render_csv(FILE *out, const struct compare_result *r, const char *con
             csv_number(out, row->values[p]);
             fputc(',', out);
             csv_number(out, row->errors[p]);
+        }
+        if (r->sides) {
+            fputc(',', out);
+            if (!isnan(row->p_value))
+                csv_number(out, row->p_value);
+            fprintf(out, ",%d", compare_significant(row));
         }
         fputc('\n', out);
     }
@@ -85,6 +104,12 @@ static void json_settings(FILE *out, const struct compare_result *r)
     json_bool(out, r->opts.inclusive);
     fputs(",\"share\":", out);
     json_bool(out, r->opts.share);
+    fputs(",\"sides\":", out);
+    if (r->sides)
+        fprintf(out, "{\"runs\":[%zu,%zu],\"test\":\"%s\",\"alpha\":%g}", r->runs[0], r->runs[1],
+                compare_test_name(r), SIGNIFICANCE_ALPHA);
+    else
+        fputs("null", out);
 }
 
 static int render_json(FILE *out, const struct compare_result *r, const char *const *names)
@@ -144,7 +169,14 @@ static int render_json(FILE *out, const struct compare_result *r, const char *co
                 fputc(',', out);
             json_number(out, row->errors[p]);
         }
-        fputs("]}", out);
+        fputs("]", out);
+        if (r->sides) {
+            fputs(",\"p\":", out);
+            json_number(out, row->p_value);
+            fputs(",\"significant\":", out);
+            json_bool(out, compare_significant(row));
+        }
+        fputs("}", out);
     }
     fputs("]}\n", out);
     return 0;
@@ -155,18 +187,34 @@ static int render_table(FILE *out, const struct compare_result *r, const char *c
 {
     char v[64];
     format_value(r, v, sizeof(v), r->baseline_total);
-    fprintf(out, "%s of %s%s per key, against the baseline %s (%s %s in all)\n",
-            error_fn_name(r->opts.error), r->opts.inclusive ? "inclusive " : "",
-            r->opts.share ? "share %" : r->opts.metric.title, names[0], v,
-            r->opts.share ? "%" : r->opts.metric.title);
+    if (r->sides) {
+        fprintf(out, "%s (%zu run%s) against %s (%zu run%s): %s%s share %% per key, %s\n", names[1],
+                r->runs[1], r->runs[1] == 1 ? "" : "s", names[0], r->runs[0],
+                r->runs[0] == 1 ? "" : "s", r->opts.inclusive ? "inclusive " : "",
+                r->opts.metric.name, error_fn_name(r->opts.error));
+        fprintf(out, "p: %s; * marks p < %g; the most significant first\n",
+                r->runs[0] > 1 && r->runs[1] > 1 ? "Welch's t-test over the runs' shares"
+                                                 : "a test on the sample counts",
+                SIGNIFICANCE_ALPHA);
+    } else {
+        fprintf(out, "%s of %s%s per key, against the baseline %s (%s %s in all)\n",
+                error_fn_name(r->opts.error), r->opts.inclusive ? "inclusive " : "",
+                r->opts.share ? "share %" : r->opts.metric.title, names[0], v,
+                r->opts.share ? "%" : r->opts.metric.title);
+    }
     fputc('\n', out);
     struct text_table *t = text_table_new();
-    text_table_column(t, "baseline", ALIGN_RIGHT, false);
+    text_table_column(t, r->sides ? names[0] : "baseline", ALIGN_RIGHT, false);
     for (size_t p = 0; p < r->nprofiles; p++) {
-        char *err = xasprintf("%s err", names[p + 1]);
+        char *err =
+            r->sides ? xstrdup(error_fn_name(r->opts.error)) : xasprintf("%s err", names[p + 1]);
         text_table_column(t, names[p + 1], ALIGN_RIGHT, false);
         text_table_column(t, err, ALIGN_RIGHT, false);
         free(err);
+    }
+    if (r->sides) {
+        text_table_column(t, "p", ALIGN_RIGHT, false);
+        text_table_column(t, "", ALIGN_LEFT, false);
     }
     for (size_t k = 0; k < r->keys.count; k++) {
         text_table_column(t, key_kind_name(r->keys.kinds[k]), ALIGN_LEFT, true);
@@ -183,6 +231,11 @@ static int render_table(FILE *out, const struct compare_result *r, const char *c
             text_table_cell(t, v);
             format_error(v, sizeof(v), row->errors[p]);
             text_table_cell(t, v);
+        }
+        if (r->sides) {
+            format_p(v, sizeof(v), row->p_value);
+            text_table_cell(t, v);
+            text_table_cell(t, compare_significant(row) ? "*" : "");
         }
         for (size_t k = 0; k < r->keys.count; k++) {
             char *part = key_part(row->id, k);

@@ -101,6 +101,15 @@ static void pct_cell(FILE *out, double v)
     number_cell(out, v, text, NULL);
 }
 
+/* report --ci: an interval's half-width, "±0.56" (empty when unknown). */
+static void ci_cell(FILE *out, double half, int decimals)
+{
+    char text[48] = "";
+    if (isfinite(half))
+        snprintf(text, sizeof(text), "±%.*f", decimals, half);
+    number_cell(out, half, text, NULL);
+}
+
 static void key_cells(FILE *out, const struct key_spec *keys, const char *id)
 {
     for (size_t k = 0; k < keys->count; k++) {
@@ -200,24 +209,38 @@ static void top_table(FILE *out, const struct report *rep)
     fputs("<section id=\"top\">\n<h2>Top rows by ", out);
     svg_text(out, rep->metric.title);
     fputs("</h2>\n", out);
+    bool ci = rep->has_ci, ci_energy = ci && rep->totals.has_energy;
     fputs("<table class=\"sortable\">\n<thead><tr>"
-          "<th data-t=\"n\" aria-sort=\"descending\">self %</th><th data-t=\"n\">total %</th>",
+          "<th data-t=\"n\" aria-sort=\"descending\">self %</th>",
           out);
+    if (ci)
+        fputs("<th data-t=\"n\">self ±95%</th>", out);
+    fputs("<th data-t=\"n\">total %</th>", out);
+    if (ci)
+        fputs("<th data-t=\"n\">total ±95%</th>", out);
     title_cell(out, &rep->metric);
     for (size_t i = 0; i < nextra; i++)
         if (extra_shown(rep, &extra[i]))
             title_cell(out, &extra[i]);
+    if (ci_energy)
+        fputs("<th data-t=\"n\">energy ±95% J</th>", out);
     key_headers(out, &rep->keys);
     fputs("</tr></thead>\n<tbody>\n", out);
     for (size_t i = 0; i < rep->nrows; i++) {
         const struct report_row *row = &rep->rows[i];
         fputs("<tr>", out);
         pct_cell(out, report_pct(rep, row, &rep->metric, false));
+        if (ci)
+            ci_cell(out, row->ci.self.half, 2);
         pct_cell(out, report_pct(rep, row, &rep->metric, true));
+        if (ci)
+            ci_cell(out, row->ci.total.half, 2);
         metric_cell(out, &rep->metric, report_value(row, &rep->metric, false));
         for (size_t k = 0; k < nextra; k++)
             if (extra_shown(rep, &extra[k]))
                 metric_cell(out, &extra[k], report_value(row, &extra[k], false));
+        if (ci_energy)
+            ci_cell(out, row->ci.energy.half, 3);
         key_cells(out, &rep->keys, row->id);
         fputs("</tr>\n", out);
     }

@@ -48,6 +48,8 @@ enum column_kind {
     PCT,
     CHOSEN_VALUE,
     CHOSEN_PCT,
+    CI_LO, /* --ci: the 95 % interval's bounds (uncertainty.h) */
+    CI_HI,
 };
 
 struct fixed_column {
@@ -121,7 +123,27 @@ static struct column *report_columns(const struct report *r, size_t *n)
         add_column(&cols, n, "total_", m->name, "", m, VALUE, true);
     }
     free(all);
+    if (r->has_ci) {
+        const struct metric *cpu = metric_builtin(METRIC_CPU);
+        const struct metric *energy = metric_builtin(METRIC_ENERGY);
+        add_column(&cols, n, "", "self_pct", "_lo", cpu, CI_LO, false);
+        add_column(&cols, n, "", "self_pct", "_hi", cpu, CI_HI, false);
+        add_column(&cols, n, "", "total_pct", "_lo", cpu, CI_LO, true);
+        add_column(&cols, n, "", "total_pct", "_hi", cpu, CI_HI, true);
+        add_column(&cols, n, "", "energy", "_lo", energy, CI_LO, false);
+        add_column(&cols, n, "", "energy", "_hi", energy, CI_HI, false);
+    }
     return cols;
+}
+
+/* The interval a CI column's bound is of: the energy's, or the chosen
+ * metric's self or total share. */
+static const struct report_interval *column_interval(const struct report_row *row,
+                                                     const struct column *c)
+{
+    if (c->metric.kind == METRIC_ENERGY)
+        return &row->ci.energy;
+    return c->total ? &row->ci.total : &row->ci.self;
 }
 
 /* Energy and power of a profile without a measurement are unknown (NaN:
@@ -130,6 +152,10 @@ static struct column *report_columns(const struct report *r, size_t *n)
 static double column_value(const struct report *r, const struct report_row *row,
                            const struct column *c)
 {
+    if (c->kind == CI_LO || c->kind == CI_HI) {
+        const struct report_interval *iv = column_interval(row, c);
+        return c->kind == CI_LO ? iv->lo : iv->hi;
+    }
     const struct metric *m =
         c->kind == CHOSEN_VALUE || c->kind == CHOSEN_PCT ? &r->metric : &c->metric;
     if ((m->kind == METRIC_ENERGY || m->kind == METRIC_POWER) && !r->totals.has_energy)
@@ -363,6 +389,18 @@ static bool any_inclusive(const struct report *r)
     return false;
 }
 
+/* An interval's half-width as "±0.56"; "-" where it is unknown. */
+static void ci_cell(struct text_table *t, double half, const char *fmt)
+{
+    char num[48];
+    if (isnan(half)) {
+        text_table_cell(t, "-");
+        return;
+    }
+    snprintf(num, sizeof(num), fmt, half);
+    text_table_cellf(t, "±%s", num);
+}
+
 static int render_table(FILE *out, const struct report *r, int width)
 {
     const struct metric *m = &r->metric;
@@ -388,14 +426,21 @@ static int render_table(FILE *out, const struct report *r, int width)
     bool samples = m->kind != METRIC_SAMPLES;
     bool energy = r->totals.has_energy && m->kind != METRIC_ENERGY && m->kind != METRIC_POWER;
     struct text_table *t = text_table_new();
+    bool ci = r->has_ci;
     text_table_column(t, inclusive ? "self %" : "%", ALIGN_RIGHT, false);
+    if (ci)
+        text_table_column(t, "±95%", ALIGN_RIGHT, false);
     if (inclusive)
         text_table_column(t, "total %", ALIGN_RIGHT, false);
+    if (inclusive && ci)
+        text_table_column(t, "±95%", ALIGN_RIGHT, false);
     text_table_column(t, m->title, ALIGN_RIGHT, false);
     if (samples)
         text_table_column(t, "samples", ALIGN_RIGHT, false);
     if (energy)
         text_table_column(t, "energy J", ALIGN_RIGHT, false);
+    if (energy && ci)
+        text_table_column(t, "±95% J", ALIGN_RIGHT, false);
     for (size_t k = 0; k < r->keys.count; k++) {
         text_table_column(t, key_kind_name(r->keys.kinds[k]), ALIGN_LEFT, true);
         if (r->keys.kinds[k] == KEY_FILE)
@@ -406,8 +451,12 @@ static int render_table(FILE *out, const struct report *r, int width)
         char v[64];
         text_table_row(t);
         text_table_cellf(t, "%.2f", report_pct(r, row, m, false));
+        if (ci)
+            ci_cell(t, row->ci.self.half, "%.2f");
         if (inclusive)
             text_table_cellf(t, "%.2f", report_pct(r, row, m, true));
+        if (inclusive && ci)
+            ci_cell(t, row->ci.total.half, "%.2f");
         format_metric(v, sizeof(v), m, report_value(row, m, false));
         text_table_cell(t, v);
         if (samples) {
@@ -416,6 +465,8 @@ static int render_table(FILE *out, const struct report *r, int width)
         }
         if (energy)
             text_table_cellf(t, "%.3f", row->self[Q_ENERGY]);
+        if (energy && ci)
+            ci_cell(t, row->ci.energy.half, "%.3f");
         for (size_t k = 0; k < r->keys.count; k++) {
             char *part = key_part(row->id, k);
             text_table_cell(t, part);

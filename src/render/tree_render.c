@@ -12,6 +12,10 @@ struct ctx {
     FILE *out;
     const struct calltree *t;
     const struct metric *m;
+    /* What percentages are shares of: M, or energy for power (a node's
+     * power is its energy over its time, which may well exceed the run's
+     * mean: its share of the energy is what it adds to the mean). */
+    const struct metric *share;
     double threshold, base;
     enum render_format format;
     struct text_table *table;
@@ -25,14 +29,15 @@ static double node_value(const struct ctx *c, uint32_t id, bool total)
     return calltree_value(c->t, id, c->m, total);
 }
 
-static double pct(const struct ctx *c, double v)
+static double pct(const struct ctx *c, uint32_t id, bool total)
 {
+    double v = calltree_value(c->t, id, c->share, total);
     return c->base > 0 ? 100.0 * v / c->base : 0;
 }
 
 static bool shown(struct ctx *c, uint32_t id)
 {
-    if (c->threshold < 0 || pct(c, node_value(c, id, true)) >= c->threshold)
+    if (c->threshold < 0 || pct(c, id, true) >= c->threshold)
         return true;
     c->hidden++;
     return false;
@@ -43,8 +48,8 @@ static void text_node(struct ctx *c, uint32_t id, size_t depth)
     const struct calltree_node *n = &c->t->nodes[id];
     char v[64];
     text_table_row(c->table);
-    text_table_cellf(c->table, "%.2f", pct(c, node_value(c, id, true)));
-    text_table_cellf(c->table, "%.2f", pct(c, node_value(c, id, false)));
+    text_table_cellf(c->table, "%.2f", pct(c, id, true));
+    text_table_cellf(c->table, "%.2f", pct(c, id, false));
     format_metric(v, sizeof(v), c->m, node_value(c, id, true));
     text_table_cell(c->table, v);
     char *key = key_display(strtab_get(c->t->keys, n->key));
@@ -60,11 +65,11 @@ static void csv_node(struct ctx *c, uint32_t id, size_t depth)
     fprintf(c->out, ",%zu,", depth);
     csv_number(c->out, node_value(c, id, false));
     fputc(',', c->out);
-    csv_number(c->out, pct(c, node_value(c, id, false)));
+    csv_number(c->out, pct(c, id, false));
     fputc(',', c->out);
     csv_number(c->out, node_value(c, id, true));
     fputc(',', c->out);
-    csv_number(c->out, pct(c, node_value(c, id, true)));
+    csv_number(c->out, pct(c, id, true));
     fputc('\n', c->out);
 }
 
@@ -104,11 +109,11 @@ static void json_node(struct ctx *c, uint32_t id)
     fputs(",\"self\":", c->out);
     json_number(c->out, node_value(c, id, false));
     fputs(",\"self_pct\":", c->out);
-    json_number(c->out, pct(c, node_value(c, id, false)));
+    json_number(c->out, pct(c, id, false));
     fputs(",\"total\":", c->out);
     json_number(c->out, node_value(c, id, true));
     fputs(",\"total_pct\":", c->out);
-    json_number(c->out, pct(c, node_value(c, id, true)));
+    json_number(c->out, pct(c, id, true));
     fputs(",\"children\":[", c->out);
     bool first = true;
     for (uint32_t k = n->first_child; k != CALLTREE_NONE; k = c->t->nodes[k].next_sibling) {
@@ -127,12 +132,14 @@ int render_tree(FILE *out, const struct calltree *t, const struct metric *m, dou
 {
     struct ctx c = {.out = out, .t = t, .m = m, .threshold = threshold_pct, .format = format};
     const struct calltree_node *root = &t->nodes[0];
-    c.base = m->kind == METRIC_POWER ? report_mean_power(&t->totals) : node_value(&c, 0, true);
+    c.share = m->kind == METRIC_POWER ? metric_builtin(METRIC_ENERGY) : m;
+    c.base = calltree_value(t, 0, c.share, true);
     if (format == RENDER_JSON) {
         fputs("{\"schema\":\"ptprof-tree/1\",\"metric\":", out);
         json_string(out, m->name);
         fputs(",\"total\":", out);
-        json_number(out, c.base);
+        json_number(out, m->kind == METRIC_POWER ? report_mean_power(&t->totals)
+                                                 : node_value(&c, 0, true));
         fputs(",\"tree\":[", out);
         bool first = true;
         for (uint32_t k = root->first_child; k != CALLTREE_NONE; k = t->nodes[k].next_sibling) {

@@ -7,6 +7,7 @@
 #include "symbol/debug_server.h"
 #include "symbol/dwfl_reader.h"
 #include "symbol/jit_symbols.h"
+#include "symbol/kallsyms.h"
 #include "symbol/progress.h"
 #include "symbol/strpool.h"
 #include "symbol/symcache.h"
@@ -62,6 +63,8 @@ struct symbolizer {
     struct addr_table jit_locs; /* (pid << 1 | return address, pc) -> location */
     struct sym_frame unmapped_frame;
     struct sym_location unmapped;
+    struct kallsyms *kallsyms; /* this kernel's symbols, read when first needed */
+    bool kallsyms_tried;
 };
 
 /* --- maps ------------------------------------------------------------------ */
@@ -413,6 +416,31 @@ static bool may_hold_jit_code(const struct binary *b)
     return b->pseudo || strncmp(b->path, "/memfd:", 7) == 0;
 }
 
+/* A kernel address of a perf profile, named as perf names it, from this
+ * kernel's /proc/kallsyms when the profile's kernel map is this kernel's
+ * text (the same boot), else NULL. */
+static struct sym_location *from_kallsyms(struct symbolizer *s, const struct binary *b,
+                                          const struct prof_map *m, uint64_t pc, uint64_t off,
+                                          bool ra)
+{
+    if (!s->kallsyms_tried) {
+        s->kallsyms_tried = true;
+        s->kallsyms = kallsyms_load();
+    }
+    if (!kallsyms_same_kernel(s->kallsyms, m->start))
+        return NULL;
+    uint64_t start;
+    const char *name = kallsyms_lookup(s->kallsyms, ra && pc > 0 ? pc - 1 : pc, &start);
+    if (!name)
+        return NULL;
+    struct sym_frame *f = strpool_alloc(s->pool, sizeof(*f));
+    const char *n = strpool_intern(s->pool, name);
+    *f = (struct sym_frame){.binary = b->name, .path = "", .function = n, .mangled = n, .file = ""};
+    struct sym_location *loc = strpool_alloc(s->pool, sizeof(*loc));
+    *loc = (struct sym_location){.offset = off, .nframes = 1, .frames = f};
+    return loc;
+}
+
 static const struct sym_location *from_maps(struct symbolizer *s, uint32_t pid, uint64_t time,
                                             uint64_t pc, bool ra)
 {
@@ -449,6 +477,8 @@ static const struct sym_location *from_maps(struct symbolizer *s, uint32_t pid, 
             *loc = (struct sym_location){.offset = off, .nframes = n, .frames = f};
         }
     }
+    if (!loc && !garbage && strcmp(m->path, "[kernel.kallsyms]") == 0)
+        loc = from_kallsyms(s, b, m, pc, off, ra);
     if (!loc)
         loc = unnamed(s, b, off);
     addr_table_put(&s->locs, key, off, (uint64_t)(uintptr_t)loc);
@@ -576,6 +606,7 @@ void symbolizer_free(struct symbolizer *s)
     addr_table_free(&s->table);
     addr_table_free(&s->jit_locs);
     jit_symbols_free(s->jit);
+    kallsyms_free(s->kallsyms);
     binary_finder_free(s->finder);
     free(s->cache_dir);
     strpool_free(s->pool);

@@ -33,7 +33,10 @@ enum stack_mode { STACK_NONE, STACK_FP, STACK_DWARF };
 
 /* What a user gets without -g: see docs/stacks.md for why. */
 #define STACK_MODE_DEFAULT STACK_DWARF
-#define STACK_MAX_DEPTH 256
+/* Frames kept per stack: deep recursion (thousands of frames) reaches main
+ * where the copy holds the whole stack (the ptrace engine's); a deeper
+ * stack is kept to this depth and flagged cut. */
+#define STACK_MAX_DEPTH 4096
 #define STACK_COPY_DEFAULT (8u * 1024u) /* as perf --call-graph dwarf */
 #define STACK_COPY_MAX (1024u * 1024u)
 /* A stack whose top lies within this many times the thread's limit above

@@ -100,6 +100,17 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
     (void)dwfl;
     struct dwarf_unwinder *u = arg;
     const struct stack_snapshot *s = u->snap;
+#if defined(__x86_64__)
+    /* After `leave` GCC's CFI still has the caller's frame pointer saved
+     * at CFA - 16, the word just below the stack pointer, which no copy
+     * holds: leave popped it into the frame pointer register, so that
+     * register holds it.  Only the innermost frame can ask for it (every
+     * other frame's slots lie above the snapshot's stack pointer). */
+    if (addr == s->sp - sizeof(*result) && !s->pc_sp_only) {
+        *result = (Dwarf_Word)REGS_FP(s->regs);
+        return true;
+    }
+#endif
     if (addr < s->sp || s->size < sizeof(*result) || addr - s->sp > s->size - sizeof(*result)) {
         if (addr >= s->sp)
             u->hit_end = true;

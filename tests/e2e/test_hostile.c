@@ -118,7 +118,7 @@ static void every_command(const char *profile, bool no_cache, int flame_exit)
 Test(hostile, a_profile_without_rows_through_every_command)
 {
     /* At 1 Hz /bin/true ends before the first sample: no rows at all. */
-    char *prof = path_in("true.prof");
+    char *prof = path_in("true.data");
     struct spawn_result res;
     ptprof(&res, (const char *[]){"record", "-f", "1", "-o", prof, "--", "/bin/true", NULL}, 60);
     cr_assert_eq(spawn_exit_code(res.status), 0, "record: " RUN_FMT, RUN_ARGS(&res));
@@ -148,7 +148,7 @@ Test(hostile, a_stripped_program_without_code_symbols)
     cr_assert_eq(spawn_exit_code(res.status), 0, "strip: %s", res.err);
     spawn_result_free(&res);
 
-    char *prof = path_in("stripped.prof");
+    char *prof = path_in("stripped.data");
     ptprof(&res, (const char *[]){"record", "-f", "200", "-o", prof, "--", copy, "1", NULL}, 60);
     cr_assert_eq(spawn_exit_code(res.status), 0, "record: " RUN_FMT, RUN_ARGS(&res));
     spawn_result_free(&res);
@@ -229,7 +229,7 @@ Test(hostile, bombs_and_endless_inputs_stop_early)
     expect_refused(zst, (const char *[]){bomb, "decompressed offset 0:", NULL});
 
     /* A real profile's header, then endless zeros: no profile at all. */
-    char *prof = path_in("true.prof");
+    char *prof = path_in("true.data");
     struct spawn_result res;
     ptprof(&res, (const char *[]){"record", "-f", "1", "-o", prof, "--", "/bin/true", NULL}, 60);
     cr_assert_eq(spawn_exit_code(res.status), 0, "record: " RUN_FMT, RUN_ARGS(&res));
@@ -286,7 +286,7 @@ Test(hostile, unclaimed_files_get_their_own_formats_error)
     expect_message(f, (const char *[]){want_line, NULL}, (const char *[]){"PMU", NULL});
 
     /* A pprof file whose first field is damaged: the pprof reader's offset. */
-    char *prof = path_in("rec.prof"), *pb = path_in("rec.pb.gz");
+    char *prof = path_in("rec.data"), *pb = path_in("rec.pb.gz");
     struct spawn_result res;
     ptprof(&res,
            (const char *[]){"record", "-f", "500", "-o", prof, "--", "/bin/sh", "-c",

@@ -6,10 +6,11 @@
  *  - without -p the file carries the original's dummy PMU: magic 3 and 8
  *    bytes of 0.0 per sample;
  *  - the map table is exactly the r-x file lines of the program's maps
- *    (start, size, path), nothing bracketed;
- *  - each PC, placed from the file alone by the original's rule (pc - start
- *    + p_vaddr of the label's executable PT_LOAD; the raw PC for ET_EXEC),
- *    lands in the symbol the kernel's own mapping gives;
+ *    (start, size, the path's base name), nothing bracketed;
+ *  - each PC, placed from the file alone by the original's rule (the label
+ *    opened as SEARCH_DIR + "/" + label, pc - start + p_vaddr of its
+ *    executable PT_LOAD; the raw PC for ET_EXEC), lands in the symbol the
+ *    kernel's own mapping gives;
  *  - ptprof report, info and convert name the same functions for that file
  *    and for the same run written as ptprof 0.2.0 did (load bases);
  *  - a binary gone from its path is said, and found next to the profile,
@@ -19,11 +20,13 @@
  * Every file is walked byte by byte here, independently of the reader.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../lib/pperf_legacy.h"
@@ -198,16 +201,46 @@ struct elf_file {
     bool is_exec;
 };
 
-static struct elf_file *elf_of(struct elf_file *files, size_t *n, const char *label)
+/* The label's file as postprocess.py -s SEARCH opens it: SEARCH + "/" +
+ * label, nothing else (a path label makes a path that does not exist). */
+static struct elf_file *elf_of(struct elf_file *files, size_t *n, const char *search,
+                               const char *label)
 {
     for (size_t i = 0; i < *n; i++)
         if (strcmp(files[i].label, label) == 0)
             return &files[i];
     struct elf_file *f = &files[(*n)++];
     f->label = label;
-    cr_assert_eq(elf_symtab_load(label, &f->tab), 0, "cannot read %s", label);
-    f->is_exec = elf_is_et_exec(label);
+    char *path = NULL;
+    cr_assert_geq(asprintf(&path, "%s/%s", search, label), 0);
+    cr_assert_eq(elf_symtab_load(path, &f->tab), 0, "postprocess -s %s cannot read %s", search,
+                 path);
+    f->is_exec = elf_is_et_exec(path);
+    free(path);
     return f;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* A directory holding every file the program ran code of, by base name,
+ * as a user gathers a board's binaries for postprocess.py -s DIR. */
+static char *search_dir(const struct run *r)
+{
+    char *dir = test_path(r->dir, "search");
+    cr_assert(mkdir(dir, 0755) == 0 || errno == EEXIST, "mkdir %s", dir);
+    for (size_t i = 0; i < r->truth.count; i++) {
+        const struct map_entry *e = &r->truth.entries[i];
+        if (!is_exec_file_line(e))
+            continue;
+        char *link = test_path(dir, base_name(e->path));
+        cr_assert(symlink(e->path, link) == 0 || errno == EEXIST, "symlink %s", link);
+        free(link);
+    }
+    return dir;
 }
 
 struct placed_counts {
@@ -222,6 +255,7 @@ static struct placed_counts check_the_originals_rule(const struct run *r, const 
     struct elf_file files[64];
     size_t nfiles = 0, placed = 0;
     struct placed_counts c = {0};
+    char *search = search_dir(r);
     for (size_t i = 0; i < r->npcs; i++) {
         uint64_t pc = r->pcs[i];
         const struct map_entry *line = truth_line(r, pc);
@@ -234,7 +268,7 @@ static struct placed_counts check_the_originals_rule(const struct run *r, const 
             continue;
         }
         cr_assert_lt(nfiles + 1, sizeof(files) / sizeof(files[0]));
-        struct elf_file *f = elf_of(files, &nfiles, e->label);
+        struct elf_file *f = elf_of(files, &nfiles, search, e->label);
         uint64_t addr = original_file_address(e->address, &f->tab, f->is_exec, pc);
         const struct elf_symbol *got = elf_symtab_lookup(&f->tab, addr);
 
@@ -248,12 +282,14 @@ static struct placed_counts check_the_originals_rule(const struct run *r, const 
                   truth_addr);
         placed++;
         const char *name = got ? got->name : "";
-        c.own += strcmp(e->label, r->exe) == 0 && strcmp(name, "own_work") == 0;
-        c.libc += strcmp(e->label, libc) == 0 && strcmp(name, "getppid") == 0;
-        c.plugin += strstr(e->label, "/libplugin.so") && strcmp(name, "plugin_hot") == 0;
+        c.own += strcmp(e->label, base_name(r->exe)) == 0 && strcmp(name, "own_work") == 0;
+        c.libc += strcmp(e->label, base_name(libc)) == 0 && strcmp(name, "getppid") == 0;
+        c.plugin += strcmp(e->label, "libplugin.so") == 0 && strcmp(name, "plugin_hot") == 0;
     }
     for (size_t i = 0; i < nfiles; i++)
         elf_symtab_free(&files[i].tab);
+    test_rmtree(search);
+    free(search);
     double n = (double)r->npcs;
     cr_assert_gt(r->npcs, 300, "%zu thread records", r->npcs);
     cr_assert_geq((double)placed / n, 0.9, "only %zu of %zu PCs are in an entry", placed, r->npcs);
@@ -304,12 +340,12 @@ static void check_bytes(const char *binary)
         bool listed = false;
         for (uint32_t k = 0; k < r.nentries && !listed; k++)
             listed = r.entries[k].address == e->start && r.entries[k].size == e->end - e->start &&
-                     strcmp(r.entries[k].label, e->path) == 0;
+                     strcmp(r.entries[k].label, base_name(e->path)) == 0;
         cr_assert(listed, "no entry for %" PRIx64 "-%" PRIx64 " %s", e->start, e->end, e->path);
     }
     cr_assert(vdso, "the program had no [vdso]: the test proves nothing about it");
     cr_assert_eq(r.nentries, lines, "%" PRIu32 " entries for %zu r-x lines", r.nentries, lines);
-    const char *want[] = {r.exe, libc_path(&r), "/libplugin.so", "/ld-linux"};
+    const char *want[] = {base_name(r.exe), base_name(libc_path(&r)), "libplugin.so", "ld-linux"};
     for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
         bool found = false;
         for (uint32_t k = 0; k < r.nentries && !found; k++)
@@ -319,7 +355,7 @@ static void check_bytes(const char *binary)
     for (uint32_t k = 0; k < r.nentries; k++)
         cr_assert_neq(r.entries[k].label[0], '[', "entry %s", r.entries[k].label);
     /* The original's post-processing names the profile after entry 0. */
-    cr_assert_str_eq(r.entries[0].label, r.exe);
+    cr_assert_str_eq(r.entries[0].label, base_name(r.exe));
     run_free(&r);
 }
 
@@ -476,15 +512,19 @@ Test(pperf_read, both_forms_give_the_same_functions, .timeout = 180)
     run_free(&r);
 }
 
-/* The original's form names files by path: one gone from there is said
+static void shell(const char *script, const char *a1, const char *a2, const char *a3);
+
+/* The original's form names files by base name: one found nowhere is said
  * (once), and one next to the profile is found and placed right. */
 Test(pperf_read, binaries_moved_next_to_the_profile_are_placed, .timeout = 90)
 {
     struct run r;
     record_placed(&r, "placed", true);
     struct placed_counts want = check_the_originals_rule(&r, libc_path(&r));
-    char *moved = test_path(r.dir, "placed");
+    char *moved = test_path(r.dir, "placed"), *bin = test_path(r.dir, "bin");
     cr_assert_eq(rename(r.exe, moved), 0, "rename %s", r.exe);
+    shell("mv \"$1\"/libplugin.so \"$2\"/", bin, r.dir, NULL);
+    free(bin);
 
     /* Next to the profile: found, no warning, the same functions. */
     char *err;
@@ -500,8 +540,8 @@ Test(pperf_read, binaries_moved_next_to_the_profile_are_placed, .timeout = 90)
     cr_assert_eq(unlink(moved), 0);
     const char *info_args[] = {"info", r.profile, NULL};
     free(ptprof_ok(info_args, &err));
-    const char *at = strstr(err, "cannot read the executable segments of ");
-    cr_assert(at && strstr(err, r.profile) && strstr(err, r.exe), "%s", err);
+    const char *at = strstr(err, "cannot read the executable segments of placed ");
+    cr_assert(at && strstr(err, r.profile), "%s", err);
     cr_assert_null(strstr(at + 1, "cannot read the executable segments"), "%s", err);
     free(err);
     free(moved);
@@ -547,11 +587,12 @@ Test(pperf_read, binaries_moved_into_a_search_dir_or_named_are_placed, .timeout 
     struct run r;
     record_placed(&r, "placed", true);
     struct placed_counts want = check_the_originals_rule(&r, libc_path(&r));
-    char *before = function_report(r.profile, NULL);
+    char *bin = test_path(r.dir, "bin"), *moved = test_path(r.dir, "moved");
+    const char *recorded_in[] = {"-s", bin, NULL};
+    char *before = function_report(r.profile, recorded_in);
     cr_assert_eq(csv_samples(before, "placed:own_work"), want.own, "%s", before);
     cr_assert_eq(csv_samples(before, "libplugin.so:plugin_hot"), want.plugin, "%s", before);
 
-    char *bin = test_path(r.dir, "bin"), *moved = test_path(r.dir, "moved");
     shell("mkdir \"$2\" && mv \"$1\"/placed \"$1\"/libplugin.so \"$2\"/", bin, moved, NULL);
     const char *search[] = {"-s", moved, NULL};
     char *after = function_report(r.profile, search);
@@ -577,24 +618,27 @@ Test(pperf_read, binaries_moved_into_a_search_dir_or_named_are_placed, .timeout 
     run_free(&r);
 }
 
-/* A profile brought from another machine names that machine's paths; a
- * file at the same path here is another build.  Without build-ids nothing
- * tells them apart, so the directory the user gives comes first: the
- * entries are placed in its file and named from it. */
-Test(pperf_read, a_search_dir_wins_over_another_file_at_the_label_path, .timeout = 180)
+/* A profile brought from another machine names that machine's files; a
+ * file of the same name here (next to the profile, in the current
+ * directory, in the library directories) is another build.  Without
+ * build-ids nothing tells them apart, so the directory the user gives
+ * comes first: the entries are placed in its file and named from it. */
+Test(pperf_read, a_search_dir_wins_over_another_file_of_the_label_name, .timeout = 180)
 {
     struct run r;
     record_placed(&r, "placed", true);
     check_the_originals_rule(&r, libc_path(&r));
-    char *before = function_report(r.profile, NULL);
-
     char *bin = test_path(r.dir, "bin"), *board = test_path(r.dir, "board");
+    const char *recorded_in[] = {"-s", bin, NULL};
+    char *before = function_report(r.profile, recorded_in);
+
     char *other = build_workload("placed-nopie");
-    shell("mkdir \"$2\" && mv \"$1\"/placed \"$1\"/libplugin.so \"$2\"/ && cp \"$3\" \"$1\"/placed",
+    shell("mkdir \"$2\" && mv \"$1\"/placed \"$1\"/libplugin.so \"$2\"/ && cp \"$3\" "
+          "\"$2\"/../placed",
           bin, board, other);
     const char *search[] = {"-s", board, NULL};
     char *after = function_report(r.profile, search);
-    cr_assert_str_eq(after, before, "with -s %s and another program at the label's path", board);
+    cr_assert_str_eq(after, before, "with -s %s and another program next to the profile", board);
     free(after);
 
     free(other);

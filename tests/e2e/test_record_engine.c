@@ -142,7 +142,7 @@ Test(record_engine, ptprof_engine_variable_chooses_and_the_option_wins)
     const char *debug[] = {"-d", NULL};
     run_record(&r, NULL, debug, env, "0.2");
     cr_assert_eq(spawn_exit_code(r.res.status), 0, RUN_CONTEXT(&r.res));
-    check_engine(&r, "ptrace", "--engine ptrace");
+    check_engine(&r, "ptrace", "PTPROF_ENGINE=ptrace");
     run_free(&r);
 
     const char *perf[] = {"-d", "--engine", "perf", NULL};

@@ -1,9 +1,11 @@
 /*
  * test_record_polling.c - the ptrace engine polls for its stops only while
- * a CPU is free (src/record/ptrace/idle_cpu.h, docs/recording.md): with one busy
- * thread on a machine of two CPUs or more it polls, with every CPU taken
- * by other jobs it sleeps until the stops come, and PTPROF_SPIN_NS=0 turns
- * polling off.
+ * a CPU is free (src/record/ptrace/idle_cpu.h, docs/recording.md): where
+ * the load it reads (stated by the test with PTPROF_LOADAVG, so that no
+ * test depends on an idle machine) leaves a CPU free it polls for every
+ * sample, where it leaves none it never does; with every CPU taken by real
+ * jobs it sleeps until the stops come, and PTPROF_SPIN_NS=0 turns polling
+ * off.
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -45,13 +47,38 @@ static long online_cpus(void)
     return n > 0 ? n : 1;
 }
 
+/* The machine's load as /proc/loadavg says it, stated by the test: RUNNABLE
+ * tasks want a CPU (the tracer included). */
+static char *state_load(const char *dir, long runnable)
+{
+    char *path = test_path(dir, "loadavg");
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "cannot write %s", path);
+    fprintf(f, "0.50 0.40 0.30 %ld/250 12345\n", runnable);
+    cr_assert_eq(fclose(f), 0);
+    setenv("PTPROF_LOADAVG", path, 1);
+    return path;
+}
+
+/* A free CPU, whatever else runs here: the tracer alone is runnable.  The
+ * engine then polls for the stops of every sample. */
 Test(record_polling, one_busy_thread_with_a_free_cpu_is_polled_for, .timeout = 60)
 {
-    if (online_cpus() < 2)
-        cr_skip_test("one CPU: never a free one");
+    char *dir = test_mkdtemp();
+    char *load = state_load(dir, 1);
     double pct = record_spin();
-    cr_expect_geq(pct, 30.0, "polled for %.1f%% of the samples of one thread on %ld CPUs", pct,
-                  online_cpus());
+    unsetenv("PTPROF_LOADAVG");
+    cr_expect_geq(pct, 99.0, "polled for %.1f%% of the samples with a CPU free at every check",
+                  pct);
+
+    /* And not at all while every CPU has a task waiting for it. */
+    free(state_load(dir, online_cpus() + 2));
+    pct = record_spin();
+    unsetenv("PTPROF_LOADAVG");
+    cr_expect_leq(pct, 1.0, "polled for %.1f%% of the samples with no CPU free at any check", pct);
+    free(load);
+    test_rmtree(dir);
+    free(dir);
 }
 
 Test(record_polling, no_polling_when_other_jobs_take_every_cpu, .timeout = 60)

@@ -115,7 +115,7 @@ static void record(struct recording *r, const char *workload, const char *const 
     cr_assert_eq(pthread_create(&thread, NULL, advance, &adv), 0);
 
     r->dir = test_mkdtemp();
-    r->profile = xasprintf("%s/%s.prof", r->dir, workload);
+    r->profile = xasprintf("%s/%s.data", r->dir, workload);
     char *env_root = xasprintf("PTPROF_SYSFS_ROOT=%s", fake_powercap_root(adv.fp));
     const char *env[] = {env_root, NULL};
     char *prog = build_workload(workload);

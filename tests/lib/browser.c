@@ -119,7 +119,8 @@ bool browser_open(const struct browser_opts *o, struct browser_page *pg)
     char *dir = test_mkdtemp();
     char *profile = str_printf("%s/profile", dir);
     char *shot = o->screenshot ? must(strdup(o->screenshot)) : str_printf("%s/shot.png", dir);
-    char *base = file_url(o->path);
+    /* A page served over HTTP (http_serve.h) is opened at its URL. */
+    char *base = strncmp(o->path, "http://", 7) == 0 ? must(strdup(o->path)) : file_url(o->path);
     char *url = str_printf("%s%s", base, o->suffix ? o->suffix : "");
     char *a_profile = str_printf("--user-data-dir=%s", profile);
     char *a_shot = str_printf("--screenshot=%s", shot);

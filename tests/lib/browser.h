@@ -9,7 +9,7 @@
  *    or /usr/bin/chromium-browser; Debian's "chromium" package) with
  *    --headless --no-sandbox --disable-gpu, a fresh --user-data-dir (and
  *    XDG cache/config directories) removed afterwards, on the file URL of
- *    O->path (made absolute) followed by O->suffix ("?s=main", "#x",
+ *    O->path (made absolute; an "http://" URL as it is) followed by O->suffix ("?s=main", "#x",
  *    may be NULL), in an O->width x O->height window (default 1200 x 800).
  *    It takes a screenshot and dumps the DOM after the load event (and
  *    after O->virtual_time_ms of the page's timers when that is not 0).

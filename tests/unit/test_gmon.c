@@ -846,7 +846,7 @@ Test(gmon, synthetic_files_of_any_layout_spread_bins_and_merge_arcs)
          * sample per unit standing for its counts, the very first count a
          * sample of its own), each count 1 ms of CPU. */
         cr_assert_eq(p.nsamples, 3, "%s", cases[c].layout);
-        const uint64_t pcs[] = {0x1008, 0x1008, 0x100a};
+        const uint64_t pcs[] = {0x1009, 0x1009, 0x100b}; /* a unit's last byte */
         for (size_t i = 0; i < 3; i++) {
             cr_expect_eq(p.samples[i].threads[0].pc, pcs[i]);
             cr_expect_eq(prof_weight(&p.samples[i], 0), 1);
@@ -904,8 +904,9 @@ Test(gmon, uneven_bins_credit_as_gprof_does)
     struct profile p;
     cr_assert_eq(gmon_load_buffer("u.out", s.d, s.len, &p), 0);
     cr_assert_eq(p.nsamples, 2);
-    cr_expect_eq(p.samples[0].threads[0].pc, 0x2002);
-    cr_expect_eq(p.samples[1].threads[0].pc, 0x2004);
+    /* Each at its unit's last byte, which names the unit as gprof does. */
+    cr_expect_eq(p.samples[0].threads[0].pc, 0x2003);
+    cr_expect_eq(p.samples[1].threads[0].pc, 0x2005);
     cr_expect_eq(p.samples[0].threads[0].cpu_ns, 12000000);
     cr_expect_eq(p.samples[1].threads[0].cpu_ns, 24000000);
     profile_free(&p);
@@ -919,6 +920,66 @@ Test(gmon, uneven_bins_credit_as_gprof_does)
         cr_expect_eq(p.samples[i].threads[0].cpu_ns, 0);
     cr_expect_str_eq(profile_meta(&p, "gmon.dimension"), "i-cache misses");
     profile_free(&p);
+}
+
+/* gprof gives a 2-byte unit to the function whose address halved is at or
+ * below it: a function starting at an odd address owns the unit holding
+ * its first byte and the byte before it (the last of the function before).
+ * A real -O1 build has such starts; counts put only in the bins holding
+ * them must be credited as gprof credits them (before: to the function
+ * before, as a unit was read at its even byte). */
+Test(gmon, a_unit_where_a_function_starts_at_an_odd_address_is_that_functions, .timeout = 120)
+{
+    char *dir = test_mkdtemp();
+    char *bin = gmon_of_workload(dir, "shares", "-O1", "-fno-omit-frame-pointer", "1", "0.3");
+    char *gmon = test_path(dir, "gmon.out");
+    size_t len;
+    unsigned char *d = read_all(gmon, &len);
+    cr_assert_eq(d[GMON_HEADER_SIZE], GMON_TAG_HIST, "the first record is not the histogram");
+    const unsigned char *h = d + GMON_HEADER_SIZE + 1;
+    uint64_t low = 0, high = 0;
+    uint32_t nbins = 0;
+    for (int i = 7; i >= 0; i--) {
+        low = low << 8 | h[i];
+        high = high << 8 | h[8 + i];
+    }
+    for (int i = 3; i >= 0; i--)
+        nbins = nbins << 8 | h[16 + i];
+    unsigned char *bins = d + GMON_HEADER_SIZE + 1 + 16 + 8 + 16;
+    cr_assert_leq((size_t)(bins - d) + 2 * (size_t)nbins, len);
+    memset(bins, 0, 2 * (size_t)nbins);
+
+    struct elf_symtab tab;
+    cr_assert_eq(elf_symtab_load(bin, &tab), 0);
+    const double scale = (double)(high / 2 - low / 2) / nbins;
+    size_t odd = 0;
+    for (size_t k = 0; k < tab.count; k++) {
+        uint64_t a = tab.syms[k].addr, unit = a / 2;
+        if (a % 2 == 0 || a < low || a >= high)
+            continue;
+        uint32_t i = (uint32_t)((double)(unit - low / 2) / scale);
+        while (i > 0 && low / 2 + (uint64_t)(scale * i) > unit)
+            i--;
+        while (i + 1 < nbins && low / 2 + (uint64_t)(scale * (i + 1)) <= unit)
+            i++;
+        put_le(bins + 2 * (size_t)i, 100, 2);
+        odd++;
+    }
+    elf_symtab_free(&tab);
+    cr_assert_geq(odd, 3, "only %zu functions start at an odd address: the test proves nothing",
+                  odd);
+    char *path = test_path(dir, "odd.out");
+    write_all(path, d, len);
+    struct profile p;
+    cr_assert_eq(gmon_load(path, bin, &p), 0);
+    check_against_gprof(&p, bin, path, false);
+    profile_free(&p);
+    free(path);
+    free(d);
+    free(gmon);
+    free(bin);
+    test_rmtree(dir);
+    free(dir);
 }
 
 /* --- the writer -------------------------------------------------------------- */

@@ -972,7 +972,7 @@ Test(pbin_e2e, a_pbin_names_every_frame_after_the_binary_is_gone, .timeout = 120
     if (access(ptprof, X_OK) != 0 || access(workload, X_OK) != 0)
         cr_skip_test("no %s or %s (make tests; PTPROF_BUILD)", ptprof, workload);
     char *dir = test_mkdtemp();
-    char *exe = test_path(dir, "callers"), *raw = test_path(dir, "run.prof");
+    char *exe = test_path(dir, "callers"), *raw = test_path(dir, "run.data");
     char *pbin = test_path(dir, "run.pbin"), *cache = test_path(dir, "cache");
     copy_file(workload, exe);
 

@@ -180,6 +180,51 @@ Test(perf_records, side_band_records_and_their_sample_id_trailer)
     cr_expect_eq(out.u.lost.lost, 12);
 }
 
+/* A thread's context switches: nothing but the header's misc bits (out or
+ * in, preempted or not) and the sample_id trailer, whose tid and time say
+ * whose and when; the visitor hands them to its context_switch member. */
+static int switches_seen;
+static uint16_t switch_misc;
+
+static void count_switch(void *ctx, const struct perf_record *r)
+{
+    (void)ctx;
+    switches_seen++;
+    switch_misc = r->misc;
+}
+
+Test(perf_records, context_switch_records)
+{
+    struct perf_layout l = engine_layout(0);
+    struct rec r;
+    struct perf_record out;
+    const char *why = NULL;
+    struct perf_record_visitor v = {.context_switch = count_switch};
+
+    begin(&r, PERF_RECORD_SWITCH,
+          PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+    put32(&r, 42); /* trailer: pid, tid, time */
+    put32(&r, 43);
+    put64(&r, 1234);
+    end(&r);
+    cr_assert_eq(perf_record_parse(&l, r.b, r.n, &out, &why), r.n, "%s", why ? why : "");
+    cr_expect_eq(out.type, PERF_REC_SWITCH);
+    cr_expect(out.has_tid && out.pid == 42 && out.tid == 43, "the trailer's ids");
+    cr_expect(out.has_time && out.time == 1234, "the trailer's time");
+    perf_record_visit(&out, &v, NULL);
+    cr_expect_eq(switches_seen, 1);
+    cr_expect(switch_misc & PERF_REC_MISC_SWITCH_OUT);
+    cr_expect(switch_misc & PERF_REC_MISC_SWITCH_OUT_PREEMPT);
+
+    begin(&r, PERF_RECORD_SWITCH, 0); /* coming back on a CPU */
+    put32(&r, 42);
+    put32(&r, 43);
+    put64(&r, 1300);
+    end(&r);
+    cr_assert_eq(perf_record_parse(&l, r.b, r.n, &out, &why), r.n, "%s", why ? why : "");
+    cr_expect(out.time == 1300 && !(out.misc & PERF_REC_MISC_SWITCH_OUT));
+}
+
 /* Nothing beyond a record's own size is read, and no count is believed
  * that the record cannot hold. */
 Test(perf_records, damaged_records_are_refused)

@@ -9,17 +9,19 @@
  * the program runs without ptrace.  One thread does everything in a poll()
  * loop over a signalfd, the tick clock (tick_clock.h, tick_rate() below)
  * and the ring buffers (woken when one is half full).  At every tick it
+ * looks at every thread for whether and where it is blocked (offcpu.h),
  * reads the measurement source, takes the records the kernel wrote up to
- * that moment (in time order across CPUs), turns CPU samples into thread
- * entries (stack unwound at once), looks at every thread that took no
- * sample for whether it is blocked (offcpu.h), and writes one SAMPLE
- * holding all of that at the tick's time: the reading of an interval and
- * the CPU time spent in it stay together, as with ptrace.  While no thread
- * starts a wait for a while and nothing is measured, the ticks slow down
- * (relax_ticks()); CPU samples are still written in SAMPLEs of one
- * tick period each, at the end of the period they fell in.  What both
- * engines share (output, measurement source, signals, ticks, the -d
- * summary's common lines) is in recording.h.
+ * that moment (in time order across CPUs), and writes their entries: a
+ * CPU sample at its own time (stack unwound at once), a wait from the
+ * thread's context switch records (begun when it left its CPU to block,
+ * ended when it came back, named by the looks), and a SAMPLE at the
+ * tick's time with the measurement.  Each entry stands for the thread's
+ * wall time since its previous one (end_run(), end_wait()).  While no
+ * thread starts a wait for a while and nothing is measured, the ticks
+ * slow down (relax_ticks()): the waits keep their times, only a short one
+ * between two ticks is named by guess.  What both engines share (output,
+ * measurement source, signals, ticks, the -d summary's common lines) is
+ * in recording.h.
  */
 #include "pmu/pmu.h"
 #include "record/engine.h"
@@ -62,11 +64,19 @@
 /* How long the witness may take to report a signal the group received. */
 #define SIGNAL_ECHO_NS (100 * 1000 * 1000ULL)
 
+/* Threads that exited lately, to know a late sample of one. */
+#define EXITED_KEPT 64
+struct exited_thread {
+    pid_t tid;
+    uint64_t time; /* monotonic */
+};
+
 /* What a process needs beyond process.h, by the same index. */
 struct perf_proc {
     bool exec_pending; /* COMM exec seen, its program's first mapping not yet */
     uint64_t exec_time;
     char *exe;
+    uint64_t cpu_samples; /* its threads' */
 };
 
 /* The record at the head of a ring, parsed: it stays in place in the ring
@@ -76,12 +86,12 @@ struct ring_head {
     struct perf_record r;
 };
 
-/* A thread entry of the SAMPLE being built, with its counter deltas. */
+/* A thread entry not written yet, with its counter deltas and its time:
+ * it stands for the thread's wall time since its previous entry. */
 struct entry {
     struct prof_thread_sample s;
     uint64_t counters[PERF_COUNTERS_MAX];
-    uint64_t time; /* monotonic: the kernel's sample time, or when seen off CPU */
-    bool on_cpu;   /* a CPU sample */
+    uint64_t at; /* monotonic */
 };
 
 struct engine {
@@ -117,12 +127,17 @@ struct engine {
     uint64_t pcs[STACK_MAX_DEPTH];
 
     uint64_t last_tick;     /* monotonic */
-    uint64_t slot_end;      /* monotonic: CPU samples until then share a SAMPLE */
+    uint64_t written_until; /* monotonic: the last SAMPLE written was at this time */
     uint64_t quiet_ticks;   /* in a row, finding no new wait */
     uint64_t relaxed_ticks; /* ticks taken at the relaxed rate */
     uint64_t cpu_samples, lost, throttled, ticks, threads_seen;
     uint64_t children_ended, children_status_known; /* processes other than the first */
-    uint64_t sample_bytes, unwind_ns, truncated;    /* CPU samples' records, their stacks */
+    uint64_t children_samples;                      /* the CPU samples of those that ended */
+    uint64_t waits, waits_seen;                     /* ended; named by a look during them */
+    struct exited_thread exited[EXITED_KEPT];
+    size_t exited_next;
+    uint64_t late_samples;                       /* of threads already gone: dropped */
+    uint64_t sample_bytes, unwind_ns, truncated; /* CPU samples' records, their stacks */
     uint64_t counter_totals[PERF_COUNTERS_MAX];
 };
 
@@ -228,8 +243,8 @@ static void on_mmap(void *ctx, const struct perf_record *r)
         dwarf_unwinder_maps_changed(p->unwinder);
 }
 
-static void flush_entries(struct engine *e, uint64_t time_rt, const double *values);
-static const double *open_reading(const struct engine *e);
+static void flush_entries(struct engine *e, uint64_t until, bool at_until);
+static void end_wait(struct engine *e, struct perf_thread *th, uint64_t time);
 
 static void on_comm(void *ctx, const struct perf_record *r)
 {
@@ -246,7 +261,7 @@ static void on_comm(void *ctx, const struct perf_record *r)
     /* Entries taken before the exec are written now, while the maps they
      * need are still the process's maps. */
     if (e->nentries)
-        flush_entries(e, to_realtime(e, r->time) - 1, open_reading(e));
+        flush_entries(e, r->time - 1, false);
     size_t proc = (size_t)(p - e->procs.procs);
     process_exec(p);
     struct perf_proc *x = extra_of(e, proc);
@@ -309,6 +324,16 @@ static size_t live_threads_of(const struct engine *e, pid_t pid)
     return n;
 }
 
+/* Did thread TID exit at TIME or later (a sample taken at TIME is one of
+ * its own, processed after its EXIT record)? */
+static bool exited_after(const struct engine *e, pid_t tid, uint64_t time)
+{
+    for (size_t i = 0; i < EXITED_KEPT; i++)
+        if (e->exited[i].tid == tid && e->exited[i].time >= time)
+            return true;
+    return false;
+}
+
 static void on_exit_record(void *ctx, const struct perf_record *r)
 {
     struct engine *e = ctx;
@@ -317,8 +342,14 @@ static void on_exit_record(void *ctx, const struct perf_record *r)
     if (!th)
         return;
     pid_t pid = th->pid;
+    /* A wait it ended in is over.  Ended running, its last entry is its
+     * last CPU sample: the time since (less than a period: the end of what
+     * it did last, and its exit) reads in no sample (docs/recording.md). */
+    if (th->off)
+        end_wait(e, th, r->time);
     output_thread_exit(e->rec.out, t->tid, to_realtime(e, r->time));
     perf_threads_remove(&e->threads, (pid_t)t->tid);
+    e->exited[e->exited_next++ % EXITED_KEPT] = (struct exited_thread){(pid_t)t->tid, r->time};
     /* A process other than the first ends with its last thread.  It is
      * not our child: its status is known only while it is a zombie its
      * parent has not reaped yet (docs/recording.md). */
@@ -329,6 +360,7 @@ static void on_exit_record(void *ctx, const struct perf_record *r)
         p->exited = true;
         int status;
         e->children_ended++;
+        e->children_samples += extra_of(e, (size_t)(p - e->procs.procs))->cpu_samples;
         if (proc_zombie_status(pid, &status)) {
             output_exit(e->rec.out, (uint32_t)pid, to_realtime(e, r->time), status);
             e->children_status_known++;
@@ -338,11 +370,12 @@ static void on_exit_record(void *ctx, const struct perf_record *r)
 
 /* --- CPU samples ---------------------------------------------------------- */
 
-static struct entry *new_entry(struct engine *e)
+static struct entry *new_entry(struct engine *e, uint64_t at)
 {
     e->entries = xgrow(e->entries, &e->entries_cap, e->nentries + 1, sizeof(*e->entries));
     struct entry *en = &e->entries[e->nentries++];
     memset(en, 0, sizeof(*en));
+    en->at = at;
     return en;
 }
 
@@ -410,6 +443,7 @@ static int unwound_pcs(struct engine *e, struct process *p, const struct perf_sa
         return 1;
     }
     int depth = dwarf_unwind(p->unwinder, (pid_t)s->tid, &snap, e->pcs, STACK_MAX_DEPTH, cut);
+    *cut = *cut || depth >= STACK_MAX_DEPTH; /* deeper than the frames kept */
     if (depth <= 0) {
         e->pcs[0] = user_pc(s);
         depth = 1;
@@ -463,103 +497,19 @@ static void take_reads(struct engine *e, struct perf_thread *th, const struct pe
     }
 }
 
-/* The values of the reading whose interval the entries gathered belong to. */
-static const double *open_reading(const struct engine *e)
-{
-    const struct reading_join *j = &e->rec.join;
-    return e->rec.pmu && j->count ? j->ring[j->head].values : e->rec.pmu_values;
-}
-
-/* The entries taken by END (monotonic) as the SAMPLE of the reading
- * VALUES; the others stay. */
-static void flush_reading(struct engine *e, uint64_t end, const double *values)
-{
-    /* Those taken by END first, in their order (a thread seen off CPU at
-     * a tick may come before samples the next drain finds). */
-    size_t n = 0;
-    for (size_t i = 0; i < e->nentries; i++) {
-        if (e->entries[i].time > end)
-            continue;
-        struct entry taken = e->entries[i];
-        memmove(e->entries + n + 1, e->entries + n, (i - n) * sizeof(*e->entries));
-        e->entries[n++] = taken;
-    }
-    size_t rest = e->nentries - n;
-    e->nentries = n;
-    flush_entries(e, to_realtime(e, end), values);
-    if (rest)
-        memmove(e->entries, e->entries + n, rest * sizeof(*e->entries));
-    e->nentries = rest;
-}
-
-/*
- * Where the interval of a reading at an instant (FROM) ends, given the next
- * reading's instant TO, once every sample up to TO is in: after the earlier
- * half of the CPU samples taken between them, which join it, the later
- * half joining the next (the middle one, if any, by its time).  Counted in
- * samples, not in time: a program displaced by the profiler's own tick
- * runs right after a reading, so a halfway mark in time would join most of
- * its samples, and its changes of power, to the reading before them.
- */
-static bool between(const struct entry *en, uint64_t from, uint64_t to)
-{
-    return en->on_cpu && en->time > from && en->time <= to;
-}
-
-static uint64_t instant_reading_end(const struct engine *e, uint64_t from, uint64_t to)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < e->nentries; i++)
-        k += between(&e->entries[i], from, to);
-    uint64_t halfway = from + (to - from) / 2;
-    size_t early = k / 2, seen = 0;
-    uint64_t end = from;
-    for (size_t i = 0; i < e->nentries && seen <= early; i++) {
-        const struct entry *en = &e->entries[i];
-        if (!between(en, from, to))
-            continue;
-        if (seen < early || (k % 2 && en->time <= halfway))
-            end = en->time;
-        seen++;
-    }
-    return k ? end : halfway;
-}
-
-/* A CPU sample taken at TIME (kernel timestamp, monotonic), or a tick
- * whose records up to TIME are all in.  Measuring, every reading whose
- * interval ended before it is written with the samples taken in its
- * interval, at its interval's end (docs/pmu.md, "The join").  Otherwise
- * the entries of the tick periods that ended before it are written at
- * their period's end (records come in time order), so a sample's time is
- * as fine as the full tick rate's even while the ticks are relaxed. */
-static void close_slot(struct engine *e, uint64_t time)
-{
-    if (e->rec.pmu) {
-        struct reading_join *j = &e->rec.join;
-        for (;;) {
-            uint64_t next;
-            const struct joined_reading *r = j->count ? &j->ring[j->head] : NULL;
-            if (r && !r->end_known && reading_join_next_at(j, &next) && next < time)
-                reading_join_set_end(j, instant_reading_end(e, r->at, next));
-            if (!(r = reading_join_ended(j, time)))
-                return;
-            flush_reading(e, r->end, r->values);
-            reading_join_pop(j);
-        }
-    }
-    if (time <= e->slot_end)
-        return;
-    if (e->nentries)
-        flush_entries(e, to_realtime(e, e->slot_end), e->rec.pmu_values);
-    e->slot_end = tick_clock_grid_after(&e->rec.clock, time - 1);
-}
-
 static void on_sample(void *ctx, const struct perf_record *r)
 {
     struct engine *e = ctx;
     const struct perf_sample *s = &r->u.sample;
     struct perf_thread *th = perf_threads_find(&e->threads, (pid_t)s->tid);
     if (!th) {
+        /* A sample of a thread already gone (its EXIT record came first
+         * from another CPU's ring): adopted, it would count the thread's
+         * CPU time again. */
+        if (exited_after(e, (pid_t)s->tid, r->time)) {
+            e->late_samples++;
+            return;
+        }
         /* Its FORK record was lost (a full ring), or it predates the
          * events (attached): adopt it if its process is ours. */
         struct process *p = process_find(&e->procs, (pid_t)s->pid);
@@ -569,11 +519,14 @@ static void on_sample(void *ctx, const struct perf_record *r)
     }
     struct process *p = &e->procs.procs[th->proc];
     write_pending_exec(e, th->proc, NULL);
-    close_slot(e, r->time);
+    /* It runs: a wait it was taken to be in is over (a switch record
+     * lost, or, without them, a wait seen only by the looks). */
+    if (th->off)
+        end_wait(e, th, r->time);
+    th->spell_sampled = true;
     e->cpu_samples++;
-    struct entry *en = new_entry(e);
-    en->time = r->time;
-    en->on_cpu = true;
+    extra_of(e, th->proc)->cpu_samples++;
+    struct entry *en = new_entry(e, r->time);
     take_reads(e, th, s, en);
     th->sample_time = r->time;
     th->blocked = false;
@@ -602,7 +555,12 @@ static void on_sample(void *ctx, const struct perf_record *r)
         .syscall = -1,
         .flags = cut && e->opts->stack_mode != STACK_NONE ? PROF_THREAD_STACK_TRUNCATED : 0,
     };
+    th->last_pc = en->s.pc;
+    th->last_stack = en->s.stack;
+    th->last_flags = en->s.flags;
 }
+
+static void on_context_switch(void *ctx, const struct perf_record *r);
 
 static void count_lost(void *ctx, uint64_t count)
 {
@@ -622,6 +580,7 @@ static const struct perf_record_visitor engine_visitor = {
     .exit = on_exit_record,
     .lost = count_lost,
     .throttle = count_throttle,
+    .context_switch = on_context_switch,
 };
 
 /* --- the rings, merged in time order -------------------------------------- */
@@ -675,20 +634,170 @@ static void drain(struct engine *e, uint64_t horizon)
         perf_ring_release(&e->ev.rings[i]);
 }
 
-/* --- ticks ---------------------------------------------------------------- */
+/* --- each thread's wall time: where it runs, where it waits ------------- */
 
-/* Every thread that took no CPU sample since SINCE (monotonic) and sits
- * blocked: an entry where it waits, its stack copied once per wait.
- * Returns how many waits began since the last tick. */
-static size_t look_off_cpu(struct engine *e, uint64_t since)
+/* An entry for TH at TIME at PC, STACK, in SYSCALL (-1: none). */
+static void add_entry(struct engine *e, struct perf_thread *th, uint64_t time, uint64_t pc,
+                      uint32_t stack, int syscall, uint32_t flags)
+{
+    struct entry *en = new_entry(e, time);
+    en->s = (struct prof_thread_sample){
+        .pid = (uint32_t)th->pid,
+        .tid = (uint32_t)th->tid,
+        .pc = pc,
+        .cpu_ns = th->cpu_ns,
+        .stack = stack,
+        .syscall = syscall,
+        .flags = flags,
+    };
+}
+
+/* A spell out of a wait that used less CPU than this (a wake-up to take
+ * a byte and wait again) ran on from where it waited; one that also lasted
+ * less has no entry of its own: the wait after it takes its time, and the
+ * profile has one entry less. */
+#define BLINK_NS (50 * 1000ULL)
+
+/* TH leaves its CPU at TIME for a wait: an entry stands for the time it
+ * ran since its last CPU sample, there.  A spell no sample fell in ran
+ * where the last sample was, or, if it barely used the CPU (by the context
+ * switch records: the rest of the spell it waited for one), on from the
+ * wait it came out of. */
+static void end_run(struct engine *e, struct perf_thread *th, uint64_t time)
+{
+    if (!th->spell_sampled && time - th->on_since < BLINK_NS)
+        return;
+    uint64_t cpu = th->spell_cpu + (th->on_cpu_since ? time - th->on_cpu_since : 0);
+    if (!th->spell_sampled && e->ev.switches && cpu < BLINK_NS && th->came_pc)
+        add_entry(e, th, time, th->came_pc, th->came_stack, -1, 0);
+    else if (th->sample_time)
+        add_entry(e, th, time, th->last_pc, th->last_stack, -1, th->last_flags);
+}
+
+static void begin_wait(struct engine *e, struct perf_thread *th, uint64_t time)
+{
+    end_run(e, th, time);
+    /* The run before it computed (a sample fell in it, or by the context
+     * switch records it used the CPU beyond a wake-up), or it did not. */
+    uint64_t cpu = th->spell_cpu + (th->on_cpu_since ? time - th->on_cpu_since : 0);
+    bool computed = th->spell_sampled || (e->ev.switches && cpu >= BLINK_NS);
+    th->wait_key = (struct perf_run_key){th->came_pc, th->came_stack, computed};
+    th->off = true;
+    th->off_since = time;
+}
+
+static bool same_key(const struct perf_run_key *a, const struct perf_run_key *b)
+{
+    return a->pc == b->pc && a->stack == b->stack && a->computed == b->computed;
+}
+
+/* The wait seen to follow a run like TH's last one (NULL: none yet). */
+static struct perf_wait_follow *follow_of(struct perf_thread *th)
+{
+    for (size_t i = 0; i < PERF_THREAD_FOLLOWS; i++)
+        if (th->follows[i].wait.time && same_key(&th->follows[i].key, &th->wait_key))
+            return &th->follows[i];
+    return NULL;
+}
+
+/* The look that names TH's wait FROM..TO: the newest that found it in
+ * that wait (the wait is then remembered as the one that follows such a
+ * run).  A wait no look saw (it began and ended between two looks) is
+ * taken for the wait that followed the same run before (a program's waits
+ * come in the same order round after round); failing that, for the wait
+ * the next look found the thread in (the next of a run of short waits,
+ * most likely the same call), else for the last one seen before; NULL
+ * when there is none. */
+static const struct perf_look *wait_look(struct perf_thread *th, uint64_t from, uint64_t to,
+                                         bool *seen)
+{
+    const struct perf_look *l = th->looks;
+    struct perf_wait_follow *follow = follow_of(th);
+    *seen = true;
+    for (size_t i = 0; i < PERF_THREAD_LOOKS; i++)
+        if (l[i].blocked && l[i].time >= from && l[i].time < to) {
+            if (!follow) {
+                follow = &th->follows[th->follows_next++ % PERF_THREAD_FOLLOWS];
+                follow->key = th->wait_key;
+            }
+            follow->wait = l[i];
+            return &l[i];
+        }
+    *seen = false;
+    if (follow)
+        return &follow->wait;
+    for (size_t i = PERF_THREAD_LOOKS; i-- > 0;)
+        if (l[i].time >= to && l[i].time) {
+            if (l[i].blocked)
+                return &l[i];
+            break;
+        }
+    for (size_t i = 0; i < PERF_THREAD_LOOKS; i++)
+        if (l[i].blocked && l[i].time && l[i].time < from)
+            return &l[i];
+    return NULL;
+}
+
+/* TH's wait is over at TIME (it is back on a CPU, or the recording ends):
+ * an entry there, where it waited, stands for the rest of the wait. */
+static void end_wait(struct engine *e, struct perf_thread *th, uint64_t time)
+{
+    bool seen;
+    const struct perf_look *l = wait_look(th, th->off_since, time, &seen);
+    e->waits++;
+    e->waits_seen += seen;
+    if (l)
+        add_entry(e, th, time, l->pc, l->stack, l->syscall, l->flags);
+    th->came_pc = l ? l->pc : 0;
+    th->came_stack = l ? l->stack : 0;
+    th->off = false;
+    th->on_since = time;
+    th->spell_sampled = false;
+    th->spell_cpu = 0;
+    th->on_cpu_since = time;
+}
+
+/* A thread comes on a CPU, or leaves it: for a wait (it blocked), or
+ * preempted (still runnable: running time, as the ptrace engine counts
+ * it, and as the program's own clock of a call counts it). */
+static void on_context_switch(void *ctx, const struct perf_record *r)
+{
+    struct engine *e = ctx;
+    struct perf_thread *th = perf_threads_find(&e->threads, (pid_t)r->tid);
+    if (!th || !r->has_time)
+        return;
+    th->last_switch = r->time;
+    if (!(r->misc & PERF_REC_MISC_SWITCH_OUT)) {
+        if (th->off)
+            end_wait(e, th, r->time);
+        th->on_cpu_since = r->time;
+        return;
+    }
+    if (th->on_cpu_since && r->time > th->on_cpu_since)
+        th->spell_cpu += r->time - th->on_cpu_since;
+    th->on_cpu_since = 0;
+    if (!(r->misc & PERF_REC_MISC_SWITCH_OUT_PREEMPT) && !th->off)
+        begin_wait(e, th, r->time);
+}
+
+/*
+ * Where every thread is at the tick at NOW (monotonic): blocked, in which
+ * call and with which stack (copied once per wait), or not.  The look does
+ * not disturb the thread (offcpu.h); it names the waits the context switch
+ * records place in time.  Returns how many waits began since the last
+ * look.
+ */
+static size_t look_off_cpu(struct engine *e, uint64_t now)
 {
     size_t new_waits = 0;
     for (size_t i = 0; i < e->threads.count; i++) {
         struct perf_thread *th = e->threads.all[i];
-        if (th->sample_time > since)
-            continue;
         struct offcpu_look look = offcpu_look(&th->syscall_fd, th->pid, th->tid);
-        if (look.state == OFFCPU_GONE || look.state == OFFCPU_RUNNING) {
+        memmove(&th->looks[1], &th->looks[0], (PERF_THREAD_LOOKS - 1) * sizeof(th->looks[0]));
+        struct perf_look *mark = &th->looks[0];
+        *mark = (struct perf_look){.time = now, .syscall = -1};
+        mark->blocked = look.state == OFFCPU_IN_SYSCALL || look.state == OFFCPU_BLOCKED;
+        if (!mark->blocked) {
             th->blocked = false;
             continue;
         }
@@ -716,45 +825,114 @@ static size_t look_off_cpu(struct engine *e, uint64_t since)
             th->sp = look.sp;
             th->pc = look.pc;
         }
-        uint32_t flags = th->syscall >= 0 ? PROF_THREAD_IN_SYSCALL : 0;
+        mark->pc = th->pc;
+        mark->syscall = th->syscall;
+        mark->stack = th->blocked_stack;
+        mark->flags = th->syscall >= 0 ? PROF_THREAD_IN_SYSCALL : 0;
         if (look.state == OFFCPU_BLOCKED && offcpu_stopped(th->pid, th->tid))
-            flags |= PROF_THREAD_STOPPED;
-        struct entry *en = new_entry(e);
-        en->time = monotonic_ns();
-        en->s = (struct prof_thread_sample){
-            .pid = (uint32_t)th->pid,
-            .tid = (uint32_t)th->tid,
-            .pc = th->pc,
-            .cpu_ns = th->cpu_ns,
-            .stack = th->blocked_stack,
-            .syscall = th->syscall,
-            .flags = flags,
-        };
+            mark->flags |= PROF_THREAD_STOPPED;
     }
     return new_waits;
 }
 
-/* One SAMPLE with every entry gathered since the last one, each with its
- * counters' increases (0 for a thread seen off CPU: what it counted while
- * blocked goes to its next CPU sample). */
-static void flush_entries(struct engine *e, uint64_t time_rt, const double *values)
+/*
+ * After the records up to UNTIL are processed, at a tick: a thread in a
+ * wait seen by a look gets an entry there (a long wait is in the profile
+ * at every tick, not only when it ends).  Without context switch records
+ * the looks are all there is: a thread found blocked begins its wait at
+ * the look, one found running ends it there (the ptrace engine's
+ * precision).
+ */
+static void mark_waits(struct engine *e, uint64_t until, uint64_t look_time)
 {
-    size_t n = e->nentries ? e->nentries : 1, ncounters = e->ev.counters.n;
-    e->batch = xgrow(e->batch, &e->batch_cap, n, sizeof(*e->batch));
-    if (ncounters)
-        e->counter_values =
-            xgrow(e->counter_values, &e->counter_values_cap, n * ncounters, sizeof(uint64_t));
-    for (size_t i = 0; i < e->nentries; i++) {
-        e->batch[i] = e->entries[i].s;
-        for (size_t k = 0; k < ncounters; k++)
-            e->counter_values[i * ncounters + k] = e->entries[i].counters[k];
+    for (size_t i = 0; i < e->threads.count; i++) {
+        struct perf_thread *th = e->threads.all[i];
+        const struct perf_look *now = &th->looks[0];
+        if (!e->ev.switches && now->time == look_time) {
+            if (now->blocked && !th->off)
+                begin_wait(e, th, look_time);
+            else if (!now->blocked && th->off)
+                end_wait(e, th, look_time);
+            continue;
+        }
+        /* Blocked at two looks in a row with no switch record since the
+         * first: it waited before the events were on it (attached), or
+         * its records were lost.  Its wait is known from the first look. */
+        const struct perf_look *before = &th->looks[1];
+        if (!th->off && now->blocked && before->blocked && before->time &&
+            th->last_switch < before->time && th->sample_time < before->time)
+            begin_wait(e, th, until);
+        if (!th->off || th->off_since >= until)
+            continue;
+        for (size_t k = 0; k < PERF_THREAD_LOOKS; k++) {
+            const struct perf_look *l = &th->looks[k];
+            if (l->blocked && l->time >= th->off_since && l->time <= until) {
+                add_entry(e, th, until, l->pc, l->stack, l->syscall, l->flags);
+                break;
+            }
+        }
     }
-    if (output_sample_values(e->rec.out, time_rt, values, e->batch, (uint32_t)e->nentries,
-                             ncounters ? e->counter_values : NULL) != 0) {
-        pt_err("cannot write the profile; sampling stops");
-        e->sampling = false;
+}
+
+/* Every entry gathered, in time order (after the last SAMPLE written:
+ * SAMPLE times always advance; no later than UNTIL unless that would go
+ * back), one SAMPLE per time, each with its counters' increases (0 for an
+ * entry of a wait: what a thread counted while blocked goes to its next CPU
+ * sample).  With AT_UNTIL a SAMPLE at UNTIL is written even with no entry:
+ * a tick's, with the measurement read at it. */
+/* The reading a SAMPLE at TIME (monotonic) carries: with a source, the
+ * reading whose interval holds TIME (docs/pmu.md, "The join"). */
+static const double *reading_at(const struct engine *e, uint64_t time)
+{
+    const double *v = e->rec.pmu ? reading_join_values_at(&e->rec.join, time) : NULL;
+    return v ? v : e->rec.pmu_values;
+}
+
+static void flush_entries(struct engine *e, uint64_t until, bool at_until)
+{
+    size_t ncounters = e->ev.counters.n;
+    /* The first time allowed: none before the recording's start either. */
+    uint64_t floor = e->written_until + 1;
+    if (floor < e->rec.start_mono)
+        floor = e->rec.start_mono;
+    for (size_t i = 0; i < e->nentries; i++) {
+        struct entry *en = &e->entries[i];
+        if (en->at > until)
+            en->at = until;
+        if (en->at < floor)
+            en->at = floor;
+        floor = en->at; /* the next may share its SAMPLE, not go before */
+    }
+    if (until < floor)
+        until = floor;
+    for (size_t i = 0; (i < e->nentries || at_until) && e->sampling;) {
+        uint64_t time = i < e->nentries ? e->entries[i].at : until;
+        size_t j = i;
+        while (j < e->nentries && e->entries[j].at == time)
+            j++;
+        size_t m = j > i ? j - i : 1;
+        e->batch = xgrow(e->batch, &e->batch_cap, m, sizeof(*e->batch));
+        if (ncounters)
+            e->counter_values =
+                xgrow(e->counter_values, &e->counter_values_cap, m * ncounters, sizeof(uint64_t));
+        for (size_t k = i; k < j; k++) {
+            e->batch[k - i] = e->entries[k].s;
+            for (size_t c = 0; c < ncounters; c++)
+                e->counter_values[(k - i) * ncounters + c] = e->entries[k].counters[c];
+        }
+        if (output_sample_values(e->rec.out, to_realtime(e, time), reading_at(e, time), e->batch,
+                                 (uint32_t)(j - i), ncounters ? e->counter_values : NULL) != 0) {
+            pt_err("cannot write the profile; sampling stops");
+            e->sampling = false;
+        }
+        e->written_until = time;
+        if (j >= e->nentries && (!at_until || time == until))
+            break;
+        i = j;
     }
     e->nentries = 0;
+    if (e->rec.pmu)
+        reading_join_forget_before(&e->rec.join, e->written_until);
 }
 
 /*
@@ -762,18 +940,17 @@ static void flush_entries(struct engine *e, uint64_t time_rt, const double *valu
  * whatever it is; the ticks look at the threads off CPU and read the
  * measurement source.  A measurement is read at the requested rate, and
  * a value at an instant (a file) at TICK_MAX_HZ at least: a CPU sample
- * takes the power of a reading next
- * to it, half a reading interval away at most, so readings as sparse as
- * the samples give a function at 100 Hz its neighbours' power ten times
- * as often as at 1 kHz (docs/pmu.md, "The join": -2 instead of -11
- * points for a 9 W function among 3 W and 1 W ones).  Without a
- * measurement the ticks go no faster than TICK_MAX_HZ: each
+ * takes the power of the reading nearest it, half a reading interval away
+ * at most, so readings as sparse as the samples give a function at 100 Hz
+ * its neighbours' power ten times as often as at 1 kHz (docs/pmu.md, "The
+ * join": -2 instead of -11 points for a 9 W function among 3 W and 1 W
+ * ones).  Without a measurement the ticks go no faster than TICK_MAX_HZ: each
  * wakes the profiler and takes a CPU from the program: four busy threads
  * on two CPUs ran +49% slower at 10 kHz with a tick per period, against
  * +18% for perf record, and as fast as under perf with 1 kHz ticks
- * (docs/recording.md).  A blocked thread's entry covers the wall time
- * since its previous one, so --wall and the timeline lanes are the same;
- * blocked threads are seen every millisecond at most (relax_ticks()).
+ * (docs/recording.md).  The context switch records place the waits
+ * whatever the rate; blocked threads are looked at every millisecond at
+ * most (relax_ticks()).
  */
 #define TICK_MAX_HZ 1000.0
 
@@ -792,11 +969,11 @@ static double tick_rate(const struct record_options *opts, const struct pmu_sour
  * the program (four busy threads on two CPUs ran +4.8% slower at 1 kHz
  * ticks, +2.0% at 100 Hz, perf record +1.6%, in one run).  After
  * RELAX_AFTER_NS without a new wait they come at RELAXED_HZ, and back at
- * the full rate at the first tick that finds one.  A blocked thread's
- * entry covers the wall time since its previous one, so a wait still
- * counts whole however late it is seen; what relaxing costs is a thread
- * that blocks and wakes between two relaxed ticks: its wait is counted
- * in its next entry's wall time (docs/recording.md).
+ * the full rate at the first tick that finds one.  A wait keeps its
+ * time however late it is seen (the context switch records place it);
+ * what relaxing costs is the name of a wait that begins and ends between
+ * two relaxed ticks, taken for the one seen after the same wait before
+ * (wait_look(), docs/recording.md).
  */
 #define RELAXED_HZ 100.0
 #define RELAX_AFTER_NS (50 * 1000 * 1000ULL)
@@ -819,25 +996,18 @@ static void relax_ticks(struct engine *e, size_t new_waits)
 static void on_tick(struct engine *e)
 {
     uint64_t now = monotonic_ns();
+    /* Where the threads wait, first: as close to the tick as can be. */
+    size_t new_waits = look_off_cpu(e, now);
     recording_read_pmu(&e->rec);
     drain(e, now - HOLDBACK_NS);
-    /* Every record up to the horizon is in: the readings whose interval
-     * ended by then are complete. */
-    close_slot(e, now - HOLDBACK_NS + (e->rec.pmu != NULL));
-    /* A thread sampled since the last tick ran then; after a relaxed
-     * tick's long interval, only one sampled within the last period is
-     * taken as running. */
-    uint64_t since = now - e->rec.clock.period;
-    if (e->last_tick > since)
-        since = e->last_tick;
-    relax_ticks(e, look_off_cpu(e, since - HOLDBACK_NS));
+    mark_waits(e, now - HOLDBACK_NS, now);
+    relax_ticks(e, new_waits);
     e->last_tick = now;
-    if (!e->rec.pmu)
-        flush_entries(e, to_realtime(e, now), e->rec.pmu_values);
-    e->slot_end = tick_clock_grid_after(&e->rec.clock, now);
+    flush_entries(e, now, true);
     e->ticks++;
     if (e->rec.deadline && now >= e->rec.deadline)
         e->stop_requested = true;
+    recording_tick(&e->rec, now);
 }
 
 /* --- the end -------------------------------------------------------------- */
@@ -857,8 +1027,11 @@ static void print_summary(const struct engine *e, uint64_t task_clock)
     double per = e->cpu_samples ? (double)e->cpu_samples : 1.0;
     fprintf(stderr, "[debug] cpu time:    %.6f s (task-clock of every thread, %s mode)\n", cpu,
             e->ev.kernel ? "user and kernel" : "user");
-    fprintf(stderr, "[debug] lost:        %llu samples (ring buffer full), %llu throttled\n",
-            (unsigned long long)e->lost, (unsigned long long)e->throttled);
+    fprintf(stderr,
+            "[debug] lost:        %llu samples (ring buffer full), %llu throttled, %llu of "
+            "threads already gone\n",
+            (unsigned long long)e->lost, (unsigned long long)e->throttled,
+            (unsigned long long)e->late_samples);
     fprintf(stderr, "[debug] rings:       %zu KiB per CPU, %.0f bytes per sample record\n",
             e->ev.ring_pages * (size_t)sysconf(_SC_PAGESIZE) / 1024, (double)e->sample_bytes / per);
     fprintf(stderr,
@@ -875,9 +1048,14 @@ static void print_summary(const struct engine *e, uint64_t task_clock)
     fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",
             (unsigned long long)e->truncated);
     fprintf(stderr,
-            "[debug] children:    %llu ended, the exit status of %llu read before their "
-            "parent reaped them\n",
-            (unsigned long long)e->children_ended, (unsigned long long)e->children_status_known);
+            "[debug] children:    %llu ended, with %llu CPU samples; the exit status of %llu "
+            "read before their parent reaped them\n",
+            (unsigned long long)e->children_ended, (unsigned long long)e->children_samples,
+            (unsigned long long)e->children_status_known);
+    fprintf(stderr, "[debug] waits:       %llu ended, %llu named by a look during them (%s)\n",
+            (unsigned long long)e->waits, (unsigned long long)e->waits_seen,
+            e->ev.switches ? "placed by context switch records"
+                           : "no context switch records: placed by the looks");
     for (size_t k = 0; k < e->ev.counters.n; k++)
         fprintf(stderr, "[debug] counter:     %s %llu (in samples, %s mode)\n",
                 e->ev.counters.c[k]->name, (unsigned long long)e->counter_totals[k],
@@ -897,14 +1075,11 @@ static int finish_profile(struct engine *e)
     perf_events_disable(&e->ev);
     recording_read_pmu(&e->rec);
     drain(e, UINT64_MAX);
-    if (e->rec.pmu) {
-        close_slot(e, UINT64_MAX);
-        reading_join_close(&e->rec.join); /* the last reading ends at its instant */
-        close_slot(e, UINT64_MAX);
-    }
-    if (!e->rec.pmu || e->nentries)
-        flush_entries(e, to_realtime(e, e->rec.end_mono), e->rec.pmu_values);
-    recording_note_pmu(&e->rec);
+    /* The waits under way, up to the end. */
+    for (size_t i = 0; i < e->threads.count; i++)
+        if (e->threads.all[i]->off)
+            end_wait(e, e->threads.all[i], e->rec.end_mono);
+    flush_entries(e, e->rec.end_mono, true);
     /* The JIT names of every process still known (the first's too). */
     for (size_t i = 0; i < e->procs.count; i++)
         if (!e->procs.procs[i].exited)
@@ -924,6 +1099,7 @@ static int finish_profile(struct engine *e)
         .ideal_samples = (uint64_t)floor((double)task_clock / 1e9 * e->opts->frequency),
     };
     struct map_list no_pperf_maps = {0}; /* the native format has its MAP records */
+    recording_note_pmu(&e->rec);
     e->finish_rc = output_finish(e->rec.out, &totals, &no_pperf_maps);
     e->rec.out = NULL;
     if (e->opts->debug)
@@ -994,6 +1170,8 @@ static void on_profiler_signal(void *ctx, const struct signalfd_siginfo *si)
 {
     struct engine *e = ctx;
     int sig = (int)si->ssi_signo;
+    if (recording_on_signal(&e->rec, sig))
+        return;
     if (sig == SIGCHLD) {
         reap(e);
         return;
@@ -1245,7 +1423,7 @@ static int perf_engine_run(const struct record_options *opts, const struct engin
     if (rc != 0)
         goto out;
     e.rec.tick_hz = tick_rate(opts, e.rec.pmu);
-    e.rec.join_readings = e.rec.pmu != NULL; /* CPU samples join readings by time */
+    e.rec.join_readings = e.rec.pmu != NULL; /* SAMPLEs carry the reading of their time */
     if (recording_begin(&e.rec) != 0) {
         if (!opts->attach_pid)
             kill(e.first_pid, SIGKILL);

@@ -263,6 +263,19 @@ static bool sample_read_supported(const struct perf_event_attr *a)
     return true;
 }
 
+/* Does the kernel write each sampled thread's context switches
+ * (PERF_RECORD_SWITCH, Linux 4.3 or later)?  Asked with A, on ourselves. */
+static bool context_switches_supported(const struct perf_event_attr *a)
+{
+    struct perf_event_attr probe = *a;
+    probe.context_switch = 1;
+    int fd = sys_perf_event_open(&probe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0)
+        return false;
+    close(fd);
+    return true;
+}
+
 /*
  * A ring buffer that holds RING_HOLD_MS of the records at the requested
  * rate (a CPU takes at most one sample per period of CPU time, whatever
@@ -304,6 +317,10 @@ int perf_events_init(struct perf_event_set *s, const struct record_options *opts
         s->attr.sample_type |= PERF_SAMPLE_READ;
         s->attr.read_format = s->counters.n ? PERF_FORMAT_GROUP : 0;
     }
+    /* When each thread leaves its CPU for a wait and comes back, stamped
+     * by the kernel: the wall-clock view's waits (docs/recording.md). */
+    s->switches = context_switches_supported(&s->attr);
+    s->attr.context_switch = s->switches;
     s->layout = (struct perf_layout){
         .sample_type = s->attr.sample_type,
         .read_format = s->attr.read_format,

@@ -12,7 +12,8 @@
  *    TIME (CLOCK_MONOTONIC), CPU, PERIOD and the stack -g asks for: the user
  *    call chain (fp), the user registers and the top of the user stack
  *    (dwarf), or nothing (none).  The event also reports MMAP2, COMM
- *    (exec), FORK and EXIT records.
+ *    (exec), FORK and EXIT records, and each thread's context switches
+ *    (SWITCH) where the kernel writes them (`switches`).
  *  - With counters (-e) each sampling event leads a group of them, and
  *    each sample carries the group's values for its thread
  *    (PERF_SAMPLE_READ; needs a kernel that reads inherited groups per
@@ -51,6 +52,7 @@ struct perf_event_set {
     struct perf_counter_list counters;
     bool kernel;   /* kernel mode is sampled and counted too (this user may) */
     bool read_cpu; /* each sample reads the thread's task-clock (PERF_SAMPLE_READ) */
+    bool switches; /* the rings get each thread's context switches (PERF_RECORD_SWITCH) */
     size_t ncpus;
     int *cpus;               /* online CPU numbers */
     int *slot_of_cpu;        /* CPU number -> index in cpus, -1 for none */

@@ -12,7 +12,9 @@
  *
  * Contract: idle_cpu_open() never fails (an unreadable file answers
  * "no"); idle_cpu_free() is true when fewer tasks than NCPUS want a CPU,
- * not counting the caller.
+ * not counting the caller.  PTPROF_LOADAVG=FILE reads FILE instead of
+ * /proc/loadavg, so a test states the machine's load rather than
+ * depending on it.
  */
 #ifndef PTPROF_RECORD_PTRACE_IDLE_CPU_H
 #define PTPROF_RECORD_PTRACE_IDLE_CPU_H

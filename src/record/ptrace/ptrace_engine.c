@@ -308,7 +308,8 @@ static int unwind_captured(struct recorder *r, struct thread *th, struct process
         if (depth == 0)
             pcs[depth++] = th->pc;
     }
-    th->truncated = cut;
+    /* Deeper than the frames kept: its outer frames are lost too. */
+    th->truncated = cut || depth >= STACK_MAX_DEPTH;
     if (cut) {
         /* Copy more of this thread's stack from now on. */
         r->costs.truncated++;
@@ -720,6 +721,8 @@ static void on_profiler_signal(void *ctx, const struct signalfd_siginfo *si)
 {
     struct recorder *r = ctx;
     int sig = (int)si->ssi_signo;
+    if (recording_on_signal(&r->rec, sig))
+        return;
     uint64_t now = monotonic_ns();
     struct profsig_program target = target_of(r);
     /* SIGCHLD: the stops are drained by the loop. */
@@ -800,6 +803,7 @@ static void on_timer(struct recorder *r)
         r->stop_requested = true;
         stop_sampling(r);
     }
+    recording_tick(&r->rec, now);
 }
 
 static uint64_t ideal_samples(const struct recorder *r)

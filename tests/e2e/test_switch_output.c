@@ -1,0 +1,294 @@
+/*
+ * test_switch_output.c - `ptprof record --switch-output`: a recording as a
+ * series of files, as a long-running service is watched.  With both
+ * engines, the shares workload (which measures its own CPU time) recorded
+ * with a new file every second: several files named by the %t pattern in
+ * time order, each complete and read alone by `info` and `report`, and
+ * their CPU time adds up to what the program measured (no sample lost or
+ * counted twice at a switch).  On SIGUSR2 to the profiler alone: a new
+ * file each time, the program never sees the signal (it exits 0, as it
+ * would die of an unhandled SIGUSR2), and --switch-max-files=2 leaves the
+ * last two.  By size: every file but the last reaches it, none goes far
+ * past it.  Bad values are refused before the program runs.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engines.h"
+#include "test_record_common.h"
+#include "util/xalloc.h"
+
+#define PREFIX "snap-"
+
+/* The files of the series in DIR, sorted (by name: by time). */
+static size_t series(const char *dir, char ***out)
+{
+    DIR *d = opendir(dir);
+    cr_assert(d);
+    char **names = NULL;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, PREFIX, strlen(PREFIX)) != 0)
+            continue;
+        names = xrealloc(names, (n + 1) * sizeof(*names));
+        names[n++] = xasprintf("%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    for (size_t i = 1; i < n; i++) /* insertion sort: a handful */
+        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    *out = names;
+    return n;
+}
+
+static void free_series(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* "ptprof ARGS..." expecting exit 0: its stdout. */
+static char *ptprof_out(const char *const *args)
+{
+    char *exe = build_ptprof();
+    const char *argv[16] = {exe};
+    size_t n = 1;
+    for (size_t i = 0; args[i]; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, NULL, 120);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "ptprof %s: " RUN_CONTEXT(&res), args[0]);
+    char *out = res.out;
+    res.out = NULL;
+    spawn_result_free(&res);
+    free(exe);
+    return out;
+}
+
+/* The CPU time a file's report shows. */
+static double file_cpu(const char *file)
+{
+    char *json = ptprof_out((const char *[]){"report", "--format", "json", file, NULL});
+    const char *p = strstr(json, "\"cpu_time\":");
+    cr_assert(p, "%s: no cpu_time in\n%.500s", file, json);
+    double v = strtod(p + strlen("\"cpu_time\":"), NULL);
+    free(json);
+    return v;
+}
+
+static double measured_cpu(const char *truth)
+{
+    FILE *f = fopen(truth, "r");
+    cr_assert(f, "%s: the program wrote no measurement", truth);
+    char name[64];
+    unsigned long long ns, total = 0;
+    while (fscanf(f, "%63s %llu", name, &ns) == 2)
+        if (strcmp(name, "cpu_total") == 0)
+            total = ns;
+    fclose(f);
+    return (double)total / 1e9;
+}
+
+ENGINE_TEST(switch_output, a_file_every_second_and_no_cpu_lost, .timeout = 300)
+{
+    const char *engine = engine_p->name;
+    char *dir = test_mkdtemp(), *ptprof = build_ptprof(), *prog = build_workload("shares");
+    char *pattern = xasprintf("%s/" PREFIX "%%t.data", dir);
+    char *truth = xasprintf("%s/truth.txt", dir), *env_truth = xasprintf("SHARES_OUT=%s", truth);
+    const char *argv[] = {ptprof, "record", "--engine", engine, "--switch-output=1s",
+                          "-o",   pattern,  "--",       prog,   "2",
+                          "3.5",  NULL};
+    const char *env[] = {env_truth, NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, env, NULL, 120);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "%s: " RUN_CONTEXT(&res), engine);
+    spawn_result_free(&res);
+
+    char **files;
+    size_t n = series(dir, &files);
+    /* 3.5 s of the program's own clock, a file a second (and the profiler's
+     * start and end around it). */
+    cr_assert(n >= 4 && n <= 6, "%s: %zu files for 3.5 s at one a second", engine, n);
+    double cpu = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *base = strrchr(files[i], '/') + 1;
+        cr_expect_eq(strlen(base), strlen(PREFIX "20261126114141123.data"), "%s: name %s", engine,
+                     base);
+        char *info = ptprof_out((const char *[]){"info", files[i], NULL});
+        cr_expect(strstr(info, "status:     complete"), "%s: %s is not complete:\n%s", engine,
+                  files[i], info);
+        free(info);
+        double c = file_cpu(files[i]);
+        cr_expect_gt(c, 0, "%s: %s holds no CPU time", engine, files[i]);
+        cpu += c;
+    }
+    /* Every file counts from each thread's previous sample: together they
+     * are the run's CPU time, none lost or counted twice at a switch. */
+    double truth_s = measured_cpu(truth);
+    cr_expect(fabs(cpu - truth_s) <= 0.05 * truth_s,
+              "%s: the files hold %.3f s of CPU time, the program used %.3f s", engine, cpu,
+              truth_s);
+    free_series(files, n);
+    free(env_truth);
+    free(truth);
+    free(pattern);
+    free(prog);
+    free(ptprof);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* Wait until DIR holds N files of the series (the profiler wrote one). */
+static void wait_for_files(struct spawn_proc *p, const char *dir, size_t n)
+{
+    for (int i = 0; i < 200; i++) {
+        char **files;
+        size_t have = series(dir, &files);
+        free_series(files, have);
+        if (have >= n)
+            return;
+        spawn_pump(p, 0.05);
+    }
+    cr_assert_fail("no new file after SIGUSR2 (wanted %zu in %s)", n, dir);
+}
+
+/* Wait until the profiler PID has started the program (its child runs
+ * PROG): its signals are caught by then. */
+static void wait_for_program(struct spawn_proc *p, const char *prog)
+{
+    const char *name = strrchr(prog, '/') + 1;
+    char *children = xasprintf("/proc/%d/task/%d/children", (int)p->pid, (int)p->pid);
+    for (int i = 0; i < 600; i++) {
+        char *list = test_read_file(children, NULL);
+        bool running = false;
+        for (char *c = list; c && *c && !running;) {
+            char *end;
+            long child = strtol(c, &end, 10);
+            if (end == c)
+                break;
+            c = end;
+            char *comm_path = xasprintf("/proc/%ld/comm", child);
+            char *comm = test_read_file(comm_path, NULL);
+            running = comm && strncmp(comm, name, strlen(name)) == 0;
+            free(comm);
+            free(comm_path);
+        }
+        free(list);
+        if (running) {
+            free(children);
+            return;
+        }
+        spawn_pump(p, 0.05);
+    }
+    cr_assert_fail("the profiler never started %s", prog);
+}
+
+Test(switch_output, on_sigusr2_keeping_the_last_two, .timeout = 300)
+{
+    char *dir = test_mkdtemp(), *ptprof = build_ptprof(), *prog = build_workload("shares");
+    char *pattern = xasprintf("%s/" PREFIX "%%t.data", dir);
+    const char *argv[] = {
+        ptprof, "record", "--switch-output", "--switch-max-files=2", "-o", pattern, "--", prog, "1",
+        "4",    NULL};
+    struct spawn_opts o = {.argv = argv, .timeout_s = 120};
+    struct spawn_proc p;
+    spawn_start(&o, &p);
+    wait_for_program(&p, prog);
+    /* Each SIGUSR2 closes a file (it appears complete) and opens the next. */
+    for (size_t k = 1; k <= 3; k++) {
+        spawn_pump(&p, 0.3);
+        cr_assert_eq(kill(p.pid, SIGUSR2), 0);
+        wait_for_files(&p, dir, k < 2 ? k : 2);
+    }
+    struct spawn_result res;
+    spawn_finish(&p, &res);
+    /* The program never got it: an unhandled SIGUSR2 would have killed it. */
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_FMT, RUN_ARGS(&res));
+    spawn_result_free(&res);
+    char **files;
+    size_t n = series(dir, &files);
+    cr_assert_eq(n, 2, "--switch-max-files=2 left %zu files", n);
+    for (size_t i = 0; i < n; i++) {
+        char *info = ptprof_out((const char *[]){"info", files[i], NULL});
+        cr_expect(strstr(info, "status:     complete"), "%s:\n%s", files[i], info);
+        free(info);
+    }
+    free_series(files, n);
+    free(pattern);
+    free(prog);
+    free(ptprof);
+    test_rmtree(dir);
+    free(dir);
+}
+
+Test(switch_output, a_file_every_32k, .timeout = 300)
+{
+    char *dir = test_mkdtemp(), *ptprof = build_ptprof(), *prog = build_workload("shares");
+    char *pattern = xasprintf("%s/" PREFIX "%%t.data", dir);
+    const char *argv[] = {ptprof, "record", "--switch-output=32K", "-o", pattern, "--", prog, "2",
+                          "2",    NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, NULL, 120);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    spawn_result_free(&res);
+    char **files;
+    size_t n = series(dir, &files);
+    cr_assert_geq(n, 2, "2 s of two threads make more than 32K of samples");
+    for (size_t i = 0; i < n; i++) {
+        size_t len = 0;
+        char *data = test_read_file(files[i], &len);
+        cr_assert(data);
+        free(data);
+        /* Checked at every tick: a file passes the size by a tick's worth. */
+        if (i + 1 < n)
+            cr_expect(len >= 32768 && len < 32768 + 65536, "%s: %zu bytes for 32K", files[i], len);
+        char *info = ptprof_out((const char *[]){"info", files[i], NULL});
+        cr_expect(strstr(info, "status:     complete"), "%s:\n%s", files[i], info);
+        free(info);
+    }
+    free_series(files, n);
+    free(pattern);
+    free(prog);
+    free(ptprof);
+    test_rmtree(dir);
+    free(dir);
+}
+
+Test(switch_output, bad_values_are_refused_before_the_program_runs, .timeout = 60)
+{
+    char *dir = test_mkdtemp(), *ptprof = build_ptprof(), *prog = build_workload("shares");
+    char *out = xasprintf("%s/x.data", dir);
+    const char *cases[][3] = {
+        {"--switch-output=1K", "-o", out},   {"--switch-output=0s", "-o", out},
+        {"--switch-output=soon", "-o", out}, {"--switch-max-files=2", "-o", out},
+        {"--switch-output", "-o", "-"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *argv[] = {ptprof, "record", cases[i][0], cases[i][1], cases[i][2],
+                              "--",   prog,     "1",         "1",         NULL};
+        struct spawn_result res;
+        run_argv(&res, argv, NULL, NULL, 60);
+        cr_expect_eq(spawn_exit_code(res.status), 1, "%s: " RUN_CONTEXT(&res), cases[i][0]);
+        cr_expect(!strstr(res.out, "shares: pid"), "%s: the program ran", cases[i][0]);
+        cr_expect_eq(count_lines(res.err), 1, "%s: one line wanted:\n%s", cases[i][0], res.err);
+        spawn_result_free(&res);
+    }
+    free(out);
+    free(prog);
+    free(ptprof);
+    test_rmtree(dir);
+    free(dir);
+}
