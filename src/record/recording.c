@@ -1,5 +1,6 @@
 /* recording.c - see recording.h */
 #include "record/recording.h"
+#include "record/interp/interp.h"
 #include "record/priority.h"
 #include "record/profiler_signals.h"
 #include "record/record_meta.h"
@@ -59,6 +60,18 @@ void recording_start_output(struct recording *r, pid_t first_pid, size_t stack_s
     if (r->pmu && r->pmu->nchannels)
         output_meta(r->out, "pmu_timing",
                     r->pmu->timing == PMU_AT_INSTANT ? "instant" : "interval");
+    /* The original raw format keeps no stacks: no frames to read for it. */
+    r->interp =
+        interp_new(r->out, r->opts->stack_mode != STACK_NONE && r->opts->format == OUTPUT_NATIVE);
+}
+
+void recording_interp_meta(struct recording *r)
+{
+    interp_write_meta(r->interp, r->out,
+                      r->choice->engine == ENGINE_PTRACE
+                          ? "read while each thread was stopped"
+                          : "read at the tick after the sample; reads that changed under the "
+                            "reader dropped");
 }
 
 /* A tuning knob for benchmarks: the gap in percent of the period. */
@@ -165,6 +178,7 @@ void recording_print_summary(const struct recording *r, const struct recording_s
             stderr, "[debug] measurement: %llu readings (%.2f Hz), %llu failed and taken again%s\n",
             (unsigned long long)r->pmu_readings, wall > 0 ? (double)r->pmu_readings / wall : 0.0,
             (unsigned long long)r->pmu_failures, r->pmu_failed ? ", then given up" : "");
+    interp_print_summary(r->interp, stderr);
 }
 
 int recording_exit_code(const struct recording *r, int status, int written)
@@ -212,4 +226,6 @@ void recording_close(struct recording *r)
     r->pmu_values = NULL;
     if (r->join_readings)
         reading_join_free(&r->join);
+    interp_free(r->interp);
+    r->interp = NULL;
 }

@@ -14,6 +14,8 @@
  *  - recording_start_output() makes the output visible once the program
  *    runs and writes the META every recording starts with (record_meta.h),
  *    and with a source, META pmu_timing: "instant" or "interval" (pmu.h).
+ *    It also sets up the interpreter frame reader (interp/interp.h), off
+ *    without stacks or with PTPROF_INTERP=0.
  *  - recording_begin() starts sampling: the source primed, the tick clock
  *    started at tick_hz, or the requested rate when the engine left it 0
  *    (tick_clock.h; PTPROF_MIN_GAP_PCT
@@ -35,7 +37,8 @@
  *    counts as META (pmu_readings, pmu_failed_readings) and warns once when
  *    readings failed.
  *  - recording_print_summary() prints the -d lines both engines have
- *    (engine, wall time, latency, samples, frequency, threads, deadlines);
+ *    (engine, wall time, latency, samples, frequency, threads, deadlines,
+ *    interpreter frames);
  *    each engine prints its own after them.
  *  - recording_exit_code(): the program's status as the shell reports it
  *    (128+N for signal N), 0 after an attach, and 1 when the run went well
@@ -57,6 +60,7 @@
 #include "record/tick_clock.h"
 
 struct record_options;
+struct interp;
 
 /* After a sample, the program runs at least this share of a period before
  * the next one (docs/recording.md: how it was chosen). */
@@ -85,6 +89,8 @@ struct recording {
     uint64_t deadline; /* --duration, monotonic; 0 = none */
     /* --switch-output (snapshots.h), NULL: one file */
     struct snapshots *snapshots;
+    /* interpreter frames (interp/interp.h), NULL: off */
+    struct interp *interp;
 };
 
 /* The common lines of the -d summary. */
@@ -108,6 +114,9 @@ void recording_note_pmu(struct recording *r);
  * recording_on_signal() takes SIGUSR2 as the request (true: it took SIG). */
 void recording_tick(struct recording *r, uint64_t now_ns);
 bool recording_on_signal(struct recording *r, int sig);
+/* Before output_finish(): the META that says what interpreter frames were
+ * read, and how they were kept consistent with the native stacks. */
+void recording_interp_meta(struct recording *r);
 void recording_print_summary(const struct recording *r, const struct recording_summary *s);
 int recording_exit_code(const struct recording *r, int status, int written);
 void recording_close(struct recording *r);

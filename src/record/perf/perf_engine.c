@@ -25,6 +25,7 @@
  */
 #include "pmu/pmu.h"
 #include "record/engine.h"
+#include "record/interp/interp.h"
 #include "record/perf/group_witness.h"
 #include "record/jit_maps.h"
 #include "record/launch.h"
@@ -125,6 +126,7 @@ struct engine {
     size_t counter_values_cap;
     struct stack_snapshot offcpu_snap;
     uint64_t pcs[STACK_MAX_DEPTH];
+    struct interp_stack interp; /* a thread's interpreter frames, read at the tick */
 
     uint64_t last_tick;     /* monotonic */
     uint64_t written_until; /* monotonic: the last SAMPLE written was at this time */
@@ -542,6 +544,14 @@ static void on_sample(void *ctx, const struct perf_record *r)
         e->pcs[0] = user_pc(s);
         depth = 1;
     }
+    if (e->rec.interp) {
+        /* Read now, after the sample: kept only if the sample shows them. */
+        struct stack_snapshot at_sample = {0};
+        perf_sample_snapshot(s, PERF_REGS_USER_MASK, &at_sample);
+        struct interp_when when = {.sample = &at_sample};
+        if (interp_read(e->rec.interp, p, (pid_t)s->tid, &when, &e->interp))
+            depth = interp_merge(e->rec.interp, p, &e->interp, e->pcs, depth, STACK_MAX_DEPTH);
+    }
     e->unwind_ns += monotonic_ns() - unwind_start;
     e->truncated += cut;
     en->s = (struct prof_thread_sample){
@@ -812,6 +822,9 @@ static size_t look_off_cpu(struct engine *e, uint64_t now)
                     p->unwinder = dwarf_unwinder_new(p->pid);
                 depth = offcpu_stack(th->pid, th->tid, &th->syscall_fd, &look, &e->offcpu_snap,
                                      p->unwinder, e->pcs, STACK_MAX_DEPTH);
+                if (interp_read(e->rec.interp, p, th->tid, &(struct interp_when){0}, &e->interp))
+                    depth =
+                        interp_merge(e->rec.interp, p, &e->interp, e->pcs, depth, STACK_MAX_DEPTH);
             }
             th->blocked_stack = e->opts->stack_mode == STACK_NONE
                                     ? 0
@@ -1100,6 +1113,7 @@ static int finish_profile(struct engine *e)
     };
     struct map_list no_pperf_maps = {0}; /* the native format has its MAP records */
     recording_note_pmu(&e->rec);
+    recording_interp_meta(&e->rec);
     e->finish_rc = output_finish(e->rec.out, &totals, &no_pperf_maps);
     e->rec.out = NULL;
     if (e->opts->debug)

@@ -349,7 +349,7 @@ void tracer_stop_all(struct tracer *t, uint64_t patience_ns)
             continue;
         }
         if (th->stopped || th->group_stop || th->announced || th->exiting || th->reused ||
-            th->late || th->in_vfork || th->awaited)
+            th->left_out || th->late || th->in_vfork || th->awaited)
             continue;
         if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0) {
             th->awaited = true;
@@ -428,8 +428,10 @@ void tracer_detach_all(struct tracer *t)
     /* Every thread must stop to be let go, the idle ones too, and stay
      * stopped: no copies now. */
     t->on_stopped = NULL;
-    for (size_t i = 0; i < t->threads.count; i++)
+    for (size_t i = 0; i < t->threads.count; i++) {
         t->threads.threads[i].reused = false;
+        t->threads.threads[i].left_out = false;
+    }
     tracer_stop_all(t, 200 * 1000 * 1000ULL);
     /* New threads may still report their first stop: detach them too. */
     for (int round = 0; round < 50 && t->threads.count > 0; round++) {

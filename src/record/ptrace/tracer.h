@@ -16,8 +16,9 @@
  *    the stop of a thread still `awaited` by a sample goes to on_stopped
  *    first.
  *  - tracer_stop_all() interrupts every running thread (but those marked
- *    `reused`: the caller knows their last capture still holds; and those
- *    still `awaited` from an earlier call) and waits for their stops for up
+ *    `reused`: the caller knows their last capture still holds; those
+ *    `left_out` of this round by the caller; and those still `awaited`
+ *    from an earlier call) and waits for their stops for up
  *    to PATIENCE_NS.  With on_stopped set, it hands each batch of threads
  *    found stopped (those already stopped first, then the stops as they
  *    come) to it, and resumes them at once: a thread runs none of its own
