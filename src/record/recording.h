@@ -12,7 +12,10 @@
  *    program must start with.  recording_close() releases what is left
  *    (an unfinished output is aborted: an existing file is untouched).
  *  - recording_start_output() makes the output visible once the program
- *    runs and writes the META every recording starts with (record_meta.h).
+ *    runs and writes the META every recording starts with (record_meta.h),
+ *    and with a source, META pmu_timing: "instant" or "interval" (pmu.h).
+ *    It also sets up the interpreter frame reader (interp/interp.h), off
+ *    without stacks or with PTPROF_INTERP=0.
  *  - recording_begin() starts sampling: the source primed, the tick clock
  *    started at tick_hz, or the requested rate when the engine left it 0
  *    (tick_clock.h; PTPROF_MIN_GAP_PCT
@@ -22,10 +25,17 @@
  *    DEBUGINFOD_URLS (the unwinder must not fetch debug information over
  *    the network mid-recording).  Returns 0, or -1 after a message.
  *  - recording_read_pmu() reads the source into pmu_values at a tick (the
- *    machine's reading, not the threads'); after its first failure every
- *    value is NaN, with one warning.
- *    It also sets up the interpreter frame reader (interp/interp.h), off
- *    without stacks or with PTPROF_INTERP=0.
+ *    machine's reading, not the threads'), stamped in pmu_at with the
+ *    instant the reading stands for (pmu.h: when it was taken, not when it
+ *    is written); with join_readings set (before recording_begin()) every
+ *    reading, the priming one included, is also kept in `join`
+ *    (reading_join.h).  A failed read gives NaN values for that reading
+ *    only and is counted (pmu_failures); the next tick tries again.  A
+ *    source that has failed for RECORDING_PMU_PATIENCE_NS in a row is given
+ *    up, with one warning saying why: NaN from then on.
+ *    recording_note_pmu(), before the output is finished, writes the
+ *    counts as META (pmu_readings, pmu_failed_readings) and warns once when
+ *    readings failed.
  *  - recording_print_summary() prints the -d lines both engines have
  *    (engine, wall time, latency, samples, frequency, threads, deadlines,
  *    interpreter frames);
@@ -46,6 +56,7 @@
 #include "pmu/pmu.h"
 #include "record/engine.h"
 #include "record/output.h"
+#include "record/reading_join.h"
 #include "record/snapshots.h"
 #include "record/tick_clock.h"
 
@@ -55,6 +66,8 @@ struct interp;
 /* After a sample, the program runs at least this share of a period before
  * the next one (docs/recording.md: how it was chosen). */
 #define RECORDING_MIN_GAP_PERCENT 25
+/* A source failing this long without a good reading is given up. */
+#define RECORDING_PMU_PATIENCE_NS 1000000000ULL
 
 struct recording {
     const struct record_options *opts;
@@ -62,7 +75,13 @@ struct recording {
     struct output *out;
     struct pmu_source *pmu; /* NULL: none */
     double *pmu_values;     /* one per channel */
-    bool pmu_failed;
+    uint64_t pmu_at;        /* monotonic: the instant pmu_values stand for */
+    bool pmu_failed;        /* given up */
+    uint64_t pmu_readings, pmu_failures;
+    uint64_t pmu_failing_since; /* monotonic, of the first failure in a row; 0: none */
+    uint64_t pmu_failing_reads; /* in a row */
+    bool join_readings;         /* keep every reading in join */
+    struct reading_join join;
     int signal_fd;
     sigset_t original_mask; /* what the program starts with */
     struct tick_clock clock;
@@ -91,6 +110,7 @@ int recording_catch_signals(struct recording *r);
 void recording_start_output(struct recording *r, pid_t first_pid, size_t stack_size);
 int recording_begin(struct recording *r);
 void recording_read_pmu(struct recording *r);
+void recording_note_pmu(struct recording *r);
 /* --switch-output (snapshots.h): at a tick, start the next file when due;
  * recording_on_signal() takes SIGUSR2 as the request (true: it took SIG). */
 void recording_tick(struct recording *r, uint64_t now_ns);

@@ -753,8 +753,8 @@ static void take_sample(struct recorder *r)
         r->rec.clock.dropped++; /* stops stopped coming: no room for one more */
         return;
     }
-    uint64_t wall = realtime_ns();
-    recording_read_pmu(&r->rec); /* the machine's, not the threads': outside the stop */
+    recording_read_pmu(&r->rec);   /* the machine's, not the threads': outside the stop */
+    uint64_t wall = realtime_ns(); /* the threads' instant: right after the reading */
     uint64_t t_check = monotonic_ns();
     give_up_on_slow_stops(r);
     find_idle(r);
@@ -1093,6 +1093,7 @@ static int finish_profile(struct recorder *r)
     struct map_list *seen = &first->since_exec;
     if (seen->count > 1) /* no maps, no array */
         qsort(seen->entries, seen->count, sizeof(*seen->entries), sort_by_start);
+    recording_note_pmu(&r->rec);
     recording_interp_meta(&r->rec);
     int rc = output_finish(r->rec.out, &totals, seen);
     r->finish_rc = rc;
