@@ -330,7 +330,7 @@ static void make_share_rows(struct report *r, const double *self, size_t n)
     key_spec_default(&r->keys);
     r->metric = *metric_builtin(METRIC_CPU);
     double base = 0;
-    char id[16];
+    char id[24]; /* "r" and any size_t */
     for (size_t i = 0; i < n; i++) {
         snprintf(id, sizeof(id), "r%zu", i);
         add_row(r, id, self[i], self[i]);
