@@ -719,3 +719,33 @@ Test(report_cli, exit_codes)
     free(missing);
     free(ptprof);
 }
+
+/* --limit 100 keeps every row, the caller of 0 % self included, whether
+ * the self shares' sum rounds over 100 (915, 856 and 30 of 1801:
+ * 100.00000000000001) or under it (786, 781 and 3 of 1570): the rows a
+ * report showed once depended on that rounding (analyze/select.h). */
+Test(report_cli, limit_100_keeps_every_row_however_the_shares_round)
+{
+    static const char *const files[] = {"main;a 915\nmain;b 856\nmain;c 30\n",
+                                        "main;a 786\nmain;b 781\nmain;c 3\n"};
+    char *dir = test_mkdtemp(), *path = xasprintf("%s/shares.folded", dir);
+    for (size_t i = 0; i < 2; i++) {
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs(files[i], f);
+        cr_assert_eq(fclose(f), 0);
+        char *out =
+            ptprof_ok((const char *[]){"report", "--format", "csv", "-k", "procedure", "--metric",
+                                       "samples", "--limit", "100", path, NULL});
+        struct csv c;
+        csv_parse(&c, out);
+        cr_expect_eq(c.nrows, 4, "file %zu:\n%s", i, out);
+        cr_expect_float_eq(csv_get(&c, "main", "total_samples"), csv_sum(&c, "samples"), 1e-9,
+                           "file %zu:\n%s", i, out);
+        csv_free(&c);
+        free(out);
+    }
+    test_rmtree(dir);
+    free(path);
+    free(dir);
+}
