@@ -63,7 +63,7 @@ WORKLOAD_LIB_SRC := $(sort $(wildcard tests/workloads/lib/*.c))
 WORKLOADS += $(WORKLOAD_LIB_SRC:tests/workloads/lib/%.c=$(BUILD)/workloads/lib%.so)
 TEST_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null || echo -lcriterion)
 
-.PHONY: all check unit e2e check-asan demo bench install uninstall fuzz format lint clean \
+.PHONY: all check unit e2e check-asan demo bench install uninstall fuzz fuzz-smoke format lint clean \
         workloads tests
 
 all: $(BUILD)/ptprof $(BUILD)/sampler
@@ -161,13 +161,25 @@ uninstall:
 
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
+# The library is compiled once, instrumented, and linked into every target.
+FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(LIB_SRC) $(GEN_C))
 FUZZ_CFLAGS = -std=c11 -g -O1 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen $(PKG_CFLAGS) \
-              -fsanitize=fuzzer,address,undefined
-build-fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN_C) | $(GEN_H)
+              -fsanitize=fuzzer-no-link,address,undefined
+build-fuzz/obj/%.o: %.c | $(GEN_H)
 	@mkdir -p $(@D)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(GEN_C) $(LDLIBS)
+	clang $(FUZZ_CFLAGS) -c -o $@ $<
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
 
+# make fuzz: build every target; make fuzz-smoke: run each on its corpus
+# for FUZZ_SECONDS (scripts/fuzz-smoke, which make check runs too).
 fuzz: $(FUZZ_BIN)
+# Kept between runs: they are the slow part, not intermediates to delete.
+.SECONDARY: $(FUZZ_OBJ)
+
+fuzz-smoke: fuzz
+	scripts/fuzz-smoke
 
 format:
 	clang-format -i $(LIB_SRC) src/ptprof.c $(wildcard src/*/*.h src/*/*/*.h) $(UNIT_SRC) $(E2E_SRC) \

@@ -1,6 +1,7 @@
 /* compare.c - see compare.h */
 #include "analyze/compare.h"
 #include "analyze/multi.h"
+#include "analyze/select.h"
 #include "analyze/significance.h"
 #include "analyze/strtab.h"
 #include "analyze/uncertainty.h"
@@ -251,7 +252,7 @@ static void select_rows(struct compare_result *out, const struct compare_options
         bool keep = true;
         if (opts->threshold_pct >= 0 && k[i].maxshare < opts->threshold_pct)
             keep = false;
-        if (keep && opts->limit_pct >= 0 && cumulative >= opts->limit_pct)
+        if (keep && report_limit_reached(cumulative, opts->limit_pct))
             keep = false;
         if (keep) {
             cumulative += k[i].bshare;

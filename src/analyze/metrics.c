@@ -27,7 +27,15 @@ enum energy_mode {
 
 /* Samples merged into one energy window (CPU-time sampled profiles). */
 struct energy_window {
-    double energy, cpu, dt; /* over the whole window */
+    double energy;       /* J measured over the window */
+    double span;         /* s: its duration */
+    double busy;         /* s: the threads' busy time inside it (their CPU time spread over
+                            the span each sample covers) */
+    double cpu_samples;  /* s: the CPU time of the thread samples taken in it */
+    double weight;       /* J: their power at their own instant x their CPU time */
+    double used;         /* the share of its span its threads were busy, at most 1 */
+    double parallel;     /* span / busy where the threads were busier than the span, else 1 */
+    uint64_t start, end; /* ns: the sample before its first, and its last */
 };
 
 struct metrics {
@@ -46,8 +54,10 @@ struct metrics {
     bool count_from_start; /* threads' CPU time starts inside the profile */
     /* Energy windows (NULL: each sample's interval is its own window). */
     struct energy_window *windows;
-    size_t *window_of; /* sample -> window */
-    double *values;    /* the last sample's, nthreads x nvalue_types */
+    size_t *window_of;   /* sample -> window */
+    bool by_power;       /* windows split by power x CPU time (else by CPU time) */
+    double weight_scale; /* J per J of power x CPU time, over the whole profile */
+    double *values;      /* the last sample's, nthreads x nvalue_types */
     size_t values_cap;
     uint64_t *counters; /* per slot, per value type: a counter's last value */
     size_t counters_cap;
@@ -248,6 +258,50 @@ static double interval_energy(const struct metrics *m, size_t i, double dt)
     return e;
 }
 
+/* The time a thread sample stood for in the machine: its CPU time, and of
+ * the time the profiler held it stopped (ptrace: the mean stop per sample)
+ * the share it ran of the rest of its span: a thread that never sleeps is
+ * busy its whole span, one that ran a quarter of it a quarter of the stop,
+ * so that busy time stays in proportion to CPU time. */
+static double busy_time(const struct metrics *m, const struct thread_metrics *o)
+{
+    double cpu = o->q[Q_CPU], held = m->totals.latency_per_sample_s;
+    /* A stop that takes a good part of the span is the profiler waiting
+     * for a CPU, not the thread's time: no credit then. */
+    if (cpu <= 0 || held <= 0 || held > o->since / 4)
+        return cpu;
+    double busy = cpu * o->since / (o->since - held);
+    return busy < o->since ? busy : cpu > o->since ? cpu : o->since;
+}
+
+/*
+ * With windows: each thread sample is worth the power of the interval its
+ * instant fell in times its CPU time, scaled down where the window's
+ * threads were busier than its span (threads in parallel), and by the one
+ * factor that makes the whole profile's thread samples add up to what its
+ * windows attribute (each window: its energy times the share of its span
+ * its threads were busy).  A window's measured mean power is not used for
+ * its samples: a window may hold one sample, or a change of power.  This
+ * sample takes its part of its window's rest by its duration.
+ */
+static void split_window_energy(struct metrics *m, size_t i, double e, double dt, uint32_t nthreads,
+                                struct thread_metrics *out, double *unattributed_j, double *idle_s)
+{
+    const struct energy_window *w = &m->windows[m->window_of[i]];
+    double power = dt > 0 ? e / dt : 0;
+    for (uint32_t j = 0; j < nthreads; j++) {
+        double cpu = out[j].q[Q_CPU];
+        if (m->by_power)
+            out[j].q[Q_ENERGY] = power * cpu * w->parallel * m->weight_scale;
+        else
+            out[j].q[Q_ENERGY] =
+                w->cpu_samples > 0 ? w->energy * w->used * cpu / w->cpu_samples : 0;
+    }
+    double share = w->span > 0 ? dt / w->span : 1;
+    *unattributed_j = w->energy * (1 - w->used) * share;
+    *idle_s = dt * (1 - w->used);
+}
+
 /* The values of sample S's threads (metrics.h), OUT being their metrics. */
 static void sample_values(struct metrics *m, const struct prof_sample *s,
                           const struct thread_metrics *out)
@@ -290,7 +344,7 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
     double dt = 0;
     if (i > 0 && s->time_ns > m->p->samples[i - 1].time_ns)
         dt = (double)(s->time_ns - m->p->samples[i - 1].time_ns) / 1e9;
-    double cpu_sum = 0;
+    double busy_sum = 0, cpu_sum = 0;
     for (uint32_t j = 0; j < s->nthreads; j++) {
         const struct prof_thread_sample *t = &s->threads[j];
         struct thread_metrics *o = &out[j];
@@ -307,6 +361,7 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
                 o->q[Q_CPU] = (double)(t->cpu_ns - st->cpu_ns) / 1e9;
             if (s->time_ns > st->time_ns) {
                 double wall = (double)(s->time_ns - st->time_ns) / 1e9;
+                o->since = wall;
                 if (m->opts.account_latency)
                     wall -= m->totals.latency_per_sample_s * (double)(i - st->sample);
                 o->q[Q_WALL] = wall > 0 ? wall : 0;
@@ -315,28 +370,24 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
         st->cpu_ns = t->cpu_ns;
         st->time_ns = s->time_ns;
         st->sample = i;
+        o->busy = busy_time(m, o);
+        busy_sum += o->busy;
         cpu_sum += o->q[Q_CPU];
         m->totals.cpu_s += o->q[Q_CPU];
         m->totals.wall_s += o->q[Q_WALL];
     }
-    /* The interval's energy, split over the CPU time spent in it; the
-     * rest is nobody's.  With windows, the interval is the sample's whole
-     * window and this sample takes its part of the rest by its duration. */
     double e = interval_energy(m, i, dt);
-    double energy = e, span = dt, cpu = cpu_sum, share = 1;
     if (m->windows) {
-        const struct energy_window *w = &m->windows[m->window_of[i]];
-        energy = w->energy;
-        span = w->dt;
-        cpu = w->cpu;
-        share = w->dt > 0 ? dt / w->dt : 1;
+        split_window_energy(m, i, e, dt, s->nthreads, out, unattributed_j, idle_s);
+    } else {
+        /* The interval's energy, as much of it as the threads' busy time
+         * filled, split over them by their CPU time; the rest is nobody's. */
+        double used = cpu_sum <= 0 ? 0 : dt > busy_sum ? busy_sum / dt : 1;
+        for (uint32_t j = 0; j < s->nthreads; j++)
+            out[j].q[Q_ENERGY] = used > 0 ? e * used * out[j].q[Q_CPU] / cpu_sum : 0;
+        *unattributed_j = e * (1 - used);
+        *idle_s = dt * (1 - used);
     }
-    double capacity = span > cpu ? span : cpu;
-    double used = capacity > 0 ? cpu / capacity : 0;
-    for (uint32_t j = 0; j < s->nthreads; j++)
-        out[j].q[Q_ENERGY] = capacity > 0 ? energy * out[j].q[Q_CPU] / capacity : 0;
-    *unattributed_j = energy * (1 - used) * share;
-    *idle_s = dt * (1 - used);
     m->totals.energy_j += e;
     m->totals.unattributed_j += *unattributed_j;
     m->totals.idle_s += *idle_s;
@@ -351,16 +402,42 @@ const double *metrics_values(const struct metrics *m)
 }
 
 /*
- * A profile whose CPU times count whole periods (the perf engine) knows a
- * thread's CPU time in an interval only to a period: in an interval of one
- * period a busy thread shows 0, 1 or 2 periods, and splitting each
- * interval's energy by that would give the overfull intervals' excess to
+ * A profile whose thread samples come at their own instants (the perf
+ * engine: CPU-time periods, not ticks) has, in an interval between two
+ * readings, 0, 1 or 2 samples of a busy thread: splitting each interval's
+ * energy over its own samples would give the empty intervals' energy to
  * nobody.  So its intervals are merged into windows of at least
- * ENERGY_WINDOW_PERIODS periods, and each window's energy is split over
- * the CPU time of all its samples.  A pass of the ordinary rule gathers
- * every sample's energy, CPU time and duration first.
+ * ENERGY_WINDOW_PERIODS periods; a window's energy goes to the samples
+ * taken in it, each weighted by the power of the interval its instant fell
+ * in (docs/pmu.md, "The join"), so merging does not blur which function
+ * ran at which power.  How much of it is attributed is the share of the
+ * window the threads were busy: each thread sample's busy time is placed
+ * right before its instant (a thread that was waiting for a CPU ran last
+ * just before it was sampled), within the span since the thread's previous
+ * sample, so the periods that straddle a window's ends count in the window
+ * they ran in.  A pass of the ordinary rule gathers every sample's energy,
+ * busy time and span.
  */
 #define ENERGY_WINDOW_PERIODS 10.0
+
+/* Spread BUSY seconds evenly over (FROM, TO] (ns) across the windows up to W
+ * (all of it in W when the span is empty). */
+static void spread_busy(struct energy_window *windows, size_t w, uint64_t from, uint64_t to,
+                        double busy)
+{
+    if (to <= from) {
+        windows[w].busy += busy;
+        return;
+    }
+    for (size_t k = w;; k--) {
+        uint64_t lo = windows[k].start > from ? windows[k].start : from;
+        uint64_t hi = k == w || windows[k].end > to ? to : windows[k].end;
+        if (hi > lo)
+            windows[k].busy += busy * (double)(hi - lo) / (double)(to - from);
+        if (k == 0 || windows[k].start <= from)
+            break;
+    }
+}
 
 static void plan_energy_windows(struct metrics *m)
 {
@@ -381,6 +458,7 @@ static void plan_energy_windows(struct metrics *m)
     pass->values_cap = 0;
     pass->counters = NULL;
     pass->counters_cap = 0;
+    pass->opts.account_latency = false; /* Q_WALL: the span since the previous sample */
     size_t most = 0;
     for (size_t i = 0; i < p->nsamples; i++)
         most = p->samples[i].nthreads > most ? p->samples[i].nthreads : most;
@@ -390,6 +468,7 @@ static void plan_energy_windows(struct metrics *m)
     m->window_of = xcalloc(p->nsamples, sizeof(*m->window_of));
     double min_span = ENERGY_WINDOW_PERIODS / p->frequency;
     size_t w = 0;
+    m->windows[0].start = m->windows[0].end = p->samples[0].time_ns;
     for (size_t i = 0; i < p->nsamples; i++) {
         double un, idle;
         struct metrics_totals before = pass->totals;
@@ -398,13 +477,45 @@ static void plan_energy_windows(struct metrics *m)
         double dt = i > 0 && s->time_ns > p->samples[i - 1].time_ns
                         ? (double)(s->time_ns - p->samples[i - 1].time_ns) / 1e9
                         : 0;
-        m->windows[w].energy += pass->totals.energy_j - before.energy_j;
-        m->windows[w].cpu += pass->totals.cpu_s - before.cpu_s;
-        m->windows[w].dt += dt;
+        double e = pass->totals.energy_j - before.energy_j;
+        double power = dt > 0 ? e / dt : 0;
+        struct energy_window *win = &m->windows[w];
+        win->energy += e;
+        win->span += dt;
+        if (s->time_ns > win->end)
+            win->end = s->time_ns;
+        for (uint32_t j = 0; j < s->nthreads; j++) {
+            double busy = tm[j].busy;
+            double ran = tm[j].since < busy ? tm[j].since : busy;
+            uint64_t since = (uint64_t)(ran * 1e9);
+            win->cpu_samples += tm[j].q[Q_CPU];
+            win->weight += power * tm[j].q[Q_CPU];
+            spread_busy(m->windows, w, since < s->time_ns ? s->time_ns - since : 0, s->time_ns,
+                        busy);
+        }
         m->window_of[i] = w;
-        if (m->windows[w].dt >= min_span && i + 1 < p->nsamples)
+        if (win->span >= min_span && i + 1 < p->nsamples) {
             w++;
+            m->windows[w].start = m->windows[w].end = s->time_ns;
+        }
     }
+    double attributed = 0, weight = 0;
+    for (size_t k = 0; k <= w; k++) {
+        struct energy_window *win = &m->windows[k];
+        /* A window without a thread sample has nobody to give energy to. */
+        win->used = win->cpu_samples <= 0                    ? 0
+                    : win->span > 0 && win->busy < win->span ? win->busy / win->span
+                                                             : 1;
+        win->parallel = win->busy > win->span && win->span > 0 ? win->span / win->busy : 1;
+        attributed += win->energy * win->used;
+        weight += win->weight * win->parallel;
+    }
+    /* Readings at an instant say the power at the samples' instants; an
+     * average over an interval, such as a counter's that moves in steps,
+     * says it no better than the window does. */
+    const char *timing = profile_meta(p, "pmu_timing");
+    m->by_power = weight > 0 && timing && strcmp(timing, "instant") == 0;
+    m->weight_scale = weight > 0 ? attributed / weight : 0;
     free(tm);
     free(pass->threads);
     free(pass->index);

@@ -18,12 +18,23 @@
  *  - Q_ENERGY (J): the interval since the previous sample has energy E
  *    (sum over the chosen channels: an energy counter's increase, or a
  *    power reading times the interval, or current times voltage times the
- *    interval; NaN and negative steps count 0).  E is split over the
- *    sample's threads in proportion to their Q_CPU, each getting
- *    E * cpu / max(interval, total cpu); the rest, E * (1 - total cpu /
- *    max(interval, total cpu)), is returned as *UNATTRIBUTED together with
- *    the idle time (1 - total cpu / max(...)) * interval, so that the
- *    threads and the unattributed rest add up to the measured energy.
+ *    interval; NaN and negative steps count 0).  Of E, the share
+ *    min(1, sum of busy / interval) is split over the sample's threads in
+ *    proportion to their Q_CPU, busy being a thread's Q_CPU plus the share
+ *    of the profiler's mean stop per sample (the profile's latency: the
+ *    time ptrace held it) that it ran of the rest of the span since its
+ *    previous sample; the rest is returned as *UNATTRIBUTED together
+ *    with the idle time (1 - that share) * interval, so that the threads
+ *    and the unattributed rest add up to the measured energy.  A profile
+ *    whose CPU time is "sampled" (the perf engine) is split over windows
+ *    of at least ten periods instead: the windows attribute their energy
+ *    times the share of them their threads were busy; with META pmu_timing
+ *    "instant" each thread sample gets the power of its own interval times
+ *    its Q_CPU (scaled in a window whose threads ran in parallel), times
+ *    one factor making the profile's samples add up to what its windows
+ *    attribute (docs/pmu.md, "The join"), else its window's attributed
+ *    energy by Q_CPU; each sample takes its part of its window's rest by
+ *    its duration.
  *  - Q_EXECUTIONS is 0 (executions depend on keys: see walk.h).
  *  SLOT numbers the profile's distinct tids from 0 in order of first
  *  appearance; FIRST is set at that first appearance.
@@ -67,6 +78,8 @@ struct metrics_options {
 
 struct thread_metrics {
     double q[Q_COUNT];
+    double busy;  /* s: the CPU time, and the share of the profiler's stop it would have run */
+    double since; /* s: the span since its previous appearance (0 at the first) */
     uint32_t slot;
     bool first;
 };

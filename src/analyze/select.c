@@ -25,6 +25,16 @@ void report_sort(struct report *r)
         qsort_r(r->rows, r->nrows, sizeof(*r->rows), row_cmp, &r->metric);
 }
 
+/* Rounding in a sum of shares is far below this; a share is not. */
+#define LIMIT_SLACK_PCT 1e-9
+
+bool report_limit_reached(double cumulative_pct, double limit_pct)
+{
+    if (limit_pct < 0 || limit_pct >= 100)
+        return false; /* off, or every row: the rows after 100 % have no self share */
+    return cumulative_pct >= limit_pct - LIMIT_SLACK_PCT;
+}
+
 void report_select(struct report *r, double limit_pct, double threshold_pct)
 {
     report_sort(r);
@@ -37,7 +47,7 @@ void report_select(struct report *r, double limit_pct, double threshold_pct)
         bool keep = true;
         if (threshold_pct >= 0 && self < threshold_pct && total < threshold_pct)
             keep = false;
-        if (keep && limit_pct >= 0 && cumulative >= limit_pct)
+        if (keep && report_limit_reached(cumulative, limit_pct))
             keep = false;
         if (keep) {
             cumulative += self;

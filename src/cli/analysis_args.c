@@ -84,14 +84,20 @@ void analysis_args_done(struct analysis_args *a)
     a->session.nbinaries = a->nbinaries;
 }
 
-/* An ELF file: a program or library, never a profile. */
+/* An ELF file: a program or library, never a profile.  Only a regular
+ * file is probed: reading a pipe's first bytes would take them from the
+ * profile it carries (<(...), a FIFO), and opening a FIFO blocks. */
 static bool is_elf(const char *path)
 {
+    struct stat st;
+    if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
     unsigned char magic[SELFMAG];
-    int fd = strcmp(path, "-") == 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return false;
-    bool elf = read(fd, magic, sizeof(magic)) == (ssize_t)sizeof(magic) &&
+    bool elf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+               read(fd, magic, sizeof(magic)) == (ssize_t)sizeof(magic) &&
                memcmp(magic, ELFMAG, SELFMAG) == 0;
     close(fd);
     return elf;

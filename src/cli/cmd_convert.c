@@ -335,7 +335,9 @@ int cmd_convert(int argc, char **argv)
     }
     int wrc = to->write ? to->write(&p, output) : to->export(argv[optind], &p, output, &eo);
     profile_free(&p);
-    rc = wrc == 0 ? PT_EXIT_OK : PT_EXIT_USAGE;
+    /* A writer's -2: the profile holds values no file of that format can
+     * carry in proportion (interop/gmon.h): the input is at fault. */
+    rc = wrc == 0 ? PT_EXIT_OK : wrc == GMON_WRITE_BAD_INPUT ? PT_EXIT_BAD_INPUT : PT_EXIT_USAGE;
 out:
     csv_cli_free(&csv);
     analysis_args_free(&an);

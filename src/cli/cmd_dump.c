@@ -96,6 +96,23 @@ static void dump_pperf(const struct pperf_profile *p)
     printf("@%" PRIu64 " EOF\n", off);
 }
 
+/* What a user calls the format profile_file_format() names. */
+static const char *format_words(const char *format)
+{
+    static const char *const words[][2] = {
+        {"gperftools", "gperftools CPU profile"},
+        {"gmon", "gprof gmon.out"},
+        {"pprof", "pprof profile"},
+        {"perf-data", "perf.data file"},
+        {"perf-script", "perf script output"},
+        {"folded", "folded-stacks file"},
+    };
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (strcmp(words[i][0], format) == 0)
+            return words[i][1];
+    return format;
+}
+
 static int dump_file(const char *path)
 {
     struct profile_file f;
@@ -108,6 +125,20 @@ static int dump_file(const char *path)
         rc = -1; /* a text, kept as a stream until now */
     } else if (f.raw.truncated) {
         pt_err("%s", f.raw.error);
+        rc = -1;
+    } else if (strcmp(profile_file_format(&f), "pperf") != 0) {
+        /* Another tool's format: its records are not the raw ones dump
+         * prints; the pperf reader's complaints would mislead. */
+        const char *format = profile_file_format(&f);
+        if (strcmp(format, "unknown") == 0 || strcmp(format, "pickle") == 0) {
+            struct profile p;
+            profile_parse(&f, &p); /* says what it is not, or resembles */
+            profile_free(&p);
+        } else {
+            pt_err("%s: a %s: dump prints the records of ptprof's native format and of the "
+                   "original sampler's raw format (pperf) only; 'ptprof info %s' describes it",
+                   f.name, format_words(format), f.name);
+        }
         rc = -1;
     } else {
         struct pperf_profile p;

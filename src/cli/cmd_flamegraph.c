@@ -218,7 +218,8 @@ static int write_graph(struct flame_args *a, struct outfile **of, char **files, 
     };
     int rc = flamegraph_svg(outfile_stream(*of), t, base, &o);
     free(sub);
-    if (rc != 0)
+    /* A write that failed is said by the commit, naming the file. */
+    if (rc != 0 && !ferror(outfile_stream(*of)))
         return PT_EXIT_BAD_INPUT;
     rc = outfile_commit(*of);
     *of = NULL;

@@ -116,6 +116,19 @@ static void print_engine(const struct profile *p)
                why && *why ? ")" : "");
 }
 
+/* What the recorder read of an interpreter's own frames (docs/python.md). */
+static void print_interpreter(const struct profile *p)
+{
+    const char *interp = profile_meta(p, "interp");
+    if (!interp)
+        return;
+    const char *how = profile_meta(p, "interp_consistency");
+    const char *read = profile_meta(p, "interp_stacks");
+    const char *bad = profile_meta(p, "interp_unreadable");
+    printf("  frames of:  %s, %s stacks read, %s unreadable (native frames kept)%s%s\n", interp,
+           read ? read : "?", bad ? bad : "?", how ? "; " : "", how ? how : "");
+}
+
 /* The perf engine's counts: CPU samples against CPU time x frequency, and
  * what the ring buffers lost. */
 static void print_cpu_sampling(const struct profile *p)
@@ -324,6 +337,10 @@ static void print_contents(const struct profile *p, const struct profile_file *f
     putchar('\n');
     const char *form = pperf_maps_form(p);
     printf("  maps:       %zu%s%s\n", p->nmaps, form ? ", " : "", form ? form : "");
+    /* JIT files the recorder would not read (record/jit_maps.h). */
+    for (size_t i = 0; i < p->nmeta; i++)
+        if (strncmp(p->meta[i].key, "jit_refused.", 12) == 0)
+            printf("  jit refused: %s\n", p->meta[i].value);
     /* A recording ends early when its recorder dies; other files when
      * they were cut or damaged. */
     bool recording = strcmp(p->format, "native") == 0 || strcmp(p->format, "pperf") == 0;
@@ -352,6 +369,7 @@ static int info_one(const char *path)
     print_format(&f);
     printf("  program:    %s\n", program && *program ? program : "unknown");
     print_engine(&p);
+    print_interpreter(&p);
     print_timing(&p);
     print_tasks(&p);
     print_contents(&p, &f);

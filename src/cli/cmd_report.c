@@ -54,6 +54,7 @@ static void usage(FILE *out)
         "      --callees FUNC    what FUNC called, and its own share ([self])\n"
         "      --tree            the call tree, outermost frames first\n"
         "      --limit P         keep the top rows until they hold P %% of the total\n"
+        "                        (100: every row)\n"
         "      --threshold P     drop rows under P %% (self and total; tree default %g)\n"
         "      --format F        table (default), csv or json\n"
         "      --ci              a 95%% interval for each share (and energy): from the\n"

@@ -13,6 +13,7 @@
 #include "interop/pperf.h"
 #include "interop/pprof.h"
 #include "util/instream.h"
+#include "util/linereader.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -89,6 +90,7 @@ static void keep_head(struct profile_file *f, const unsigned char *d, size_t n)
 static int read_stream(struct instream *in, size_t max_len, struct profile_file *f)
 {
     f->name = xstrdup(instream_name(in));
+    xalloc_reading(f->name); /* until profile_file_free() */
     f->raw.compression = instream_compression(in);
     /* No limit yet: these few bytes decode at most one piece. */
     const unsigned char *d;
@@ -103,11 +105,22 @@ static int read_stream(struct instream *in, size_t max_len, struct profile_file 
         return 0;
     }
     instream_limit_zero_run(in, gmon_detect(d, n) ? GMON_ZERO_RUN_MAX : ZERO_RUN_MAX);
-    n = instream_peek(in, TEXT_HEAD_SIZE, &d);
-    const struct stream_format *text = text_format(d, n, n < TEXT_HEAD_SIZE);
+    size_t want = TEXT_HEAD_SIZE;
+    n = instream_peek(in, want, &d);
+    /* Text whose first line is longer than the head (a folded stack of
+     * thousands of frames): look as far as that line's end, so that what
+     * the file is does not depend on its first line's length.  The line
+     * reader would hold that line anyway, and refuses one past its limit. */
+    while (n == want && want < LINE_READER_MAX && !memchr(d, '\n', n) && !memchr(d, '\0', n)) {
+        want = want * 2 < LINE_READER_MAX ? want * 2 : LINE_READER_MAX;
+        n = instream_peek(in, want, &d);
+    }
+    const struct stream_format *text = text_format(d, n, n < want);
     if (text) {
         /* Read line by line by profile_parse(): memory follows the
-         * profile's distinct content, however large the text. */
+         * profile's distinct content, however large the text, so however
+         * well it compresses (a log of identical lines does). */
+        instream_limit_ratio(in, 0);
         keep_head(f, d, n);
         f->in = in;
         f->stream = text;
@@ -171,6 +184,7 @@ uint64_t profile_file_length(const struct profile_file *f)
 
 void profile_file_free(struct profile_file *f)
 {
+    xalloc_reading(NULL);
     instream_close(f->in);
     slurp_free(&f->raw);
     free(f->name);
@@ -344,6 +358,14 @@ static int unclaimed(const struct profile_file *f, const void *data, size_t len,
         return pprof_load_buffer(f->name, f->raw.data, f->raw.len, out);
     case RESEMBLES_PPERF:
         return parse_pperf(f, search, out);
+    case RESEMBLES_GPERFTOOLS_HEADER:
+        pt_err("%s: offset %zu: a gperftools CPU profile cut inside its header", f->name, len);
+        return -1;
+    case RESEMBLES_PICKLE:
+        pt_err("%s: offset 0: a Python pickle (the original tools' .pbin?), which ptprof does not "
+               "read: give ptprof the raw profile it was made from",
+               f->name);
+        return -1;
     case RESEMBLES_NOTHING:
         break;
     }

@@ -2,6 +2,7 @@
  * resemble.c - see resemble.h.
  */
 #include "format/resemble.h"
+#include "interop/gperftools.h"
 #include "interop/pperf.h"
 #include "interop/pprof_wire.h"
 
@@ -43,6 +44,33 @@ static bool pperf_header_fits(const unsigned char *d, size_t len, bool whole)
     uint64_t room = len - PPERF_HEADER_SIZE, nsamples = get_u64(d + 20);
     uint64_t sample = 8 + (uint64_t)pmu_size + 4, maps = (uint64_t)get_u32(d + 32) * PPERF_MAP_SIZE;
     return maps <= room && nsamples <= (room - maps) / sample;
+}
+
+static bool header_words(uint64_t w)
+{
+    return w >= 3 && w <= GPERFTOOLS_MAX_HEADER_WORDS;
+}
+
+/* The first bytes of a gperftools header, in 4- or 8-byte slots of either
+ * byte order: slot 0 is 0, slot 1 the header's size in words. */
+static bool gperftools_header_start(const unsigned char *d, size_t len)
+{
+    if (len < 8 || get_u32(d) != 0)
+        return false;
+    uint32_t w = get_u32(d + 4);
+    if (w != 0)
+        return header_words(w) || header_words(__builtin_bswap32(w));
+    if (len < 16) /* a 64-bit slot 1 not all there: what is must fit */
+        return len < 12 || header_words(get_u32(d + 8)) || get_u32(d + 8) == 0;
+    uint64_t w64 = get_u64(d + 8);
+    return header_words(w64) || header_words(__builtin_bswap64(w64));
+}
+
+/* A pperf header present whole, but the counts run past the end: a file
+ * cut short. */
+static bool pperf_header_cut(const unsigned char *d, size_t len)
+{
+    return len >= PPERF_HEADER_SIZE && get_u32(d + 28) <= PPERF_PMU_SIZE_MAX;
 }
 
 static bool text_byte(unsigned char c)
@@ -152,8 +180,13 @@ enum resemblance profile_resemblance(const void *data, size_t len, bool whole)
     const unsigned char *d = data;
     if (is_perf_data(d, len))
         return RESEMBLES_PERF_DATA;
-    if (len >= 4 && get_u32(d) <= PPERF_MAGIC_DOCUMENTED && pperf_header_fits(d, len, whole))
+    if (gperftools_header_start(d, len) && len < 3 * 8)
+        return RESEMBLES_GPERFTOOLS_HEADER;
+    if (len >= 4 && get_u32(d) <= PPERF_MAGIC_DOCUMENTED &&
+        (pperf_header_fits(d, len, whole) || pperf_header_cut(d, len)))
         return RESEMBLES_PPERF;
+    if (len >= 2 && d[0] == 0x80 && d[1] >= 2 && d[1] <= 5)
+        return RESEMBLES_PICKLE;
     size_t head = len < PROFILE_HEAD_SIZE ? len : PROFILE_HEAD_SIZE;
     if (looks_like_text(d, head))
         return which_text(d, head);
@@ -180,6 +213,10 @@ const char *resemblance_name(enum resemblance r)
         return "folded";
     case RESEMBLES_PPROF:
         return "pprof";
+    case RESEMBLES_GPERFTOOLS_HEADER:
+        return "gperftools";
+    case RESEMBLES_PICKLE:
+        return "pickle";
     default:
         return "nothing";
     }

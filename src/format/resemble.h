@@ -13,8 +13,14 @@
  *
  * What counts (in this order):
  *   - perf.data: the magic "PERFILE2" (or version 1's "PERFFILE");
+ *   - a gperftools CPU profile cut inside its header, too short for its
+ *     detector (slot 0 is 0, slot 1 a header size of 3 to 1024 words);
  *   - the original raw format (pperf) with one of its documented magic
- *     numbers 0-3 and a header whose counts fit the file;
+ *     numbers 0-3 and a header whose counts fit the file, or, with the
+ *     whole header there, a PMU sample size it allows (a file cut short:
+ *     the pperf reader says where);
+ *   - a Python pickle (0x80, protocol 2-5): what the original tools'
+ *     post-processing wrote as .pbin, no profile ptprof reads;
  *   - text (no NUL or other control byte but tab, CR, LF, FF, VT in the
  *     first bytes): perf script when more lines look like its call-chain
  *     frames (an indented hexadecimal address) than like folded stacks
@@ -43,6 +49,8 @@ enum resemblance {
     RESEMBLES_PERF_SCRIPT,
     RESEMBLES_FOLDED,
     RESEMBLES_PPROF,
+    RESEMBLES_GPERFTOOLS_HEADER,
+    RESEMBLES_PICKLE,
 };
 
 /* DATA/LEN is the whole content when WHOLE, else its first bytes. */

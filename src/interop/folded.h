@@ -40,7 +40,8 @@
  * (util/linereader.h), and format/load.c says the profile is truncated.
  *
  * folded_detect() is true when DATA starts like a folded file: the first
- * non-empty lines (up to FOLDED_DETECT_BYTES; a line cut by that limit is
+ * non-empty lines (the first one whole, however long; the others up to
+ * FOLDED_DETECT_BYTES; a line cut by that limit is
  * not judged) all read as folded lines, whose stack does not end in ','
  * (a comma-separated table with a space before its last number is not a
  * folded file) nor start with '#' (a comment of another text format).  A file of blank lines is not

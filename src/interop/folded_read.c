@@ -90,8 +90,14 @@ static int parse_line(const char *s, size_t n, struct folded_line *out, char *wh
 
 bool folded_detect(const void *data, size_t len)
 {
-    const char *s = data, *end = s + (len < FOLDED_DETECT_BYTES ? len : FOLDED_DETECT_BYTES);
-    bool whole = len <= FOLDED_DETECT_BYTES;
+    /* The first line is judged whole however long (a deep stack): only
+     * the lines after it stop at the limit. */
+    size_t limit = FOLDED_DETECT_BYTES;
+    const char *first_nl = memchr(data, '\n', len);
+    if (first_nl && (size_t)(first_nl - (const char *)data) >= limit)
+        limit = (size_t)(first_nl - (const char *)data) + 1;
+    const char *s = data, *end = s + (len < limit ? len : limit);
+    bool whole = len <= limit;
     size_t lines = 0;
     char why[128];
     while (s < end) {

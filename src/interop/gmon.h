@@ -77,7 +77,11 @@
  * the callee's entry, counted once per thread sample showing it.  Samples
  * outside the executable are left out, as profil() leaves them out.
  * Returns 0, or -1 after a message (no executable, unreadable binary, no
- * sample in it is not an error: the histogram is then empty).
+ * sample in it is not an error: the histogram is then empty), or
+ * GMON_WRITE_BAD_INPUT after a message when the profile's values would
+ * make the file out of all proportion to it: a bin needing more than 256
+ * records (CPU times no program reached), an arc more than 256 parts of
+ * 2^32 calls; nothing is written then.
  * gmon_write() does the same into PATH through util/outfile.h (atomic, "-"
  * is stdout, compressed by suffix).
  */
@@ -96,6 +100,8 @@
 #define GMON_TAG_HIST 0
 #define GMON_TAG_ARC 1
 #define GMON_TAG_BB 2
+/* gmon_write*() refused the profile's values (an input error). */
+#define GMON_WRITE_BAD_INPUT (-2)
 /* Counts a profile may hold: their CPU time stays inside 64 bits of
  * nanoseconds at any rate (2^33 s at 1 Hz); 2.7 years of CPU at 100 Hz. */
 #define GMON_MAX_COUNTS ((uint64_t)1 << 33)

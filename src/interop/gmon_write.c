@@ -30,6 +30,13 @@
 #define DEFAULT_RATE 100u
 /* Bins written per fwrite. */
 #define BIN_CHUNK 32768u
+/* A bin's count beyond 65535 continues in a further record of the whole
+ * histogram: at most this many (a bin of 2 bytes of code holding 16.7
+ * million samples, 46 hours at 100 Hz).  More is a profile whose CPU times
+ * no program reached, and would write as many copies of the histogram. */
+#define HIST_RECORDS_MAX 256u
+/* An arc's count beyond 32 bits goes out in parts: at most this many. */
+#define ARC_PARTS_MAX 256u
 
 /* A map of the executable, in the order the lookup wants. */
 struct exe_map {
@@ -553,9 +560,34 @@ int gmon_write_stream(const struct profile *p, const char *name, FILE *out,
     else if (outside)
         pt_debug("%s: %" PRIu64 " samples outside %s are left out", name, outside, w.tab.path);
 
+    /* The file must stay in proportion to what the profile holds. */
+    uint64_t records = max > BIN_MAX ? (max + BIN_MAX - 1) / BIN_MAX : 1;
+    uint64_t max_arc = 0;
+    for (size_t i = 0; i < nedges; i++)
+        if (edges[i].count > max_arc)
+            max_arc = edges[i].count;
+    int rc = 0;
+    if (records > HIST_RECORDS_MAX) {
+        pt_err("%s: a histogram bin would count %" PRIu64 " samples (%.3g s of CPU time at %" PRIu32
+               " Hz in 2 bytes of code): the profile's CPU times are implausible; not written",
+               name, max, (double)max / w.rate, w.rate);
+        rc = GMON_WRITE_BAD_INPUT;
+    } else if (max_arc / UINT32_MAX >= ARC_PARTS_MAX) {
+        pt_err("%s: an arc would count %" PRIu64 " calls: the profile's call counts are "
+               "implausible; not written",
+               name, max_arc);
+        rc = GMON_WRITE_BAD_INPUT;
+    }
+    if (rc != 0) {
+        free(bins);
+        free(edges);
+        free(w.maps);
+        elf_symtab_free(&w.tab);
+        return rc;
+    }
+
     write_header(&w);
     uint16_t *chunk = xmalloc(BIN_CHUNK * sizeof(*chunk));
-    uint64_t records = max > BIN_MAX ? (max + BIN_MAX - 1) / BIN_MAX : 1;
     for (uint64_t r = 0; r < records; r++)
         write_hist(&w, bins, nbins, r, chunk);
     free(chunk);
@@ -577,9 +609,10 @@ int gmon_write(const struct profile *p, const char *path, const struct gmon_writ
     if (!o)
         return -1;
     const char *name = strcmp(path, "-") == 0 ? "<stdout>" : path;
-    if (gmon_write_stream(p, name, outfile_stream(o), opts) != 0) {
+    int rc = gmon_write_stream(p, name, outfile_stream(o), opts);
+    if (rc != 0) {
         outfile_abort(o);
-        return -1;
+        return rc;
     }
     return outfile_commit(o);
 }

@@ -135,7 +135,10 @@ struct rsample {
 
 struct reader {
     const char *name;
-    const PbProfile *pb;
+    const PbProfile *pb; /* everything but the samples (sample_at()) */
+    ProtobufCAllocator *alloc;
+    const unsigned char *data; /* the file, whose samples are decoded one at a time */
+    size_t nsamples;
     char **strings; /* the string table, NUL-terminated copies */
     struct pprof_offsets off;
     struct profile *out;
@@ -209,6 +212,54 @@ static uint64_t function_id(const PbProfile *pb, size_t i)
     return pb->function[i]->id;
 }
 
+/* --- samples, one at a time --------------------------------------------------- */
+
+static bool get_varint(const unsigned char *d, size_t *off, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        unsigned char b = d[(*off)++];
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return true;
+    }
+    return false;
+}
+
+/* The field of sample I: where it starts (its tag) and its whole length. */
+static void sample_field(const struct reader *r, size_t i, size_t *start, size_t *payload,
+                         size_t *len)
+{
+    size_t off = *start = pprof_offset(&r->off, PPROF_EL_SAMPLE, i);
+    uint64_t tag, n;
+    get_varint(r->data, &off, &tag);
+    get_varint(r->data, &off, &n); /* pprof_wire_check() vouched for both */
+    *payload = off;
+    *len = (size_t)n;
+}
+
+/* Sample I decoded (the caller frees it with sample_free()), or NULL
+ * after a message when decoding it would pass the budget.  A file of many
+ * tiny samples holds most of its bytes in them: decoding them one at a
+ * time keeps memory to the profile being built. */
+static PbSample *sample_at(const struct reader *r, size_t i)
+{
+    size_t start, payload, len;
+    sample_field(r, i, &start, &payload, &len);
+    PbSample *s = perftools__profiles__sample__unpack(r->alloc, len, r->data + payload);
+    if (!s)
+        pt_err("%s: offset %zu: protobuf-c cannot decode this sample", r->name, start);
+    return s;
+}
+
+static void sample_free(const struct reader *r, PbSample *s)
+{
+    if (s)
+        perftools__profiles__sample__free_unpacked(s, r->alloc);
+}
+
+static int check_sample(const struct reader *r, const PbSample *s, size_t i);
+
 /* Every index into the string table, every id a message refers to. */
 static int validate(struct reader *r)
 {
@@ -268,8 +319,22 @@ static int validate(struct reader *r)
                 return -1;
             }
     }
-    for (size_t i = 0; i < pb->n_sample; i++) {
-        const PbSample *s = pb->sample[i];
+    for (size_t i = 0; i < r->nsamples; i++) {
+        PbSample *s = sample_at(r, i);
+        if (!s)
+            return -1;
+        int rc = check_sample(r, s, i);
+        sample_free(r, s);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int check_sample(const struct reader *r, const PbSample *s, size_t i)
+{
+    const PbProfile *pb = r->pb;
+    {
         size_t at = pprof_offset(&r->off, PPROF_EL_SAMPLE, i);
         if (s->n_value != pb->n_sample_type) {
             pt_err("%s: offset %zu: sample with %zu values, the profile has %zu sample types",
@@ -422,10 +487,9 @@ static bool label_number(const struct reader *r, const Perftools__Profiles__Labe
     return *end == '\0';
 }
 
-static int sample_thread(struct reader *r, size_t i, struct addr_table *by_key, size_t *cap,
-                         uint32_t *thread)
+static int sample_thread(struct reader *r, const PbSample *s, size_t i, struct addr_table *by_key,
+                         size_t *cap, uint32_t *thread)
 {
-    const PbSample *s = r->pb->sample[i];
     uint64_t pid = 0, tid = 0;
     bool has_tid = false;
     const char *name = "";
@@ -464,18 +528,17 @@ static int sample_thread(struct reader *r, size_t i, struct addr_table *by_key, 
 }
 
 /* Whether sample I carries any value type's value. */
-static bool has_values(const struct reader *r, size_t i)
+static bool has_values(const struct reader *r, const PbSample *s)
 {
-    const PbSample *s = r->pb->sample[i];
     for (size_t k = 0; k < s->n_value; k++)
         if (r->value_of[k] >= 0 && s->value[k] != 0)
             return true;
     return false;
 }
 
-static int sample_values(struct reader *r, size_t i, struct rsample *rs, uint64_t *total)
+static int sample_values(struct reader *r, const PbSample *s, size_t i, struct rsample *rs,
+                         uint64_t *total)
 {
-    const PbSample *s = r->pb->sample[i];
     size_t at = pprof_offset(&r->off, PPROF_EL_SAMPLE, i);
     for (int c = COL_CPU; c <= COL_WALL; c++) {
         if (r->col[c] < 0)
@@ -492,7 +555,7 @@ static int sample_values(struct reader *r, size_t i, struct rsample *rs, uint64_
         rs->energy_j = (double)s->value[r->col[COL_ENERGY]] * r->energy_scale;
     /* The samples it stands for: its count, else one when it measured
      * anything; a sample of energy alone is energy no thread used. */
-    bool measured = rs->cpu_ns > 0 || rs->wall_ns > 0 || has_values(r, i);
+    bool measured = rs->cpu_ns > 0 || rs->wall_ns > 0 || has_values(r, s);
     uint64_t count = r->col[COL_COUNT] >= 0 ? (uint64_t)s->value[r->col[COL_COUNT]] : 0;
     if (count == 0 && measured)
         count = 1;
@@ -612,21 +675,25 @@ static void add_location(struct reader *r, size_t *cap, uint32_t pid, size_t loc
 
 /* Location ids to stacks; the table entries for the (process, location)
  * pairs that samples use. */
-static void build_stacks(struct reader *r)
+static int build_stacks(struct reader *r)
 {
-    const PbProfile *pb = r->pb;
     struct profile *p = r->out;
+    int rc = 0;
     size_t loc_cap = 0;
     p->stacks = xcalloc(1, sizeof(*p->stacks)); /* id 0: none */
     p->nstacks = 1;
     struct stack_table *stacks = stack_table_new();
     struct addr_table used = {0};
     uint64_t *pcs = xmalloc(PPROF_MAX_DEPTH * sizeof(*pcs)), v;
-    for (size_t i = 0; i < pb->n_sample; i++) {
-        const PbSample *s = pb->sample[i];
+    for (size_t i = 0; i < r->nsamples; i++) {
         struct rsample *rs = &r->samples[i];
         if (!rs->n)
             continue; /* stays 0: not a thread sample */
+        PbSample *s = sample_at(r, i);
+        if (!s) {
+            rc = -1;
+            break;
+        }
         uint32_t pid = r->threads[rs->thread].pid;
         uint32_t depth =
             s->n_location_id > PPROF_MAX_DEPTH ? PPROF_MAX_DEPTH : (uint32_t)s->n_location_id;
@@ -641,10 +708,12 @@ static void build_stacks(struct reader *r)
             }
         }
         rs->stack = stack_table_id(stacks, p, pcs, depth);
+        sample_free(r, s);
     }
     free(pcs);
     stack_table_free(stacks);
     addr_table_free(&used);
+    return rc;
 }
 
 static void parse_build_id(const char *hex, struct prof_map *m)
@@ -806,12 +875,11 @@ static int measure_unit(const struct reader *r, const struct rsample *s, bool fi
 }
 
 /* Units [A, B) of pprof sample I's values into OUT's thread values. */
-static void unit_values(const struct reader *r, size_t i, const struct rsample *s,
+static void unit_values(const struct reader *r, const PbSample *pb, const struct rsample *s,
                         const struct unit *u, struct prof_sample *out)
 {
     if (!r->nvalues)
         return;
-    const PbSample *pb = r->pb->sample[i];
     out->thread_values = xcalloc(r->nvalues, sizeof(*out->thread_values));
     for (size_t k = 0; k < pb->n_value; k++)
         if (r->value_of[k] >= 0)
@@ -831,6 +899,10 @@ static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
         for (size_t k = 0; k < th->nsamples; k++) {
             size_t i = order[th->begin + k];
             const struct rsample *s = &r->samples[i];
+            /* Its values, for the value types: decoded once more. */
+            PbSample *pbs = r->nvalues ? sample_at(r, i) : NULL;
+            if (r->nvalues && !pbs)
+                return -1;
             bool first_sample = k == 0;
             uint64_t pc = p->stacks[s->stack].depth ? p->stacks[s->stack].pcs[0] : 0;
             /* One thread sample standing for all its counts; a thread's
@@ -849,6 +921,7 @@ static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
                 if (overflow || advance > UINT64_MAX - tl.t || u->cpu_ns > UINT64_MAX - cpu) {
                     pt_err("%s: offset %zu: the samples' times add up past 2^64 ns", r->name,
                            pprof_offset(&r->off, PPROF_EL_SAMPLE, i));
+                    sample_free(r, pbs);
                     return -1;
                 }
                 /* The energy of an interval goes to its threads by CPU time
@@ -873,15 +946,16 @@ static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
                     ps->weights = xmalloc(sizeof(*ps->weights));
                     ps->weights[0] = u->b - u->a;
                 }
-                unit_values(r, i, s, u, ps);
+                unit_values(r, pbs, s, u, ps);
                 if (first_unit)
                     p->threads[ti].start_ns = tl.t;
                 first_unit = false;
             }
+            sample_free(r, pbs);
         }
     }
     /* Energy no thread used: intervals without threads. */
-    for (size_t i = 0; tl.energy && i < r->pb->n_sample; i++) {
+    for (size_t i = 0; tl.energy && i < r->nsamples; i++) {
         if (r->samples[i].n != 0 || r->samples[i].energy_j <= 0)
             continue;
         tl.energy_j += r->samples[i].energy_j;
@@ -950,18 +1024,20 @@ static int convert(struct reader *r)
     struct profile *p = r->out;
     if (validate(r) != 0 || classify_types(r) != 0)
         return -1;
-    r->samples = xcalloc(pb->n_sample + 1, sizeof(*r->samples));
+    r->samples = xcalloc(r->nsamples + 1, sizeof(*r->samples));
     struct addr_table by_key = {0};
     size_t threads_cap = 0;
     uint64_t total = 0;
     int rc = 0;
     /* Samples that carry no thread sample (energy no thread used) make
      * no thread of their own. */
-    for (size_t i = 0; i < pb->n_sample && rc == 0; i++) {
+    for (size_t i = 0; i < r->nsamples && rc == 0; i++) {
         r->samples[i].thread = UINT32_MAX;
-        rc = sample_values(r, i, &r->samples[i], &total);
+        PbSample *s = sample_at(r, i);
+        rc = s ? sample_values(r, s, i, &r->samples[i], &total) : -1;
         if (rc == 0 && r->samples[i].n)
-            rc = sample_thread(r, i, &by_key, &threads_cap, &r->samples[i].thread);
+            rc = sample_thread(r, s, i, &by_key, &threads_cap, &r->samples[i].thread);
+        sample_free(r, s);
     }
     addr_table_free(&by_key);
     if (rc != 0)
@@ -970,10 +1046,11 @@ static int convert(struct reader *r)
     if (fill_processes(r, t0) != 0)
         return -1;
     assign_pcs(r);
-    build_stacks(r);
+    if (build_stacks(r) != 0)
+        return -1;
 
     /* Each thread's samples together, threads in order of appearance. */
-    for (size_t i = 0; i < pb->n_sample; i++)
+    for (size_t i = 0; i < r->nsamples; i++)
         if (r->samples[i].n)
             r->threads[r->samples[i].thread].nsamples++;
     for (size_t t = 0, at = 0; t < r->nthreads; t++) {
@@ -981,8 +1058,8 @@ static int convert(struct reader *r)
         at += r->threads[t].nsamples;
         r->threads[t].nsamples = 0;
     }
-    size_t *order = xcalloc(pb->n_sample + 1, sizeof(*order));
-    for (size_t i = 0; i < pb->n_sample; i++) {
+    size_t *order = xcalloc(r->nsamples + 1, sizeof(*order));
+    for (size_t i = 0; i < r->nsamples; i++) {
         if (!r->samples[i].n)
             continue;
         struct rthread *t = &r->threads[r->samples[i].thread];
@@ -1038,7 +1115,24 @@ int pprof_load_buffer(const char *name, const void *data, size_t len, struct pro
     alloc.alloc = budget_alloc;
     alloc.free = budget_free;
     alloc.allocator_data = &b;
-    PbProfile *pb = perftools__profiles__profile__unpack(&alloc, len, data);
+    /* Everything but the samples is decoded at once; the samples one at a
+     * time from the file (sample_at()). */
+    r.data = data;
+    r.nsamples = r.off.n[PPROF_EL_SAMPLE];
+    r.alloc = &alloc;
+    unsigned char *rest = xmalloc(len ? len : 1);
+    size_t rest_len = 0, from = 0;
+    for (size_t i = 0; i < r.nsamples; i++) {
+        size_t start, payload, n;
+        sample_field(&r, i, &start, &payload, &n);
+        memcpy(rest + rest_len, (const unsigned char *)data + from, start - from);
+        rest_len += start - from;
+        from = payload + n;
+    }
+    memcpy(rest + rest_len, (const unsigned char *)data + from, len - from);
+    rest_len += len - from;
+    PbProfile *pb = perftools__profiles__profile__unpack(&alloc, rest_len, rest);
+    free(rest);
     if (!pb) {
         if (b.exceeded)
             pt_err("%s: offset 0: decoding it would take more than %zu MiB", name, cap >> 20);

@@ -281,12 +281,17 @@ bool pprof_wire_starts_like(const void *data, size_t len)
     uint64_t n, v;
     if (len < 2 || d[0] != 0x0a || !varint(d, &off, len, &n) || n < 2 || n > len - off)
         return false;
-    /* A ValueType: only its two numbers, type (0x08) and unit (0x10). */
+    /* A ValueType: only its two numbers, type (0x08) and unit (0x10).  Both
+     * there and then something else: the length is what is damaged, and
+     * the reader will say so (a file is told by its start, not its luck). */
     size_t end = off + (size_t)n;
+    bool type = false, unit = false;
     while (off < end) {
         unsigned char tag = d[off++];
         if ((tag != 0x08 && tag != 0x10) || !varint(d, &off, end, &v))
-            return false;
+            return type && unit;
+        type = type || tag == 0x08;
+        unit = unit || tag == 0x10;
     }
     return true;
 }

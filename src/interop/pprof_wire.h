@@ -27,7 +27,8 @@
  *
  * pprof_wire_starts_like() is true when DATA begins with what every pprof
  * writer puts first, a complete sample type (field 1: a ValueType made of
- * its two numbers only): a file cut short or damaged further on is still
+ * its two numbers only), or its type and unit followed by something else
+ * (its length is damaged): a file cut short or damaged further on is still
  * told apart as pprof, so its error can say where it breaks.  No text and
  * none of the other formats ptprof reads begin that way (a 0x0a byte, a
  * length, then 0x08 or 0x10 tags).

@@ -17,7 +17,14 @@
  *    read; the count never changes afterwards.
  *  - pmu_read() fills one double per channel.  It is called once per sample
  *    from the recorder's loop, so it must be cheap (pread on descriptors
- *    opened at init, no allocation) and never block for long.
+ *    opened at init, no allocation) and never block for long.  A reading
+ *    is stamped when it is taken: read_at is the CLOCK_MONOTONIC instant
+ *    it stands for, and `timing` says whether its values are the values at
+ *    that instant (a file, a sensor) or averages over the time since the
+ *    previous reading's read_at (rapl): docs/pmu.md, "The join".
+ *  - A failed read returns -1 and leaves a one-line reason in `why`
+ *    ("empty read", "not a number", strerror...); the next read tries
+ *    again.  Deciding when a source is given up is the caller's.
  *  - pmu_pperf_magic() is the original raw format's magic number for the
  *    source's data (0 custom, 1 current, 2 voltage, 3 power).
  *  - The sysfs root defaults to "/sys" and is redirected by the environment
@@ -30,6 +37,12 @@
 
 #include "model/channel.h"
 
+/* What a reading's values stand for (pmu_source.timing). */
+enum pmu_timing {
+    PMU_AT_INSTANT = 0,    /* the values at read_at */
+    PMU_OVER_INTERVAL = 1, /* averages from the previous reading's read_at to read_at */
+};
+
 struct pmu_source;
 
 struct pmu_ops {
@@ -37,7 +50,8 @@ struct pmu_ops {
     const char *about; /* one line for --help */
     /* Set up SRC (channels, private state) from ARG (may be NULL). */
     int (*init)(struct pmu_source *src, const char *arg);
-    /* Fill VALUES[0..nchannels-1]; return 0, or -1 when the source failed. */
+    /* Fill VALUES[0..nchannels-1] and src->read_at; return 0, or -1 with
+     * src->why set when the read failed. */
     int (*read)(struct pmu_source *src, double *values);
     void (*release)(struct pmu_source *src);
 };
@@ -46,6 +60,9 @@ struct pmu_source {
     const struct pmu_ops *ops;
     unsigned nchannels;
     struct pmu_channel *channels;
+    enum pmu_timing timing;
+    uint64_t read_at; /* CLOCK_MONOTONIC ns: the instant the last reading stands for */
+    char why[160];    /* why the last read failed */
     void *priv;
 };
 

@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "util/log.h"
+#include "util/timeutil.h"
 
 static int none_init(struct pmu_source *src, const char *arg)
 {
@@ -18,8 +19,8 @@ static int none_init(struct pmu_source *src, const char *arg)
 
 static int none_read(struct pmu_source *src, double *values)
 {
-    (void)src;
     (void)values;
+    src->read_at = monotonic_ns();
     return 0;
 }
 

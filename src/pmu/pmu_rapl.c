@@ -260,9 +260,11 @@ static int open_domain(const char *dir, struct rapl_domain *d, struct pmu_channe
         if (errno == ENOENT)
             pt_err("rapl: %s has no energy_uj: not a powercap energy domain", dir);
         else if (errno == EACCES)
-            pt_err("rapl: cannot open %s: %s (the kernel lets only root read energy "
-                   "counters; run as root or make the file readable)",
-                   path, strerror(errno));
+            pt_err("rapl: %s is readable by root only (Linux 5.10 and later): run as root, "
+                   "or measure with a hwmon sensor (-p file:/sys/class/hwmon/hwmonN/"
+                   "power1_input,uW), a meter that writes a file (-p file:PATH,UNIT), or an "
+                   "external meter's CSV (ptprof convert PROFILE --join-csv METER.csv)",
+                   path);
         else
             pt_err("rapl: cannot open %s: %s", path, strerror(errno));
         return -1;
@@ -361,6 +363,8 @@ static int rapl_init(struct pmu_source *src, const char *arg)
     r->last_ns = monotonic_ns();
     for (unsigned i = 0; i < n; i++)
         r->dom[i].last_uj = r->dom[i].now_uj;
+    src->timing = PMU_OVER_INTERVAL;
+    src->read_at = r->last_ns;
     return 0;
 }
 
@@ -378,9 +382,12 @@ static double delta_uj(const struct rapl_domain *d)
 static int rapl_read(struct pmu_source *src, double *values)
 {
     struct rapl *r = src->priv;
-    if (sample_all(r) != 0)
+    if (sample_all(r) != 0) {
+        snprintf(src->why, sizeof(src->why), "an energy_uj stopped holding a counter");
         return -1;
+    }
     uint64_t now_ns = monotonic_ns();
+    src->read_at = now_ns;
     uint64_t dt_ns = now_ns - r->last_ns;
     if (dt_ns == 0) {
         /* Keep the old reference so this energy is counted by the next read. */

@@ -1,5 +1,6 @@
 /* engine.c - see engine.h: choosing the engine, before anything starts. */
 #include "record/engine.h"
+#include "record/interp/interp.h"
 #include "record/recorder.h"
 #include "util/log.h"
 
@@ -57,7 +58,15 @@ int engine_choose(const struct record_options *opts, struct engine_choice *c)
         return choose(c, ENGINE_PTRACE,
                       opts->engine_from_env ? "PTPROF_ENGINE=ptrace" : "--engine ptrace");
     }
-    char why[ENGINE_REASON_MAX];
+    char why[ENGINE_REASON_MAX], what[64];
+    /* The perf engine reads an interpreter's frames after the sample, when
+     * the thread has moved on: exact frames need the thread stopped
+     * (docs/python.md). */
+    if (opts->engine == ENGINE_AUTO && !counters && interp_wanted(opts->stack_mode != STACK_NONE) &&
+        interp_target_guess(opts->argv, opts->attach_pid, what, sizeof(what))) {
+        snprintf(why, sizeof(why), "%s: its frames are read while each thread is stopped", what);
+        return choose(c, ENGINE_PTRACE, why);
+    }
     if (perf_engine_ops.permitted(opts, why, sizeof(why))) {
         c->engine = ENGINE_PERF;
         memcpy(c->reason, why, sizeof(why));

@@ -15,6 +15,8 @@
  * ptrace, --format pperf and the sampler command take ptrace; --engine
  * perf takes perf or fails (exit 1, one line naming
  * kernel.perf_event_paranoid and the fallback --engine auto); auto takes
+ * ptrace for an interpreter whose frames are read (a Python program:
+ * record/interp/interp.h, docs/python.md), else
  * perf where perf_event_open on the target is permitted, else ptrace.
  * Counters (-e) need perf.  CHOICE->reason says in words why, for -d,
  * `ptprof info` and the profile's META ("engine", "engine_reason").

@@ -4,11 +4,14 @@
 #include "util/xalloc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* jitdump (perf's tools/perf/util/jitdump.h): a header, then records. */
 #define JITDUMP_MAGIC 0x4A695444u
@@ -18,6 +21,10 @@
 #define JIT_CODE_MOVE 1
 /* Longer names are cut there (C++ templates and JS closures can be long). */
 #define NAME_MAX_BYTES 4096
+/* A perf-map line longer than this is no JIT's: it is skipped unread. */
+#define PERF_MAP_LINE_MAX (NAME_MAX_BYTES + 64)
+/* What a refusal says, for -d and the profile's META. */
+#define REFUSAL_MAX 256
 
 struct jit_text {
     char *buf;
@@ -76,38 +83,138 @@ static void add(struct jit_text *t, uint64_t start, uint64_t size, const char *n
     t->buf[t->len++] = '\n';
 }
 
-/* /tmp/perf-PID.map: "START SIZE name" per line, hex without 0x (perf
- * also takes a 0x prefix). */
-static void read_perf_map(struct jit_text *t, uint32_t pid)
+bool jit_owner_read(uint32_t pid, struct jit_owner *o)
 {
+    *o = (struct jit_owner){.known = false};
     char path[64];
-    snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", pid);
+    snprintf(path, sizeof(path), "/proc/%" PRIu32 "/status", pid);
     FILE *f = fopen(path, "re");
     if (!f)
+        return false;
+    char line[256];
+    while (fgets(line, sizeof(line), f)) {
+        unsigned r, e, s, fs;
+        if (sscanf(line, "Uid: %u %u %u %u", &r, &e, &s, &fs) == 4) {
+            *o = (struct jit_owner){.uid = {r, e, s, fs}, .known = true};
+            break;
+        }
+    }
+    fclose(f);
+    return o->known;
+}
+
+/* Whose files the process's JIT may have written: root, and the users it
+ * runs as now (if it is still there) or ran as when last seen. */
+struct owners {
+    struct jit_owner now, seen;
+};
+
+static bool owned_by(const struct owners *o, uid_t uid)
+{
+    if (uid == 0)
+        return true;
+    for (int i = 0; i < 4; i++)
+        if ((o->now.known && o->now.uid[i] == uid) || (o->seen.known && o->seen.uid[i] == uid))
+            return true;
+    return false;
+}
+
+/*
+ * Open PATH, a file the process's JIT named (by its pid, or by mapping
+ * it), only if it is what it claims: a regular file of the process's user
+ * or root, reached without following a symbolic link at its end, and
+ * opened without blocking (a FIFO would hang the recorder).  Anything else
+ * is refused and WHY says so; a file that does not exist is neither.
+ * Returns the descriptor or -1.
+ */
+static int open_jit_file(const char *path, const struct owners *o, char *why, size_t why_size)
+{
+    why[0] = '\0';
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            snprintf(why, why_size, "%s: a symbolic link, not read", path);
+        else if (errno != ENOENT)
+            snprintf(why, why_size, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        snprintf(why, why_size, "%s: cannot stat: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        snprintf(why, why_size, "%s: not a regular file, not read", path);
+    else if (!owned_by(o, st.st_uid) && (o->now.known || o->seen.known))
+        snprintf(why, why_size, "%s: owned by uid %u, not by the process's user (uid %u), not read",
+                 path, (unsigned)st.st_uid,
+                 (unsigned)(o->now.known ? o->now.uid[1] : o->seen.uid[1]));
+    else if (!owned_by(o, st.st_uid))
+        snprintf(why, why_size, "%s: owned by uid %u, and the process's user is unknown, not read",
+                 path, (unsigned)st.st_uid);
+    if (why[0]) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* One "START SIZE name" line (hex, hex, text; perf also takes a 0x prefix). */
+static void parse_perf_map_line(struct jit_text *t, char *line, size_t len)
+{
+    if (len > 0 && line[len - 1] == '\r')
+        len--;
+    line[len] = '\0';
+    char *end;
+    errno = 0;
+    uint64_t start = strtoull(line, &end, 16);
+    if (end == line || *end != ' ' || errno)
         return;
-    char *line = NULL;
-    size_t cap = 0, read_bytes = 0;
-    ssize_t n;
-    while ((n = getline(&line, &cap, f)) > 0) {
-        read_bytes += (size_t)n;
-        if (read_bytes > JIT_MAP_MAX_BYTES) {
+    char *size_at = end + 1;
+    uint64_t size = strtoull(size_at, &end, 16);
+    if (end == size_at || *end != ' ' || errno)
+        return;
+    add(t, start, size, end + 1, strlen(end + 1));
+}
+
+/* /tmp/perf-PID.map, read from FD: at most JIT_MAP_MAX_BYTES, a line at a
+ * time in a fixed buffer (a line past PERF_MAP_LINE_MAX is skipped). */
+static void read_perf_map(struct jit_text *t, int fd)
+{
+    char *buf = xmalloc(PERF_MAP_LINE_MAX + 1);
+    size_t have = 0, total = 0;
+    bool skipping = false; /* inside a line too long to keep */
+    for (;;) {
+        if (total >= JIT_MAP_MAX_BYTES) {
             t->cut = true;
             break;
         }
-        line[strcspn(line, "\r\n")] = '\0';
-        char *end;
-        errno = 0;
-        uint64_t start = strtoull(line, &end, 16);
-        if (end == line || *end != ' ' || errno)
+        size_t room = PERF_MAP_LINE_MAX - have;
+        if (room > JIT_MAP_MAX_BYTES - total)
+            room = JIT_MAP_MAX_BYTES - total;
+        ssize_t n = read(fd, buf + have, room);
+        if (n < 0 && errno == EINTR)
             continue;
-        char *size_at = end + 1;
-        uint64_t size = strtoull(size_at, &end, 16);
-        if (end == size_at || *end != ' ' || errno)
-            continue;
-        add(t, start, size, end + 1, strlen(end + 1));
+        if (n <= 0)
+            break;
+        total += (size_t)n;
+        have += (size_t)n;
+        size_t from = 0;
+        for (char *nl; (nl = memchr(buf + from, '\n', have - from)) != NULL;) {
+            size_t len = (size_t)(nl - (buf + from));
+            if (!skipping)
+                parse_perf_map_line(t, buf + from, len);
+            skipping = false;
+            from += len + 1;
+        }
+        memmove(buf, buf + from, have - from);
+        have -= from;
+        if (have == PERF_MAP_LINE_MAX) {
+            skipping = true;
+            have = 0;
+        }
     }
-    free(line);
-    fclose(f);
+    if (have > 0 && !skipping)
+        parse_perf_map_line(t, buf, have); /* a last line without '\n' */
+    free(buf);
 }
 
 static uint32_t rd32(const unsigned char *p, bool swap)
@@ -131,11 +238,13 @@ struct load {
 };
 
 /* The JIT_CODE_LOAD and JIT_CODE_MOVE records of jitdump file PATH. */
-static void read_jitdump(struct jit_text *t, const char *path)
+static void read_jitdump(struct jit_text *t, int fd)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
         return;
+    }
     unsigned char h[JITDUMP_HEADER_SIZE];
     struct load *loads = NULL;
     size_t nloads = 0, cap = 0;
@@ -194,24 +303,52 @@ out:
     fclose(f);
 }
 
-void jit_maps_capture(struct output *out, uint32_t pid, const struct map_list *maps)
+/* A file refused: -d says why, and so does the profile (META
+ * "jit_refused.PID", which info shows). */
+static void refuse(struct output *out, uint32_t pid, const char *why)
+{
+    pt_debug("JIT symbols of process %" PRIu32 ": %s", pid, why);
+    char key[48];
+    snprintf(key, sizeof(key), "jit_refused.%" PRIu32, pid);
+    output_meta(out, key, why);
+}
+
+void jit_maps_capture(struct output *out, uint32_t pid, const struct map_list *maps,
+                      const struct jit_owner *seen)
 {
     struct jit_text t = {.maps = maps};
+    struct owners owners = {.seen = seen ? *seen : (struct jit_owner){.known = false}};
+    jit_owner_read(pid, &owners.now);
     char *cut_source = NULL;
+    char why[REFUSAL_MAX];
     for (size_t i = 0; maps && i < maps->count; i++) {
         const char *path = maps->entries[i].path;
-        bool seen = false;
-        for (size_t k = 0; k < i && !seen; k++)
-            seen = strcmp(maps->entries[k].path, path) == 0;
-        if (!seen && is_jitdump(path)) {
-            read_jitdump(&t, path);
-            if (t.cut && !cut_source)
-                cut_source = xstrdup(path);
+        bool read_before = false;
+        for (size_t k = 0; k < i && !read_before; k++)
+            read_before = strcmp(maps->entries[k].path, path) == 0;
+        if (read_before || !is_jitdump(path))
+            continue;
+        int fd = open_jit_file(path, &owners, why, sizeof(why));
+        if (fd < 0) {
+            if (why[0])
+                refuse(out, pid, why);
+            continue;
         }
+        read_jitdump(&t, fd);
+        if (t.cut && !cut_source)
+            cut_source = xstrdup(path);
     }
-    read_perf_map(&t, pid);
+    char map_path[64];
+    snprintf(map_path, sizeof(map_path), "/tmp/perf-%" PRIu32 ".map", pid);
+    int fd = open_jit_file(map_path, &owners, why, sizeof(why));
+    if (fd >= 0) {
+        read_perf_map(&t, fd);
+        close(fd);
+    } else if (why[0]) {
+        refuse(out, pid, why);
+    }
     if (t.cut && !cut_source)
-        cut_source = xasprintf("/tmp/perf-%" PRIu32 ".map", pid);
+        cut_source = xstrdup(map_path);
     if (cut_source)
         pt_warn("%s: more JIT symbols than the profile keeps (%u MiB); the rest are left out",
                 cut_source, JIT_MAP_MAX_BYTES >> 20);

@@ -21,6 +21,14 @@
  * JIT_MAP_MAX_BYTES of each file and keeps at most that much text (a
  * warning says what was cut).  Nothing to read is nothing to write.
  *
+ * The files are named by the process, which may be another user's while
+ * the recorder is root: it opens them with O_NOFOLLOW|O_NONBLOCK and reads
+ * only a regular file owned by root or by one of the uids PID has now or
+ * had when SEEN was read (jit_owner_read(), where the process was created
+ * and at each exec: a reaped process has no uids left to read; SEEN may be
+ * NULL), perf-map lines of bounded length.  A file refused is said with
+ * pt_debug() and in the META "jit_refused.PID".
+ *
  * It is engine-independent: a recorder calls it where a process exits
  * (the files outlive the process until the pid is reused) and, for the
  * processes still running, where recording ends.  It never signals or
@@ -29,6 +37,7 @@
 #ifndef PTPROF_RECORD_JIT_MAPS_H
 #define PTPROF_RECORD_JIT_MAPS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "model/maps.h"
@@ -37,6 +46,15 @@
 
 #define JIT_MAP_MAX_BYTES (32u << 20)
 
-void jit_maps_capture(struct output *out, uint32_t pid, const struct map_list *maps);
+/* The users a process runs as: real, effective, saved and filesystem uid. */
+struct jit_owner {
+    uint32_t uid[4];
+    bool known;
+};
+
+/* PID's uids from /proc/PID/status; false (and O->known false) when gone. */
+bool jit_owner_read(uint32_t pid, struct jit_owner *o);
+void jit_maps_capture(struct output *out, uint32_t pid, const struct map_list *maps,
+                      const struct jit_owner *seen);
 
 #endif

@@ -142,6 +142,14 @@ void output_image(struct output *out, uint32_t pid, uint64_t start, const char *
         native_write_image(out->native, pid, start, name, data, size);
 }
 
+void output_location(struct output *out, const struct prof_location *loc)
+{
+    if (out && out->native)
+        native_write_location(out->native, loc);
+    if (out && out->state)
+        output_state_note_location(out->state, loc);
+}
+
 /* The current file's id of a stack. */
 static uint32_t file_stack(struct output *out, const uint64_t *pcs, uint32_t depth)
 {

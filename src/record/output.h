@@ -59,6 +59,9 @@ void output_map(struct output *out, const struct prof_map *m);
 void output_unmap(struct output *out, uint32_t pid, uint64_t time_ns, uint64_t start, uint64_t end);
 void output_image(struct output *out, uint32_t pid, uint64_t start, const char *name,
                   const void *data, size_t size);
+/* A LOCATION record naming PC of process PID (an interpreter's frame,
+ * record/interp/interp.h); formats without symbol tables drop it. */
+void output_location(struct output *out, const struct prof_location *loc);
 /* 0 = no stack (also for formats without stacks). */
 uint32_t output_stack(struct output *out, const uint64_t *pcs, uint32_t depth);
 int output_sample(struct output *out, uint64_t time_ns, const double *values,

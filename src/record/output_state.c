@@ -60,6 +60,8 @@ struct output_state {
     size_t nmaps, maps_cap;
     struct image *images;
     size_t nimages, images_cap;
+    struct prof_location *locs; /* names of an interpreter's frames (interp/interp.h) */
+    size_t nlocs, locs_cap;
     /* Stacks: entries by id - 1, and an open-addressing index of them. */
     struct stack_entry *stacks;
     size_t nstacks, stacks_cap;
@@ -77,6 +79,18 @@ struct output_state *output_state_new(void)
 static void free_map(struct prof_map *m)
 {
     free(m->path);
+}
+
+static void free_location(struct prof_location *l)
+{
+    for (uint32_t f = 0; f < l->nframes; f++) {
+        free(l->frames[f].binary);
+        free(l->frames[f].path);
+        free(l->frames[f].function);
+        free(l->frames[f].mangled);
+        free(l->frames[f].file);
+    }
+    free(l->frames);
 }
 
 static void free_image(struct image *im)
@@ -111,6 +125,9 @@ void output_state_free(struct output_state *s)
     for (size_t i = 0; i < s->nimages; i++)
         free_image(&s->images[i]);
     free(s->images);
+    for (size_t i = 0; i < s->nlocs; i++)
+        free_location(&s->locs[i]);
+    free(s->locs);
     free(s->stacks);
     free(s->pcs);
     free(s->slots);
@@ -265,6 +282,36 @@ void output_state_note_exit(struct output_state *s, uint32_t pid)
     free(p->exe);
     *p = s->procs[--s->nprocs];
     forget_pid(s, pid, true);
+    /* Its names go with it; an exec keeps them (they name no file's
+     * addresses, and the process's later stacks may use them again). */
+    size_t kept = 0;
+    for (size_t i = 0; i < s->nlocs; i++) {
+        if (s->locs[i].pid == pid)
+            free_location(&s->locs[i]);
+        else
+            s->locs[kept++] = s->locs[i];
+    }
+    s->nlocs = kept;
+}
+
+void output_state_note_location(struct output_state *s, const struct prof_location *loc)
+{
+    s->locs = xgrow(s->locs, &s->locs_cap, s->nlocs + 1, sizeof(*s->locs));
+    struct prof_location *l = &s->locs[s->nlocs++];
+    *l = *loc;
+    l->frames = xcalloc(loc->nframes ? loc->nframes : 1, sizeof(*l->frames));
+    for (uint32_t f = 0; f < loc->nframes; f++) {
+        const struct prof_sym_frame *from = &loc->frames[f];
+#define DUP(x) ((x) ? xstrdup(x) : NULL)
+        l->frames[f] = (struct prof_sym_frame){.binary = DUP(from->binary),
+                                               .path = DUP(from->path),
+                                               .function = DUP(from->function),
+                                               .mangled = DUP(from->mangled),
+                                               .file = DUP(from->file),
+                                               .line = from->line,
+                                               .inlined = from->inlined};
+#undef DUP
+    }
 }
 
 void output_state_note_thread(struct output_state *s, uint32_t pid, uint32_t tid, uint64_t time_ns,
@@ -434,5 +481,7 @@ int output_state_replay(const struct output_state *s, struct output *to)
     for (size_t i = 0; i < s->nimages; i++)
         output_image(to, s->images[i].pid, s->images[i].start, s->images[i].name, s->images[i].data,
                      s->images[i].size);
+    for (size_t i = 0; i < s->nlocs; i++)
+        output_location(to, &s->locs[i]);
     return 0;
 }

@@ -3,12 +3,14 @@
  * the recording goes on into a new file (record --switch-output): the
  * META, the value types, the processes alive with their programs, the
  * threads alive with their names, the maps in place, the captured images
- * (the vdso, a JIT's map), and every call stack handed out so far.
+ * (the vdso, a JIT's map), the names of an interpreter's frames (LOCATION
+ * records, docs/python.md), and every call stack handed out so far.
  *
  * Contract: the output (output.h) tells the state every event as it
  * writes it (output_state_note_*); output_state_replay() then writes what
  * is still true, in an order a reader accepts (META and value types,
- * then per live process: PROCESS, EXEC, its THREADs, MAPs, IMAGEs), to
+ * then per live process: PROCESS, EXEC, its THREADs, MAPs, IMAGEs,
+ * LOCATIONs), to
  * another output through output.h's functions.
  *
  * Running totals: a thread's cumulative CPU time (and its counter values,
@@ -54,6 +56,9 @@ void output_state_note_map(struct output_state *s, const struct prof_map *m);
 void output_state_note_unmap(struct output_state *s, uint32_t pid, uint64_t start, uint64_t end);
 void output_state_note_image(struct output_state *s, uint32_t pid, uint64_t start, const char *name,
                              const void *data, size_t size);
+/* A LOCATION naming an interpreter's frame (copied; kept until its
+ * process exits). */
+void output_state_note_location(struct output_state *s, const struct prof_location *loc);
 
 /* The state's id of the stack PCS[0..DEPTH) (DEPTH > 0), from 1. */
 uint32_t output_state_stack(struct output_state *s, const uint64_t *pcs, uint32_t depth);

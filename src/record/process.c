@@ -33,6 +33,7 @@ size_t process_add(struct process_table *t, pid_t pid, pid_t ppid)
     memset(p, 0, sizeof(*p));
     p->pid = pid;
     p->ppid = ppid;
+    jit_owner_read((uint32_t)pid, &p->owner);
     return t->count++;
 }
 
@@ -135,6 +136,38 @@ static void capture_vdso(struct process *p, struct output *out)
     }
 }
 
+/* Do we hold CAP_SYS_PTRACE, which lets a profiler past another user's
+ * process?  (Root holds it.) */
+static bool may_trace_others(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f)
+        return geteuid() == 0;
+    char line[256];
+    unsigned long long caps = 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "CapEff: %llx", &caps) == 1)
+            break;
+    fclose(f);
+    return caps & (1ull << 19); /* CAP_SYS_PTRACE */
+}
+
+bool process_of_another_user(pid_t pid, char *why, size_t size)
+{
+    struct jit_owner o;
+    if (!jit_owner_read((uint32_t)pid, &o) || may_trace_others())
+        return false;
+    uid_t me = getuid();
+    if (o.uid[0] == me && o.uid[1] == me && o.uid[2] == me)
+        return false;
+    uint32_t theirs = o.uid[0] != me ? o.uid[0] : o.uid[1] != me ? o.uid[1] : o.uid[2];
+    snprintf(why, size,
+             "process %d belongs to another user (uid %u; you are uid %u): only root or a "
+             "profiler with CAP_SYS_PTRACE may record it",
+             (int)pid, theirs, (unsigned)me);
+    return true;
+}
+
 int process_check_attachable(pid_t pid)
 {
     pid_t tgid = pid, ppid = 0;
@@ -144,6 +177,11 @@ int process_check_attachable(pid_t pid)
     }
     if (tgid != pid) {
         pt_err("%d is a thread of process %d; attach to the process", (int)pid, (int)tgid);
+        return -1;
+    }
+    char why[256];
+    if (process_of_another_user(pid, why, sizeof(why))) {
+        pt_err("cannot attach: %s", why);
         return -1;
     }
     return 0;
@@ -207,6 +245,9 @@ void process_exec(struct process *p)
     maps_clear(&p->since_exec);
     p->vdso_captured = false;
     p->maps_version++;
+    struct jit_owner now;
+    if (jit_owner_read((uint32_t)p->pid, &now))
+        p->owner = now; /* a set-user-ID program runs as another user */
     if (p->unwinder) {
         dwarf_unwinder_free(p->unwinder);
         p->unwinder = NULL;

@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "model/maps.h"
+#include "record/jit_maps.h"
 #include "record/output.h"
 
 struct dwarf_unwinder;
@@ -38,6 +39,7 @@ struct process {
     struct map_list since_exec;      /* executable file mappings since the last exec */
     struct dwarf_unwinder *unwinder; /* created on first use */
     uint64_t maps_version;           /* bumped whenever maps change */
+    struct jit_owner owner;          /* its uids at creation or last exec: whose JIT files */
 };
 
 struct process_table {
@@ -63,7 +65,13 @@ void process_report_map(const struct process *p, const struct map_entry *e, stru
                         uint64_t time_ns);
 /* --pid PID names a process (not one of its threads): 0, or -1 after a
  * message. */
+/* 0, or -1 after a message: no such process, a thread's id, or another
+ * user's process without the privilege to record it. */
 int process_check_attachable(pid_t pid);
+/* PID runs as a user other than ours (the kernel wants our real uid to be
+ * its real, effective and saved one) and we lack CAP_SYS_PTRACE: WHY says
+ * so in words, so that an EPERM is not blamed on a sysctl. */
+bool process_of_another_user(pid_t pid, char *why, size_t size);
 /* Copy [START, END) of P's memory (at most 1 MiB) into an IMAGE named NAME
  * (the [vdso]); false when it cannot be read. */
 bool process_capture_image(struct process *p, uint64_t start, uint64_t end, const char *name,

@@ -30,9 +30,12 @@
  *   [debug] window:      W us from the first interrupt to the last resume
  *                        (copying C us) per sample
  *   [debug] outside:     check X us, unwind U us, after A us per sample
- *   [debug] stops:       S threads stopped, R reused (...), L stopped late
- *                        (...) per sample
+ *   [debug] stops:       S threads stopped, R reused (...), O left out
+ *                        (...), D deferred (...) per round
  *   [debug] stacks:      N cut at the end of their copy
+ *   [debug] call exits:  N of M samples of threads that ran stopped at a
+ *                        system call's exit (...); K kept there (...), ...
+ *   [debug] program:     U s user, K s kernel (...)
  * (latency: the mean time a stopped thread stood still, per sample), and
  * the perf engine
  *   [debug] cpu time:    S s (task-clock of every thread, MODES mode)

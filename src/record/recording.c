@@ -1,5 +1,6 @@
 /* recording.c - see recording.h */
 #include "record/recording.h"
+#include "record/interp/interp.h"
 #include "record/priority.h"
 #include "record/profiler_signals.h"
 #include "record/record_meta.h"
@@ -55,6 +56,22 @@ void recording_start_output(struct recording *r, pid_t first_pid, size_t stack_s
 {
     output_started(r->out);
     record_meta_write(r->out, r->opts, first_pid, r->choice, stack_size);
+    /* What the readings' values stand for (docs/pmu.md, "The join"). */
+    if (r->pmu && r->pmu->nchannels)
+        output_meta(r->out, "pmu_timing",
+                    r->pmu->timing == PMU_AT_INSTANT ? "instant" : "interval");
+    /* The original raw format keeps no stacks: no frames to read for it. */
+    r->interp =
+        interp_new(r->out, r->opts->stack_mode != STACK_NONE && r->opts->format == OUTPUT_NATIVE);
+}
+
+void recording_interp_meta(struct recording *r)
+{
+    interp_write_meta(r->interp, r->out,
+                      r->choice->engine == ENGINE_PTRACE
+                          ? "read while each thread was stopped"
+                          : "read at the tick after the sample; reads that changed under the "
+                            "reader dropped");
 }
 
 /* A tuning knob for benchmarks: the gap in percent of the period. */
@@ -73,23 +90,66 @@ int recording_begin(struct recording *r)
     r->start_mono = monotonic_ns();
     if (r->opts->duration > 0)
         r->deadline = r->start_mono + (uint64_t)(r->opts->duration * 1e9);
-    if (r->pmu && pmu_read(r->pmu, r->pmu_values) != 0) /* prime counters */
-        r->pmu_failed = true;
+    if (r->pmu && r->join_readings)
+        reading_join_init(&r->join, r->pmu->timing, r->pmu->nchannels);
+    recording_read_pmu(r); /* primes the counters: the first interval starts here */
     double hz = r->tick_hz > 0 ? r->tick_hz : r->opts->frequency;
     return tick_clock_start(&r->clock, hz, min_gap_percent());
+}
+
+/* A failed read: this reading is NaN; a source failing for long is given up. */
+static void pmu_read_failed(struct recording *r)
+{
+    uint64_t now = monotonic_ns();
+    r->pmu_at = now;
+    for (unsigned i = 0; i < r->pmu->nchannels; i++)
+        r->pmu_values[i] = NAN;
+    if (r->pmu_failed)
+        return;
+    r->pmu_failures++;
+    if (!r->pmu_failing_since) {
+        r->pmu_failing_since = now;
+        r->pmu_failing_reads = 0;
+    }
+    r->pmu_failing_reads++;
+    if (now - r->pmu_failing_since >= RECORDING_PMU_PATIENCE_NS) {
+        pt_warn("PMU '%s' failed for %.1f s (%llu reads in a row; the last: %s): given up, its "
+                "values are NaN from now on",
+                r->pmu->ops->name, (double)(now - r->pmu_failing_since) / 1e9,
+                (unsigned long long)r->pmu_failing_reads, r->pmu->why);
+        r->pmu_failed = true;
+    }
 }
 
 void recording_read_pmu(struct recording *r)
 {
     if (!r->pmu)
         return;
-    if (!r->pmu_failed && pmu_read(r->pmu, r->pmu_values) != 0) {
-        pt_warn("PMU '%s' stopped answering; its values are recorded as NaN", r->pmu->ops->name);
-        r->pmu_failed = true;
+    r->pmu_readings++;
+    if (!r->pmu_failed && pmu_read(r->pmu, r->pmu_values) == 0) {
+        r->pmu_at = r->pmu->read_at;
+        r->pmu_failing_since = 0;
+    } else {
+        pmu_read_failed(r);
     }
-    if (r->pmu_failed)
-        for (unsigned i = 0; i < r->pmu->nchannels; i++)
-            r->pmu_values[i] = NAN;
+    if (r->join_readings)
+        reading_join_add(&r->join, r->pmu_values, r->pmu_at);
+}
+
+void recording_note_pmu(struct recording *r)
+{
+    if (!r->pmu || !r->out)
+        return;
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)r->pmu_readings);
+    output_meta(r->out, "pmu_readings", buf);
+    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)r->pmu_failures);
+    output_meta(r->out, "pmu_failed_readings", buf);
+    if (r->pmu_failures && !r->pmu_failed)
+        pt_warn("PMU '%s': %llu of %llu readings failed and were taken again at the next tick "
+                "(the last: %s); the intervals they ended have no energy",
+                r->pmu->ops->name, (unsigned long long)r->pmu_failures,
+                (unsigned long long)r->pmu_readings, r->pmu->why);
 }
 
 void recording_print_summary(const struct recording *r, const struct recording_summary *s)
@@ -113,6 +173,12 @@ void recording_print_summary(const struct recording *r, const struct recording_s
             "[debug] deadlines:   %llu dropped (a sample ran into them, or left the "
             "program less than %.0f us)\n",
             (unsigned long long)r->clock.dropped, (double)r->clock.min_gap / 1e3);
+    if (r->pmu)
+        fprintf(
+            stderr, "[debug] measurement: %llu readings (%.2f Hz), %llu failed and taken again%s\n",
+            (unsigned long long)r->pmu_readings, wall > 0 ? (double)r->pmu_readings / wall : 0.0,
+            (unsigned long long)r->pmu_failures, r->pmu_failed ? ", then given up" : "");
+    interp_print_summary(r->interp, stderr);
 }
 
 int recording_exit_code(const struct recording *r, int status, int written)
@@ -124,8 +190,17 @@ int recording_exit_code(const struct recording *r, int status, int written)
         rc = 128 + WTERMSIG(status);
     else
         rc = WEXITSTATUS(status);
-    if (written != 0 && rc == 0)
-        rc = PT_EXIT_USAGE; /* the run went fine, but its profile is lost */
+    /* The profile is incomplete or lost (a full disk): say so whatever
+     * the program's status (-d gives it); the writer named the file and
+     * the reason once. */
+    if (written != 0) {
+        if (!r->opts->attach_pid)
+            pt_debug("the profile is incomplete: exit status %d; the program %s %d",
+                     PT_EXIT_INCOMPLETE,
+                     WIFSIGNALED(status) ? "was killed by signal" : "exited with",
+                     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        rc = PT_EXIT_INCOMPLETE;
+    }
     return rc;
 }
 
@@ -158,4 +233,8 @@ void recording_close(struct recording *r)
     r->pmu = NULL;
     free(r->pmu_values);
     r->pmu_values = NULL;
+    if (r->join_readings)
+        reading_join_free(&r->join);
+    interp_free(r->interp);
+    r->interp = NULL;
 }

@@ -57,7 +57,8 @@ struct symbolizer {
     size_t *id_of_map;          /* per map, the map whose build-id names its file */
     struct map_index *maps;     /* which map holds a PC, when maps changed */
     struct addr_table locs;     /* (binary << 1 | return address, offset) -> location */
-    bool from_table;            /* the profile's symbol tables answer */
+    bool has_table;             /* the profile has symbol tables: they answer first */
+    bool from_table;            /* ...and name every address (no binaries are read) */
     struct addr_table table;    /* (pid << 1 | return address, pc) -> location */
     struct jit_symbols *jit;    /* names of JIT code the recorder copied */
     struct addr_table jit_locs; /* (pid << 1 | return address, pc) -> location */
@@ -515,6 +516,17 @@ static void load_table(struct symbolizer *s)
 
 /* --- entry points ------------------------------------------------------------ */
 
+/* A recording whose LOCATION records name only its interpreter frames
+ * (record/interp/interp.h): every other address is named from the
+ * binaries, until postprocess makes the table whole. */
+static bool names_interpreter_frames_only(const struct profile *p)
+{
+    const char *locations = profile_meta(p, "locations");
+    const char *symbolized = profile_meta(p, "symbolized");
+    return locations && strcmp(locations, "interpreter") == 0 &&
+           !(symbolized && strcmp(symbolized, "1") == 0);
+}
+
 struct symbolizer *symbolizer_new(const struct profile *p, const struct symbolizer_options *opts)
 {
     debug_server_begin();
@@ -533,7 +545,8 @@ struct symbolizer *symbolizer_new(const struct profile *p, const struct symboliz
         binary_finder_give(s->finder, p, opts->binaries, opts->nbinaries, true);
     s->jit = jit_symbols_new(p);
     if (p->nlocations > 0) {
-        s->from_table = true;
+        s->has_table = true;
+        s->from_table = !names_interpreter_frames_only(p);
         load_table(s);
     }
     return s;
@@ -542,7 +555,7 @@ struct symbolizer *symbolizer_new(const struct profile *p, const struct symboliz
 const struct sym_location *symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t time_ns,
                                               uint64_t pc, bool return_address)
 {
-    if (s->from_table) {
+    if (s->has_table) {
         uint64_t v;
         size_t mi = return_address ? map_index_find(s->maps, pid, pc, time_ns) : MAP_INDEX_NONE;
         bool garbage = mi != MAP_INDEX_NONE && holds_no_code(&s->p->maps[mi]);

@@ -51,6 +51,25 @@ static inline int regs_blocked_syscall(const struct user_regs_struct *r)
     return -1;
 }
 
+/*
+ * The system call a thread stopped on its way out of, or -1.  The kernel
+ * looks for a pending stop on every return to user space, a call's exit
+ * included: there orig_rax holds the call's number and rax what it
+ * returned (not a restart code: that is a call still blocked).  Known on
+ * x86-64 only.
+ */
+static inline int regs_syscall_exit(const struct user_regs_struct *r)
+{
+#if defined(__x86_64__)
+    long nr = (long)r->orig_rax;
+    if (nr >= 0 && regs_blocked_syscall(r) < 0)
+        return (int)nr;
+#else
+    (void)r;
+#endif
+    return -1;
+}
+
 static inline int regs_read_pc(pid_t tid, uint64_t *pc)
 {
     struct user_regs_struct regs;

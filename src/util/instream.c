@@ -31,6 +31,11 @@
 /* Bytes that tell libzstd how large a frame header is: magic and
  * descriptor (ZSTD_FRAMEHEADERSIZE_PREFIX, which is not public API). */
 #define ZSTD_FRAME_START 5
+/* Compressed input that decodes to more than RATIO_MAX times its size, past
+ * RATIO_FLOOR bytes, is a decompression bomb: profiles compress 5 to 50
+ * times (a 30 KB bomb decoded to 6.3 GB, 200,000 times). */
+#define RATIO_MAX 256u
+#define RATIO_FLOOR ((uint64_t)64 << 20)
 
 struct instream {
     char *name;
@@ -62,6 +67,7 @@ struct instream {
     size_t cap, start, ready, end;
     uint64_t out_offset; /* decompressed offset of buf[start] */
     size_t zero_max;     /* 0: no limit */
+    unsigned ratio_max;  /* decoded bytes per compressed byte past RATIO_FLOOR; 0: no limit */
 
     enum instream_end finish; /* how the decoded data ends, once known */
     char *error;
@@ -375,6 +381,26 @@ static void hold_zero_run(struct instream *s, size_t from)
     s->end = s->ready;
 }
 
+/* Memory must follow what a file holds, not what a decompressor makes of
+ * it: an input that decodes out of all proportion is refused as failed
+ * (no reader keeps a prefix of it). */
+static void refuse_bomb(struct instream *s)
+{
+    uint64_t decoded = s->out_offset + (s->end - s->start);
+    if (s->c == COMPRESSION_NONE || !s->ratio_max || decoded <= RATIO_FLOOR ||
+        decoded / s->ratio_max <= s->in_offset || s->finish == INSTREAM_FAILED)
+        return;
+    s->finish = INSTREAM_MORE; /* the decoder's own verdict does not stand */
+    free(s->error);
+    s->error = NULL;
+    finish(s, INSTREAM_FAILED,
+           xasprintf("%s: offset %llu: %s data decompresses to more than %u times its size "
+                     "(%llu bytes from %llu): a decompression bomb, not a profile",
+                     s->name, (unsigned long long)s->in_offset, compression_name(s->c),
+                     s->ratio_max, (unsigned long long)decoded, (unsigned long long)s->in_offset));
+    s->ready = s->end = s->start;
+}
+
 /* Decode some more into the window, or learn that nothing more comes. */
 static void produce(struct instream *s)
 {
@@ -413,6 +439,7 @@ static void produce(struct instream *s)
     }
     s->end += made;
     hold_zero_run(s, from);
+    refuse_bomb(s);
     /* At the end, zeros that were waiting are data after all. */
     if (s->finish != INSTREAM_MORE)
         s->ready = s->end;
@@ -424,6 +451,7 @@ static struct instream *new_stream(const char *name)
 {
     struct instream *s = xcalloc(1, sizeof(*s));
     s->name = xstrdup(name);
+    s->ratio_max = RATIO_MAX;
     return s;
 }
 
@@ -478,6 +506,11 @@ void instream_close(struct instream *s)
     free(s->error);
     free(s->name);
     free(s);
+}
+
+void instream_limit_ratio(struct instream *s, unsigned max)
+{
+    s->ratio_max = max;
 }
 
 void instream_limit_zero_run(struct instream *s, size_t max)

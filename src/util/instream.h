@@ -33,6 +33,14 @@
  *     instream_error() says why.
  * Until the decoder has seen the end, instream_end() is INSTREAM_MORE.
  *
+ * Decompression bombs: compressed input that decodes to more than 256
+ * times its size (instream_limit_ratio()), past 64 MiB, is
+ * INSTREAM_FAILED ("NAME: offset N: zstd data decompresses to more than
+ * 256 times its size (...): a decompression bomb, not a profile"); what
+ * was decoded before is not delivered.  Profiles compress 5 to 50 times.
+ * A reader whose memory follows the distinct content whatever the length
+ * (text read a line at a time) lifts the limit.
+ *
  * The zero-run limit (instream_limit_zero_run, off by default) is for
  * formats that are held whole: no profile holds a megabyte of zero bytes
  * in a row, but /dev/zero and a decompression bomb are nothing else.
@@ -65,6 +73,9 @@ struct instream *instream_open_memory(const char *name, const void *data, size_t
 struct instream *instream_open_memory_plain(const char *name, const void *data, size_t len);
 void instream_close(struct instream *s);
 
+/* Refuse compressed input that decodes to more than MAX times its size
+ * (256 unless told; 0 lifts the limit). */
+void instream_limit_ratio(struct instream *s, unsigned max);
 /* Refuse a run of more than MAX zero bytes as damage; 0 lifts the limit.
  * Zero bytes held back waiting for the run to end count towards it, and
  * so do those decoded but not yet consumed when the limit is set (so a

@@ -15,8 +15,9 @@
 /* Exit codes shared by all commands (DESIGN.md, "Conventions"). */
 enum pt_exit {
     PT_EXIT_OK = 0,
-    PT_EXIT_USAGE = 1,     /* bad command line, unusable output path */
-    PT_EXIT_BAD_INPUT = 2, /* a file we were asked to read is damaged */
+    PT_EXIT_USAGE = 1,       /* bad command line, unusable output path */
+    PT_EXIT_BAD_INPUT = 2,   /* a file we were asked to read is damaged */
+    PT_EXIT_INCOMPLETE = 74, /* record: the profile could not be written whole (EX_IOERR) */
     PT_EXIT_CANNOT_EXEC = 126,
     PT_EXIT_NOT_FOUND = 127,
 };

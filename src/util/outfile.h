@@ -3,7 +3,12 @@
  *
  * Contract: outfile_open() creates a hidden temporary file next to PATH
  * (same directory, so the final rename is atomic) and fails early, with a
- * message naming PATH, when the directory is not writable.  Nothing at PATH
+ * message naming PATH, when the directory is not writable.  The temporary
+ * has no name (O_TMPFILE) until it is moved into place, so a writer that
+ * dies at any point, even of SIGKILL, leaves nothing behind; where the
+ * file system cannot, it is ".NAME.tmp.XXXXXX", removed at exit() and on
+ * the terminating signals whose action was the default (SIGINT, SIGTERM,
+ * SIGHUP, SIGQUIT, SIGXFSZ, SIGPIPE): only SIGKILL leaves that one.  Nothing at PATH
  * changes until outfile_commit() succeeds; outfile_abort() removes the
  * temporary and leaves any existing PATH untouched.  PATH "-" is standard
  * output: data streams straight through and commit only flushes.  So is

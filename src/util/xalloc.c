@@ -8,9 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *reading;
+
+void xalloc_reading(const char *name)
+{
+    reading = name;
+}
+
 static void out_of_memory(size_t size)
 {
-    pt_err("out of memory allocating %zu bytes", size);
+    if (reading)
+        pt_err("%s: out of memory allocating %zu bytes while reading it", reading, size);
+    else
+        pt_err("out of memory allocating %zu bytes", size);
     exit(70);
 }
 

@@ -3,9 +3,11 @@
  *
  * Contract: these return valid memory or end the process with a message
  * (exit 70 is never reached in practice; a profiler that cannot allocate a
- * few bytes cannot do anything useful).  Sizes are checked for overflow.
- * Readers must not size allocations from untrusted length fields without
- * validating them first; these helpers do not make that check for you.
+ * few bytes cannot do anything useful).  The message names the input being
+ * read when a reader said which (xalloc_reading()), since a file that
+ * needs more memory than there is is what the user must hear about.  Sizes are checked for
+ * overflow. Readers must not size allocations from untrusted length fields without validating them
+ * first; these helpers do not make that check for you.
  */
 #ifndef PTPROF_UTIL_XALLOC_H
 #define PTPROF_UTIL_XALLOC_H
@@ -19,5 +21,8 @@ void *xrealloc(void *ptr, size_t size);
 void *xgrow(void *ptr, size_t *capacity, size_t need, size_t size);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* NAME (kept, not copied; NULL: none) is being read: an allocation that
+ * fails says so. */
+void xalloc_reading(const char *name);
 
 #endif

@@ -408,8 +408,14 @@ Test(csv_join, energy_splits_by_function, .timeout = 180)
         double w;
     } want[] = {{"work_heavy", HIGH_W}, {"work_medium", LOW_W}, {"work_light", LOW_W}};
     /* What metrics.h makes of it for one thread: each interval's energy
-     * (power x dt) times cpu / max(dt, cpu), credited to the function the
-     * sample found the thread in. */
+     * (power x dt) times min(1, busy / dt), credited to the function the
+     * sample found the thread in; busy is the CPU time and the share of
+     * the ptrace engine's mean stop per sample (held) that the thread ran
+     * of the rest of the interval, cpu x dt / (dt - held), where the stop
+     * is at most a quarter of the interval. */
+    double held = p->has_totals && p->totals.samples
+                      ? (double)p->totals.latency_ns / 1e9 / (double)p->totals.samples
+                      : 0;
     double expect_j[3] = {0}, expect_cpu[3] = {0};
     struct profile_query q;
     pq_init(&q, p);
@@ -435,7 +441,8 @@ Test(csv_join, energy_splits_by_function, .timeout = 180)
             if (strcmp(fn, want[w].fn) != 0)
                 continue;
             expect_cpu[w] += cpu;
-            expect_j[w] += (hot ? HIGH_W : LOW_W) * (cpu < dt ? cpu : dt);
+            double busy = cpu > 0 && held <= dt / 4 ? cpu * dt / (dt - held) : cpu;
+            expect_j[w] += (hot ? HIGH_W : LOW_W) * (busy < dt ? busy : dt);
         }
     }
     pq_free(&q);

@@ -348,6 +348,8 @@ Test(record_engine, perf_engine_ticks_at_most_1khz_unless_measuring, .timeout = 
     ticks = perf_ticks_line(r.res.err, &relaxed);
     cr_expect_geq(ticks, 3000.0, "measuring, ticks at %.1f Hz: " RUN_FMT, ticks, RUN_ARGS(&r.res));
     cr_expect_eq(relaxed, 0, "measuring, %ld ticks relaxed: " RUN_FMT, relaxed, RUN_ARGS(&r.res));
+    cr_expect(strstr(r.res.err, "at the requested rate throughout: a source is measured"),
+              "-d does not say why the ticks keep the rate: " RUN_FMT, RUN_ARGS(&r.res));
     run_free(&r);
     test_rmtree(dir);
     free(dir);

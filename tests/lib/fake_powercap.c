@@ -355,3 +355,15 @@ int fake_powercap_break(struct fake_powercap *fp, const char *id)
     text[COUNTER_WIDTH + 1] = '\0';
     return d ? write_counter(d, text) : -1;
 }
+
+int fake_powercap_root_only(struct fake_powercap *fp, const char *id)
+{
+    const struct fake_domain *d = lookup(fp, id);
+    char *counter = d ? join(d->real, "energy_uj") : NULL;
+    /* The tree itself is open to all, as sysfs is; the counter is not. */
+    int rc = counter && chmod(fp->root, 0755) == 0 && chmod(counter, 0400) == 0 ? 0 : -1;
+    if (rc != 0)
+        complain("cannot make %s root-only: %s", counter ? counter : id, strerror(errno));
+    free(counter);
+    return rc;
+}

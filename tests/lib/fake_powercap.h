@@ -80,4 +80,11 @@ uint64_t fake_powercap_energy(const struct fake_powercap *fp, const char *id);
 /* Overwrite energy_uj with text that is not a number: reads of it now fail. */
 int fake_powercap_break(struct fake_powercap *fp, const char *id);
 
+/*
+ * Make ID's energy_uj readable by its owner only (mode 0400), as Linux 5.10
+ * and later have it, and ROOT traversable by everyone, so that a process
+ * of another user meets exactly what an unprivileged user meets in sysfs.
+ */
+int fake_powercap_root_only(struct fake_powercap *fp, const char *id);
+
 #endif

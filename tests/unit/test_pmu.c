@@ -493,3 +493,80 @@ Test(pmu_registry, magic_is_the_shared_kind_or_custom)
     ch[0].kind = ch[1].kind = PMU_KIND_ENERGY;
     cr_assert_eq(pmu_pperf_magic(&src), 0, "the original format has no energy magic");
 }
+
+/* A reading stands for the instant of its read (docs/pmu.md, "The join"). */
+Test(pmu_file, a_reading_is_stamped_when_taken)
+{
+    const char *path = write_text("stamped", "7\n");
+    char spec[4200];
+    snprintf(spec, sizeof(spec), "file:%s,W", path);
+    struct pmu_source *src = pmu_open(spec);
+    cr_assert_not_null(src);
+    cr_assert_eq(src->timing, PMU_AT_INSTANT);
+    double v;
+    uint64_t before = monotonic_ns();
+    cr_assert_eq(pmu_read(src, &v), 0);
+    uint64_t after = monotonic_ns();
+    cr_assert(src->read_at >= before && src->read_at <= after, "stamped %llu, read in [%llu, %llu]",
+              (unsigned long long)src->read_at, (unsigned long long)before,
+              (unsigned long long)after);
+    pmu_close(src);
+}
+
+/* `echo N > file` truncates, then writes: a read in between finds the file
+ * empty.  That read fails, saying why, and the next one reads the number. */
+Test(pmu_file, an_empty_read_fails_that_read_only)
+{
+    const char *path = write_text("echoed", "5\n");
+    char spec[4200];
+    snprintf(spec, sizeof(spec), "file:%s", path);
+    struct pmu_source *src = pmu_open(spec);
+    cr_assert_not_null(src);
+    double v;
+    write_text("echoed", "");
+    cr_assert_eq(pmu_read(src, &v), -1);
+    cr_assert_not_null(strstr(src->why, "empty"), "why: %s", src->why);
+    write_text("echoed", "6\n");
+    cr_assert_eq(pmu_read(src, &v), 0);
+    cr_assert_float_eq(v, 6.0, 1e-12);
+    pmu_close(src);
+}
+
+/* A file replaced by rename (a script's write-then-mv) is followed; while
+ * the path names nothing, reads fail and say so, then recover. */
+Test(pmu_file, a_replaced_file_is_followed)
+{
+    const char *path = write_text("replaced", "1\n");
+    char spec[4200], keep[4200], next[4200];
+    snprintf(spec, sizeof(spec), "file:%s", path);
+    snprintf(keep, sizeof(keep), "%s", path);
+    struct pmu_source *src = pmu_open(spec);
+    cr_assert_not_null(src);
+    snprintf(next, sizeof(next), "%s", write_text("replaced.tmp", "2\n"));
+    cr_assert_eq(rename(next, keep), 0);
+    double v;
+    cr_assert_eq(pmu_read(src, &v), 0);
+    cr_assert_float_eq(v, 2.0, 1e-12, "the old file was read");
+    cr_assert_eq(unlink(keep), 0);
+    cr_assert_eq(pmu_read(src, &v), -1);
+    cr_assert_not_null(strstr(src->why, "No such file"), "why: %s", src->why);
+    write_text("replaced", "3\n");
+    cr_assert_eq(pmu_read(src, &v), 0);
+    cr_assert_float_eq(v, 3.0, 1e-12);
+    pmu_close(src);
+}
+
+/* rapl's readings are averages over the time since the previous one. */
+Test(pmu_rapl, a_reading_covers_the_interval_since_the_previous, .init = setup_tree,
+     .fini = teardown)
+{
+    struct pmu_source *src = pmu_open("rapl:intel-rapl:0");
+    cr_assert_not_null(src);
+    cr_assert_eq(src->timing, PMU_OVER_INTERVAL);
+    uint64_t first = src->read_at;
+    double w;
+    sleep_ms(2);
+    cr_assert_eq(pmu_read(src, &w), 0);
+    cr_assert_gt(src->read_at, first);
+    pmu_close(src);
+}

@@ -1066,6 +1066,53 @@ Test(pprof_export, read_back_it_gives_the_same_values)
     free(buf);
 }
 
+/* The samples an incident's pprof file seemed to lose (a recording's one
+ * sample of a thread in futex, which read back showed none of, under
+ * --limit 100: analyze/select.h): a thread seen once, blocked, with no
+ * CPU time and no wall time, at the time of another thread's sample, and
+ * a second sample of thread 42 at the time of its last.  Each is one
+ * sample read back. */
+Test(pprof_export, a_blocked_thread_seen_once_keeps_its_sample)
+{
+    struct profile p;
+    make_profile(&p);
+    p.threads = realloc(p.threads, 3 * sizeof(*p.threads));
+    p.threads[p.nthreads++] = (struct prof_thread){.pid = 42, .tid = 44, .name = strdup("waiter")};
+    const struct prof_sample *last = &p.samples[p.nsamples - 1];
+    uint64_t t = last->time_ns, cpu = last->threads[0].cpu_ns;
+    add_thread_sample(&p, t, last->values[0],
+                      (struct prof_thread_sample){.pid = 42,
+                                                  .tid = 44,
+                                                  .pc = 0x3000,
+                                                  .syscall = 202, /* futex */
+                                                  .flags = PROF_THREAD_IN_SYSCALL});
+    add_thread_sample(&p, t, p.samples[p.nsamples - 1].values[0],
+                      (struct prof_thread_sample){
+                          .pid = 42, .tid = 43, .pc = 0x3000, .cpu_ns = cpu, .syscall = -1});
+    struct frame_resolver r = {fake_resolve, NULL};
+    struct export_options o = {.metric = NULL};
+    uint8_t *buf;
+    size_t len;
+    char *error;
+    cr_assert_eq(pprof_encode(&p, &r, &o, &buf, &len, &error), 0, "%s", error);
+    struct profile back;
+    int rc;
+    char *msg = load_quiet(buf, len, &back, &rc);
+    cr_assert_eq(rc, 0, "%s", msg);
+    struct measured got;
+    measure(&back, &got);
+    cr_expect_float_eq(got.total[Q_SAMPLES], (double)p.nsamples, 1e-9, "%g samples of %zu",
+                       got.total[Q_SAMPLES], p.nsamples);
+    const double *futex = row(&got, "[syscall futex]", 44);
+    cr_expect_float_eq(futex[Q_SAMPLES], 1, 1e-9);
+    cr_expect_float_eq(futex[Q_CPU], 0, 1e-12);
+    cr_expect_float_eq(futex[Q_WALL], 0, 1e-12);
+    profile_free(&back);
+    profile_free(&p);
+    free(msg);
+    free(buf);
+}
+
 /* --- real decoders ---------------------------------------------------------------- */
 
 Test(pprof_export, protoc_and_go_tool_pprof_read_it, .timeout = 120)

@@ -241,3 +241,45 @@ Test(report_energy, sampled_cpu_time_is_split_over_windows_of_periods)
               "per interval, the empty ticks are nobody's");
     report_free(&r);
 }
+
+/* The perf engine's samples come at their own instants, so its intervals
+ * are merged into windows; each sample must still be worth the power of
+ * the interval it was taken in (docs/pmu.md, "The join").  One busy
+ * thread, 1 kHz: main runs at 9 W for 5 ms, then foo at 1 W for 5 ms,
+ * over and over; a window of ten periods holds both.  Split by CPU time
+ * alone, each would get the window's mean, 5 W. */
+Test(report_energy, a_window_splits_by_the_power_at_each_sample)
+{
+    enum { TICKS = 1000 };
+    static struct prof_sample samples[TICKS + 1];
+    static struct prof_thread_sample entries[TICKS];
+    static double nine[] = {9}, one[] = {1};
+    samples[0] = (struct prof_sample){.time_ns = 0, .values = one};
+    for (int k = 1; k <= TICKS; k++) {
+        bool hot = (k - 1) % 10 < 5;
+        entries[k - 1] = fake_th(1, hot ? PC_MAIN : PC_FOO, (uint64_t)k * 1000000);
+        samples[k] = (struct prof_sample){.time_ns = (uint64_t)k * 1000000,
+                                          .values = hot ? nine : one,
+                                          .nthreads = 1,
+                                          .threads = &entries[k - 1]};
+    }
+    struct prof_meta meta[] = {{"cpu_time", "sampled"}, {"pmu_timing", "instant"}};
+    struct profile p = {.samples = samples,
+                        .nsamples = TICKS + 1,
+                        .channels = power_ch,
+                        .nchannels = 1,
+                        .meta = meta,
+                        .nmeta = 2,
+                        .frequency = 1000};
+    struct report r;
+    fake_analyze(&p, "binary,procedure", &r);
+    fake_expect_consistent(&r);
+    cr_expect(fake_close(r.totals.energy_j, 5), "%g J", r.totals.energy_j);
+    double main_j = fake_row(&r, "prog:main")->self[Q_ENERGY];
+    double foo_j = fake_row(&r, "prog:foo")->self[Q_ENERGY];
+    cr_expect(fabs(main_j - 4.5) < 0.05 && fabs(foo_j - 0.5) < 0.05,
+              "main %.3f J (9 W for 0.5 s), foo %.3f J (1 W for 0.5 s)", main_j, foo_j);
+    cr_expect(r.totals.unattributed_j < 0.01, "%.3f J unattributed of a busy thread",
+              r.totals.unattributed_j);
+    report_free(&r);
+}

@@ -1,7 +1,7 @@
 /*
  * spin.c - a CPU-bound target for the interruption (Ctrl-C, kill) tests.
  *
- * usage: spin [--handler] [--exit CODE] [SECONDS]
+ * usage: spin [--handler [--signals N]] [--exit CODE] [SECONDS]
  *   Burns CPU for SECONDS (default 30) and exits 0, unless a signal ends it
  *   first.  It prints "spin: ready, pid N" once its signal setup is done, so
  *   a test knows when and where to send a signal.
@@ -10,6 +10,7 @@
  *               can tell who sent it); 300 ms after the first one, exit with
  *               CODE (default 7).  The grace period lets a duplicated
  *               delivery show up as a second line.
+ *   --signals N with --handler: wait for N deliveries before those 300 ms.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t caught;
+static int wanted = 1; /* deliveries before exiting */
 
 static void say(const char *text)
 {
@@ -42,7 +44,7 @@ static void on_signal(int sig, siginfo_t *info, void *ctx)
     line[len++] = '\n';
     line[len] = '\0';
     say(line);
-    caught = 1;
+    caught++;
 }
 
 static double now_s(void)
@@ -59,12 +61,14 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--handler") == 0) {
             handler = 1;
+        } else if (strcmp(argv[i], "--signals") == 0 && i + 1 < argc) {
+            wanted = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--exit") == 0 && i + 1 < argc) {
             code = atoi(argv[++i]);
         } else if (argv[i][0] != '-') {
             seconds = atof(argv[i]);
         } else {
-            fprintf(stderr, "usage: spin [--handler] [--exit CODE] [SECONDS]\n");
+            fprintf(stderr, "usage: spin [--handler [--signals N]] [--exit CODE] [SECONDS]\n");
             return 2;
         }
     }
@@ -87,7 +91,7 @@ int main(int argc, char **argv)
     while (now_s() < end) {
         for (int i = 0; i < 10000; i++)
             x = x * 6364136223846793005ull + 1442695040888963407ull;
-        if (caught && caught_at == 0)
+        if (caught >= wanted && caught_at == 0)
             caught_at = now_s();
         if (caught_at != 0 && now_s() - caught_at > 0.3)
             return code;

@@ -25,6 +25,7 @@
  */
 #include "pmu/pmu.h"
 #include "record/engine.h"
+#include "record/interp/interp.h"
 #include "record/perf/group_witness.h"
 #include "record/jit_maps.h"
 #include "record/launch.h"
@@ -125,6 +126,7 @@ struct engine {
     size_t counter_values_cap;
     struct stack_snapshot offcpu_snap;
     uint64_t pcs[STACK_MAX_DEPTH];
+    struct interp_stack interp; /* a thread's interpreter frames, read at the tick */
 
     uint64_t last_tick;     /* monotonic */
     uint64_t written_until; /* monotonic: the last SAMPLE written was at this time */
@@ -356,7 +358,7 @@ static void on_exit_record(void *ctx, const struct perf_record *r)
     struct process *p = process_find(&e->procs, pid);
     if (p && pid != e->first_pid && live_threads_of(e, pid) == 0) {
         /* Its JIT's names outlive it until the pid is reused: now. */
-        jit_maps_capture(e->rec.out, (uint32_t)pid, &p->maps);
+        jit_maps_capture(e->rec.out, (uint32_t)pid, &p->maps, &p->owner);
         p->exited = true;
         int status;
         e->children_ended++;
@@ -541,6 +543,14 @@ static void on_sample(void *ctx, const struct perf_record *r)
     } else {
         e->pcs[0] = user_pc(s);
         depth = 1;
+    }
+    if (e->rec.interp) {
+        /* Read now, after the sample: kept only if the sample shows them. */
+        struct stack_snapshot at_sample = {0};
+        perf_sample_snapshot(s, PERF_REGS_USER_MASK, &at_sample);
+        struct interp_when when = {.sample = &at_sample};
+        if (interp_read(e->rec.interp, p, (pid_t)s->tid, &when, &e->interp))
+            depth = interp_merge(e->rec.interp, p, &e->interp, e->pcs, depth, STACK_MAX_DEPTH);
     }
     e->unwind_ns += monotonic_ns() - unwind_start;
     e->truncated += cut;
@@ -812,6 +822,9 @@ static size_t look_off_cpu(struct engine *e, uint64_t now)
                     p->unwinder = dwarf_unwinder_new(p->pid);
                 depth = offcpu_stack(th->pid, th->tid, &th->syscall_fd, &look, &e->offcpu_snap,
                                      p->unwinder, e->pcs, STACK_MAX_DEPTH);
+                if (interp_read(e->rec.interp, p, th->tid, &(struct interp_when){0}, &e->interp))
+                    depth =
+                        interp_merge(e->rec.interp, p, &e->interp, e->pcs, depth, STACK_MAX_DEPTH);
             }
             th->blocked_stack = e->opts->stack_mode == STACK_NONE
                                     ? 0
@@ -880,6 +893,14 @@ static void mark_waits(struct engine *e, uint64_t until, uint64_t look_time)
  * entry of a wait: what a thread counted while blocked goes to its next CPU
  * sample).  With AT_UNTIL a SAMPLE at UNTIL is written even with no entry:
  * a tick's, with the measurement read at it. */
+/* The reading a SAMPLE at TIME (monotonic) carries: with a source, the
+ * reading whose interval holds TIME (docs/pmu.md, "The join"). */
+static const double *reading_at(const struct engine *e, uint64_t time)
+{
+    const double *v = e->rec.pmu ? reading_join_values_at(&e->rec.join, time) : NULL;
+    return v ? v : e->rec.pmu_values;
+}
+
 static void flush_entries(struct engine *e, uint64_t until, bool at_until)
 {
     size_t ncounters = e->ev.counters.n;
@@ -912,9 +933,11 @@ static void flush_entries(struct engine *e, uint64_t until, bool at_until)
             for (size_t c = 0; c < ncounters; c++)
                 e->counter_values[(k - i) * ncounters + c] = e->entries[k].counters[c];
         }
-        if (output_sample_values(e->rec.out, to_realtime(e, time), e->rec.pmu_values, e->batch,
+        if (output_sample_values(e->rec.out, to_realtime(e, time), reading_at(e, time), e->batch,
                                  (uint32_t)(j - i), ncounters ? e->counter_values : NULL) != 0) {
-            pt_err("cannot write the profile; sampling stops");
+            /* The writer said which file and why, once (recording.h: exit 74). */
+            if (e->sampling)
+                pt_debug("the profile cannot be written: sampling stops");
             e->sampling = false;
         }
         e->written_until = time;
@@ -923,13 +946,20 @@ static void flush_entries(struct engine *e, uint64_t until, bool at_until)
         i = j;
     }
     e->nentries = 0;
+    if (e->rec.pmu)
+        reading_join_forget_before(&e->rec.join, e->written_until);
 }
 
 /*
  * The loop's rate.  The kernel takes the CPU samples at the requested rate
  * whatever it is; the ticks look at the threads off CPU and read the
- * measurement source.  A measurement is read at the requested rate, as
- * with ptrace; without one the ticks go no faster than TICK_MAX_HZ: each
+ * measurement source.  A measurement is read at the requested rate, and
+ * a value at an instant (a file) at TICK_MAX_HZ at least: a CPU sample
+ * takes the power of the reading nearest it, half a reading interval away
+ * at most, so readings as sparse as the samples give a function at 100 Hz
+ * its neighbours' power ten times as often as at 1 kHz (docs/pmu.md, "The
+ * join": -2 instead of -11 points for a 9 W function among 3 W and 1 W
+ * ones).  Without a measurement the ticks go no faster than TICK_MAX_HZ: each
  * wakes the profiler and takes a CPU from the program: four busy threads
  * on two CPUs ran +49% slower at 10 kHz with a tick per period, against
  * +18% for perf record, and as fast as under perf with 1 kHz ticks
@@ -939,9 +969,13 @@ static void flush_entries(struct engine *e, uint64_t until, bool at_until)
  */
 #define TICK_MAX_HZ 1000.0
 
-static double tick_rate(const struct record_options *opts, bool measuring)
+static double tick_rate(const struct record_options *opts, const struct pmu_source *pmu)
 {
-    return measuring || opts->frequency <= TICK_MAX_HZ ? opts->frequency : TICK_MAX_HZ;
+    if (pmu && pmu->timing == PMU_AT_INSTANT && pmu->nchannels)
+        return opts->frequency > TICK_MAX_HZ ? opts->frequency : TICK_MAX_HZ;
+    if (pmu)
+        return opts->frequency;
+    return opts->frequency <= TICK_MAX_HZ ? opts->frequency : TICK_MAX_HZ;
 }
 
 /*
@@ -1017,9 +1051,13 @@ static void print_summary(const struct engine *e, uint64_t task_clock)
             e->ev.ring_pages * (size_t)sysconf(_SC_PAGESIZE) / 1024, (double)e->sample_bytes / per);
     fprintf(stderr,
             "[debug] ticks:       %llu (%.2f Hz: off-CPU threads, measurements), %llu relaxed to "
-            "%.0f Hz (no new wait)\n",
+            "%.0f Hz (no new wait)%s\n",
             (unsigned long long)e->ticks, wall > 0 ? (double)e->ticks / wall : 0.0,
-            (unsigned long long)e->relaxed_ticks, RELAXED_HZ);
+            (unsigned long long)e->relaxed_ticks, RELAXED_HZ,
+            !e->rec.pmu ? ""
+            : e->rec.tick_hz > e->opts->frequency
+                ? "; at 1 kHz throughout, above the requested rate: a source is measured"
+                : "; at the requested rate throughout: a source is measured");
     fprintf(stderr, "[debug] outside:     unwind %.2f us per sample\n",
             (double)e->unwind_ns / 1e3 / per);
     fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",
@@ -1060,7 +1098,8 @@ static int finish_profile(struct engine *e)
     /* The JIT names of every process still known (the first's too). */
     for (size_t i = 0; i < e->procs.count; i++)
         if (!e->procs.procs[i].exited)
-            jit_maps_capture(e->rec.out, (uint32_t)e->procs.procs[i].pid, &e->procs.procs[i].maps);
+            jit_maps_capture(e->rec.out, (uint32_t)e->procs.procs[i].pid, &e->procs.procs[i].maps,
+                             &e->procs.procs[i].owner);
     /* Attached, we are not its parent: its status is not ours to know. */
     if (e->first_exited && !e->opts->attach_pid)
         output_exit(e->rec.out, (uint32_t)e->first_pid, to_realtime(e, e->rec.end_mono),
@@ -1076,6 +1115,8 @@ static int finish_profile(struct engine *e)
         .ideal_samples = (uint64_t)floor((double)task_clock / 1e9 * e->opts->frequency),
     };
     struct map_list no_pperf_maps = {0}; /* the native format has its MAP records */
+    recording_note_pmu(&e->rec);
+    recording_interp_meta(&e->rec);
     e->finish_rc = output_finish(e->rec.out, &totals, &no_pperf_maps);
     e->rec.out = NULL;
     if (e->opts->debug)
@@ -1398,7 +1439,8 @@ static int perf_engine_run(const struct record_options *opts, const struct engin
     rc = opts->attach_pid ? start_attached(&e) : start_launched(&e);
     if (rc != 0)
         goto out;
-    e.rec.tick_hz = tick_rate(opts, e.rec.pmu != NULL);
+    e.rec.tick_hz = tick_rate(opts, e.rec.pmu);
+    e.rec.join_readings = e.rec.pmu != NULL; /* SAMPLEs carry the reading of their time */
     if (recording_begin(&e.rec) != 0) {
         if (!opts->attach_pid)
             kill(e.first_pid, SIGKILL);

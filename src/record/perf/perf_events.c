@@ -1,6 +1,7 @@
 /* perf_events.c - see perf_events.h */
 #include "record/perf/perf_events.h"
 #include "unwind/perf_regs.h"
+#include "record/process.h"
 #include "record/recorder.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -141,7 +142,10 @@ bool perf_events_permitted(const struct record_options *opts, char *why, size_t 
     case EACCES:
     case EPERM: {
         int p = perf_event_paranoid();
-        if (p != INT32_MIN && p > 2)
+        char other[256];
+        if (pid && process_of_another_user(pid, other, sizeof(other)))
+            snprintf(why, size, "perf_event_open is not permitted: %s", other);
+        else if (p != INT32_MIN && p > 2)
             snprintf(why, size,
                      "perf_event_open is not permitted (%s; 2 or below, or CAP_PERFMON, lets a "
                      "user sample their own programs)",

@@ -1,6 +1,7 @@
 /*
  * ptrace_engine.c - the ptrace engine (engine.h, docs/recording.md): the
- * profiler stops every thread that ran at each tick.
+ * profiler stops every thread that ran at each tick (with more such
+ * threads than CPUs, those that ran half a period: find_idle()).
  *
  * One thread does everything: a poll() over the tick clock (tick_clock.h:
  * absolute, jittered deadlines, never back to back) and a signalfd
@@ -8,12 +9,14 @@
  * handled as profiler_signals.h says).  What both engines share is in
  * recording.h.  Between samples every ptrace stop
  * is answered at once, so new threads, exits and the target's own signals
- * never wait for the next tick.  A sample stops every thread, copies what
+ * never wait for the next tick.  A sample stops those threads, copies what
  * must be copied while they stand still (registers, the top of the stack),
  * resumes them, and only then does the slow work: CPU times, unwinding,
- * map refreshes, writing.
+ * map refreshes, writing.  A stop taken at a system call's exit stands
+ * for what syscall_exits.h says.
  */
 #include "record/engine.h"
+#include "record/interp/interp.h"
 #include "record/ptrace/idle_cpu.h"
 #include "record/jit_maps.h"
 #include "record/output.h"
@@ -22,6 +25,7 @@
 #include "record/recording.h"
 #include "unwind/regs.h"
 #include "record/ptrace/sample_queue.h"
+#include "record/ptrace/syscall_exits.h"
 #include "record/stack_capture.h"
 #include "unwind/stack.h"
 #include "record/ptrace/tracer.h"
@@ -37,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,12 +72,14 @@ struct sample_costs {
     uint64_t stopped;   /* threads copied in time, summed over samples */
     uint64_t late;      /* threads copied after their sample was built */
     uint64_t reused;    /* threads whose last copy was reused */
+    uint64_t left_out;  /* threads that ran less than a period since their copy */
     uint64_t truncated; /* stacks cut at the end of their copy */
 };
 
 /* A stack to copy, and the process whose memory holds it. */
 struct pending_copy {
     pid_t pid;
+    pid_t tid;
     struct stack_copy copy;
 };
 
@@ -85,9 +92,18 @@ struct recorder {
     bool stop_requested; /* Ctrl-C, SIGTERM or --duration */
     uint64_t finish_by;  /* sampling stopped: write the profile by then (monotonic) */
     struct profsig_job job;
+    int finish_rc; /* output_finish()'s, once the profile is finished */
+    /* Deliveries to the target target_got_by() accounted for, per signal. */
+    uint64_t signals_explained[NSIG];
 
     /* samples waiting for threads that stop late */
     struct sample_queue queue;
+    /* --format pperf, sampler: every thread that ran is stopped at every
+     * tick and its sample waits for it, as the original did.  Otherwise a
+     * round stops only the threads that ran a period of CPU time since
+     * their last copy, and a copy taken late goes to the next sample. */
+    bool together;
+    bool leave_out; /* PTPROF_ROUNDS=periods: threads that ran little are left out (find_idle) */
     bool in_stop_window; /* tracer_stop_all() is running */
 
     /* per-sample scratch */
@@ -107,6 +123,9 @@ struct recorder {
     bool fixed_copy; /* PTPROF_STACK_GROW=0: the configured copy size, always */
     int pin_cpu;     /* PTPROF_CPU=N: the tracer runs on CPU N only; -1 = anywhere */
 
+    /* What the samples stopped at a system call's exit stand for. */
+    struct syscall_exits syscall_exits;
+
     /* statistics */
     uint64_t samples, latency_ns;
     struct sample_costs costs;
@@ -120,6 +139,7 @@ static void free_scratch(struct recorder *r)
     free(r->batch_copies);
     free(r->maps_refreshed);
     sample_queue_free(&r->queue);
+    syscall_exits_free(&r->syscall_exits);
 }
 
 /* --- sampling ------------------------------------------------------------- */
@@ -191,6 +211,21 @@ static int by_pid(const void *a, const void *b)
     return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+/* The interpreter frames of the threads whose stacks were just copied,
+ * exact while they stand still; frames on the C stack come from the copy. */
+static void read_interp_frames(struct recorder *r, struct tracer *t, size_t n)
+{
+    for (size_t i = 0; r->rec.interp && i < n; i++) {
+        struct thread *th = thread_find(&t->threads, r->copies[i].tid);
+        if (!th)
+            continue;
+        if (!th->interp)
+            th->interp = xcalloc(1, sizeof(*th->interp));
+        struct interp_when when = {.stopped = true, .copy = th->snap};
+        interp_read(r->rec.interp, &t->procs.procs[th->proc], th->tid, &when, th->interp);
+    }
+}
+
 /* The stacks of a batch: one process_vm_readv per process. */
 static void copy_stacks(struct recorder *r, size_t n)
 {
@@ -236,6 +271,8 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
         th->captured = true;
         th->deferred = !r->in_stop_window;
         th->before_signal = caught_before_handler(th, &th->snap->regs);
+        th->at_syscall_exit = !th->before_signal && regs_syscall_exit(&th->snap->regs) >= 0;
+        uint64_t cpu_before = th->cpu_ns;
         struct thread_sched sched;
         /* After PTRACE_GETREGSET, which waited until the thread was off its
          * CPU: its counters are final for this stop. */
@@ -246,7 +283,12 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
         } else if (!thread_read_cpu(th, &th->cpu_ns)) {
             th->cpu_ns = 0;
         }
-        if (!stacks)
+        th->cpu_delta = th->cpu_ns > cpu_before ? th->cpu_ns - cpu_before : 0;
+        th->copied_at = start;
+        th->next_check = 0;
+        /* Without call stacks, a stop at a call's exit still needs the
+         * stack's top to find the code that made the call. */
+        if (!stacks && !th->at_syscall_exit)
             continue;
         bool to_top = false;
         uint64_t sp = th->snap->sp;
@@ -255,11 +297,15 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
                           : stack_copy_plan(sp, stack_top(r, th, sp), th->copy_limit, &to_top);
         stack_snapshot_reserve(th->snap, want);
         r->copies = xgrow(r->copies, &r->copies_cap, ncopies + 1, sizeof(*r->copies));
-        r->copies[ncopies++] = (struct pending_copy){
-            .pid = th->pid, .copy = {.snap = th->snap, .want = want, .to_top = to_top}};
+        r->copies[ncopies++] =
+            (struct pending_copy){.pid = th->pid,
+                                  .tid = th->tid,
+                                  .copy = {.snap = th->snap, .want = want, .to_top = to_top}};
     }
-    if (ncopies > 0)
+    if (ncopies > 0) {
         copy_stacks(r, ncopies);
+        read_interp_frames(r, t, ncopies);
+    }
     r->costs.copy_ns += monotonic_ns() - start;
 }
 
@@ -286,7 +332,7 @@ static void ensure_maps_know(struct recorder *r, struct process *p, const uint64
 static int unwind_captured(struct recorder *r, struct thread *th, struct process *p, uint64_t *pcs)
 {
     enum stack_mode mode = r->opts->stack_mode;
-    if (mode == STACK_NONE) {
+    if (mode == STACK_NONE && !th->at_syscall_exit) {
         pcs[0] = th->pc;
         return 1;
     }
@@ -295,7 +341,14 @@ static int unwind_captured(struct recorder *r, struct thread *th, struct process
         p->unwinder = dwarf_unwinder_new(p->pid);
     bool cut = false;
     int depth;
-    if (mode == STACK_FP) {
+    if (mode == STACK_NONE) {
+        /* Only as far as the code that made the call (syscall_exits.h). */
+        depth = p->unwinder ? dwarf_unwind(p->unwinder, th->tid, th->snap, pcs, 8, NULL) : 0;
+        if (depth == 0)
+            pcs[depth++] = th->pc;
+        r->costs.unwind_ns += monotonic_ns() - start;
+        return depth;
+    } else if (mode == STACK_FP) {
         uint64_t chain[STACK_MAX_DEPTH];
         depth = unwind_fp(th->snap, chain, STACK_MAX_DEPTH, &cut);
         /* Frameless leaves (the vDSO, libc) hide their caller from the
@@ -414,6 +467,15 @@ static void finish_capture(struct recorder *r, struct thread *th, uint64_t wall)
     }
     if (depth > 1)
         ensure_maps_know(r, p, pcs + 1, (size_t)depth - 1, wall, refreshed);
+    if (th->cpu_delta > 0)
+        r->syscall_exits.ran_samples++;
+    if (th->at_syscall_exit && th->cpu_delta > 0 &&
+        !syscall_exits_keep(&r->syscall_exits, th->proc, th->pid, th->cpu_delta, monotonic_ns())) {
+        /* It stands for the code that led to the call. */
+        depth = syscall_exits_to_caller(&r->syscall_exits, th->proc, p, pcs, depth);
+        th->pc = pcs[0];
+    }
+    depth = interp_merge(r->rec.interp, p, th->interp, pcs, depth, STACK_MAX_DEPTH);
     th->stack = depth > 0 && r->opts->stack_mode != STACK_NONE
                     ? output_stack(r->rec.out, pcs, (uint32_t)depth)
                     : 0;
@@ -433,11 +495,22 @@ static void write_ready(struct recorder *r, bool force)
 {
     long n = sample_queue_flush(&r->queue, r->rec.out, force);
     if (n < 0) {
-        pt_err("cannot write the profile; sampling stops");
+        /* The writer said which file and why, once: sampling stops, the
+         * program runs on, the exit status says the profile is incomplete. */
+        if (r->sampling)
+            pt_debug("the profile cannot be written: sampling stops");
         r->sampling = false;
         return;
     }
     r->samples += (uint64_t)n;
+}
+
+/* Rounds that leave out the threads that ran little (PTPROF_ROUNDS=periods,
+ * never for --format pperf): a copy taken late goes to the next round's
+ * sample instead of a place kept in its own (find_idle()). */
+static bool by_periods(const struct recorder *r)
+{
+    return r->leave_out && !r->together;
 }
 
 /*
@@ -458,9 +531,15 @@ static void finish_late_stops(struct recorder *r)
         any = true;
         th->deferred = false;
         finish_capture(r, th, realtime_ns());
+        r->costs.late++;
+        if (by_periods(r)) {
+            th->pending_entry = true; /* in the next round's sample */
+            if (th->check_reblocked)
+                note_reblocked(th);
+            continue;
+        }
         struct prof_thread_sample e = entry_of(th);
         sample_queue_fill(&r->queue, &e);
-        r->costs.late++;
         if (th->check_reblocked)
             note_reblocked(th);
     }
@@ -519,7 +598,7 @@ static void build_sample(struct recorder *r, struct open_sample *s, uint64_t wal
      * would include running done since. */
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
-        if (!th->captured && !th->reused && !th->awaited)
+        if (!th->captured && !th->reused && !th->awaited && !th->left_out)
             thread_read_cpu(th, &th->cpu_ns);
     }
     for (size_t i = 0; i < tt->count; i++) {
@@ -537,6 +616,15 @@ static void build_sample(struct recorder *r, struct open_sample *s, uint64_t wal
         }
         if (th->announced || th->exiting || (!th->captured_once && !th->captured))
             continue; /* nothing true to say about it yet */
+        if (th->pending_entry) {
+            /* Copied after the previous round's sample was built. */
+            th->pending_entry = false;
+            struct prof_thread_sample e = entry_of(th);
+            sample_add(s, &e);
+            continue;
+        }
+        if (th->left_out || (th->awaited && !th->captured && by_periods(r)))
+            continue; /* its time goes to its next entry */
         if (th->awaited && !th->captured) {
             /* On its way to a CPU: its copy comes later (finish_late_stops). */
             sample_wait(s, (uint32_t)th->pid, (uint32_t)th->tid);
@@ -559,33 +647,93 @@ static void build_sample(struct recorder *r, struct open_sample *s, uint64_t wal
     write_ready(r, false);
 }
 
+/* A thread that ran RAN of CPU time in the ELAPSED since its copy: when
+ * it may have run DUE, if it goes on at that rate (no sooner than at one
+ * CPU's, no later than CHECK_MAX_PERIODS periods).  Checked later, its
+ * next sample would carry more time (fewer samples, not a bias: when a
+ * thread is stopped depends on its CPU time, never on where it is), but a
+ * thread that blocked meanwhile would be seen in its wait that much late,
+ * its wall time since its last entry charged to the wait: with 8 periods,
+ * record_waits' threads of 2-5 ms phases gave their reads 36% of the wall
+ * time against 27%. */
+#define CHECK_MAX_PERIODS 1
+static uint64_t until_due(uint64_t period, uint64_t due, uint64_t ran, uint64_t elapsed)
+{
+    uint64_t left = due - ran, longest = CHECK_MAX_PERIODS * period;
+    if (ran == 0 || elapsed / ran >= longest / left)
+        return longest;
+    uint64_t wait = left * (elapsed / ran);
+    return wait < left ? left : wait > longest ? longest : wait;
+}
+
 /*
- * A thread whose schedstat (CPU time and the number of times it was put on
- * a CPU) has not moved since its last capture has not run since: sleeping
- * or waiting for a CPU, its registers and stack are what was copied, so
- * the copy is reused instead of stopping it again.  Both numbers, because
- * the kernel updates a running thread's CPU time only at its scheduler
- * ticks; the run count moves the moment it gets a CPU.
+ * A round's plan.  A thread whose schedstat (CPU time and the number of
+ * times it was put on a CPU) has not moved since its last capture has not
+ * run since: sleeping or waiting for a CPU, its registers and stack are
+ * what was copied, so the copy is reused instead of stopping it again.
+ * Both numbers, because the kernel updates a running thread's CPU time
+ * only at its scheduler ticks; the run count moves the moment it gets a
+ * CPU.
+ *
+ * With PTPROF_ROUNDS=periods (docs/recording.md: not the default, it
+ * shows waits late), more threads that ran than CPUs, and not --format
+ * pperf, a thread
+ * that ran less than half a period of CPU time since its copy and is
+ * still running or ready to run is left out of the round: its copy can
+ * wait, its time goes to its next entry (whose weight it is), and it is
+ * not looked at again before it can have run that much.  So a round stops
+ * about as many threads as there are CPUs, not every thread that got a
+ * CPU since the last one; a thread that went back to sleep is stopped, so
+ * the wall-clock view sees where it waits.  Without contention every
+ * thread that ran is stopped: a running thread's CPU time, read from
+ * schedstat, lags by up to a scheduler tick.
  */
 static void find_idle(struct recorder *r)
 {
     struct thread_table *tt = &r->tracer.threads;
+    uint64_t mono = monotonic_ns(), period = r->rec.clock.period, due = period / 2;
+    size_t nran = 0;
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
         th->captured = false;
         th->before_signal = false;
         th->check_reblocked = false;
         th->reused = false;
+        th->left_out = false;
+        th->ran_ns = UINT64_MAX;
         if (th->stopped || th->group_stop || th->late || th->in_vfork || th->announced ||
             th->exiting || th->awaited || !th->idle_known || !th->captured_once)
             continue;
+        if (th->pending_entry) {
+            th->reused = true; /* copied since the last round: not again */
+            continue;
+        }
+        if (by_periods(r) && mono < th->next_check) {
+            th->left_out = true; /* cannot have run enough yet */
+            r->costs.left_out++;
+            continue;
+        }
         struct thread_sched now;
-        if (thread_read_sched(th, &now) && now.cpu_ns == th->idle_since.cpu_ns &&
-            now.runs == th->idle_since.runs) {
+        if (!thread_read_sched(th, &now))
+            continue;
+        if (now.cpu_ns == th->idle_since.cpu_ns && now.runs == th->idle_since.runs) {
             th->reused = true;
             th->cpu_ns = now.cpu_ns;
             r->costs.reused++;
+            continue;
         }
+        th->ran_ns = now.cpu_ns > th->idle_since.cpu_ns ? now.cpu_ns - th->idle_since.cpu_ns : 0;
+        nran++;
+    }
+    if (!by_periods(r) || nran <= r->tracer.ncpus)
+        return;
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        if (th->ran_ns >= due || !thread_is_runnable(th))
+            continue;
+        th->left_out = true;
+        th->next_check = mono + until_due(period, due, th->ran_ns, mono - th->copied_at);
+        r->costs.left_out++;
     }
 }
 
@@ -605,8 +753,8 @@ static void take_sample(struct recorder *r)
         r->rec.clock.dropped++; /* stops stopped coming: no room for one more */
         return;
     }
-    uint64_t wall = realtime_ns();
-    recording_read_pmu(&r->rec); /* the machine's, not the threads': outside the stop */
+    recording_read_pmu(&r->rec);   /* the machine's, not the threads': outside the stop */
+    uint64_t wall = realtime_ns(); /* the threads' instant: right after the reading */
     uint64_t t_check = monotonic_ns();
     give_up_on_slow_stops(r);
     find_idle(r);
@@ -640,9 +788,23 @@ static void take_sample(struct recorder *r)
 
 /* --- the profiler's own signals ------------------------------------------- */
 
+/* Deliveries of SIG to the target are explained one by one, by the
+ * profiler's signals they answer or by its own forwarding: the delivery of
+ * a signal it forwarded is not the program getting the next one too (a
+ * second SIGTERM would be swallowed). */
 static bool target_got_by(struct recorder *r, int sig, uint64_t since)
 {
-    return r->tracer.last_signal_ns[sig] >= since || profsig_pending_in(r->tracer.first_pid, sig);
+    uint64_t delivered = r->tracer.signal_count[sig], *explained = &r->signals_explained[sig];
+    if (delivered > *explained && r->tracer.last_signal_ns[sig] >= since) {
+        *explained = delivered;
+        return true;
+    }
+    /* Pending, and not one we forwarded that is still to be delivered. */
+    if (*explained <= delivered && profsig_pending_in(r->tracer.first_pid, sig)) {
+        *explained = delivered + 1;
+        return true;
+    }
+    return false;
 }
 
 /* Did the target receive SIG since SINCE?  Its delivery stop may trail
@@ -656,8 +818,14 @@ static bool target_got(void *ctx, int sig, uint64_t since)
         if (target_got_by(r, sig, since - SIGNAL_ECHO_NS))
             return true;
         uint64_t now = monotonic_ns();
-        if (now >= give_up || r->tracer.first_exited)
+        if (now >= give_up || r->tracer.first_exited) {
+            /* profiler_signals.c forwards it now: that delivery is ours. */
+            uint64_t delivered = r->tracer.signal_count[sig];
+            if (r->signals_explained[sig] < delivered)
+                r->signals_explained[sig] = delivered;
+            r->signals_explained[sig]++;
             return false;
+        }
         uint64_t wait = give_up - now;
         struct timespec slice = ns_timespec(wait < 5000000 ? wait : 5000000);
         sigtimedwait(&r->tracer.sigchld_only, NULL, &slice);
@@ -750,7 +918,9 @@ static void read_signals(struct recorder *r)
  * before sleeping, whether a CPU is free or not; 0 never polls),
  * PTPROF_MIN_GAP_PCT (read by recording_begin()), PTPROF_STACK_GROW=0
  * (copy the configured size, never more), PTPROF_CPU=N (keep the tracer
- * on CPU N).
+ * on CPU N), PTPROF_CALL_EXITS=raw (every sample that stopped at a system
+ * call's exit stays there: syscall_exits.h), PTPROF_ROUNDS=periods (a
+ * round leaves out the threads that ran little: find_idle()).
  */
 static void read_benchmark_knobs(struct recorder *r)
 {
@@ -762,6 +932,10 @@ static void read_benchmark_knobs(struct recorder *r)
     r->fixed_copy = grow && strcmp(grow, "0") == 0;
     const char *cpu = getenv("PTPROF_CPU");
     r->pin_cpu = cpu && *cpu ? atoi(cpu) : -1;
+    const char *rounds = getenv("PTPROF_ROUNDS");
+    r->leave_out = rounds && strcmp(rounds, "periods") == 0;
+    const char *exits = getenv("PTPROF_CALL_EXITS");
+    r->syscall_exits.raw = exits && strcmp(exits, "raw") == 0;
 }
 
 /* After the target started (it keeps the CPUs it was given). */
@@ -812,6 +986,47 @@ static uint64_t ideal_samples(const struct recorder *r)
     return (uint64_t)floor(wall * r->opts->frequency);
 }
 
+/* The program's user and kernel time: its rusage once reaped (a command
+ * we started), else what /proc/PID/stat said last. */
+static bool program_times(const struct recorder *r, double *user_s, double *kernel_s)
+{
+    uint64_t user_ns, kernel_ns;
+    if (r->opts->attach_pid) {
+        if (!syscall_exits_process_times(r->tracer.first_pid, &user_ns, &kernel_ns))
+            return false;
+        *user_s = (double)user_ns / 1e9;
+        *kernel_s = (double)kernel_ns / 1e9;
+        return true;
+    }
+    struct rusage ru;
+    if (!r->tracer.first_exited || getrusage(RUSAGE_CHILDREN, &ru) != 0)
+        return false;
+    *user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+    *kernel_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    return true;
+}
+
+/* How many samples stopped at a system call's exit, what was made of them,
+ * and the kernel time that could justify them (docs/recording.md). */
+static void print_syscall_exits(const struct recorder *r)
+{
+    const struct syscall_exits *x = &r->syscall_exits;
+    fprintf(stderr,
+            "[debug] call exits:  %llu of %llu samples of threads that ran stopped at a system "
+            "call's exit (%.1f%%); %llu kept there (%.3f s of CPU), %llu charged to the code "
+            "that made the call (%.3f s)\n",
+            (unsigned long long)x->stops, (unsigned long long)x->ran_samples,
+            x->ran_samples ? 100.0 * (double)x->stops / (double)x->ran_samples : 0.0,
+            (unsigned long long)x->kept, (double)x->kept_ns / 1e9,
+            (unsigned long long)(x->stops - x->kept), (double)x->moved_ns / 1e9);
+    double user, kernel;
+    if (program_times(r, &user, &kernel))
+        fprintf(stderr,
+                "[debug] program:     %.3f s user, %.3f s kernel (%.1f%% of its CPU time in the "
+                "kernel)\n",
+                user, kernel, user + kernel > 0 ? 100.0 * kernel / (user + kernel) : 0.0);
+}
+
 static void print_summary(const struct recorder *r)
 {
     struct recording_summary common = {
@@ -839,10 +1054,13 @@ static void print_summary(const struct recorder *r)
             (double)c->check_ns / per, (double)c->unwind_ns / per, (double)c->after_ns / per);
     fprintf(stderr,
             "[debug] stops:       %.2f threads stopped, %.2f reused (idle since their last "
-            "copy), %.2f stopped late (waiting for a CPU) per sample\n",
-            (double)c->stopped / taken, (double)c->reused / taken, (double)c->late / taken);
+            "copy), %.2f left out (ran less than a period), %.2f deferred (stopped after the "
+            "round, waiting for a CPU) per round\n",
+            (double)c->stopped / taken, (double)c->reused / taken, (double)c->left_out / taken,
+            (double)c->late / taken);
     fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",
             (unsigned long long)c->truncated);
+    print_syscall_exits(r);
 }
 
 static int sort_by_start(const void *a, const void *b)
@@ -854,7 +1072,7 @@ static int sort_by_start(const void *a, const void *b)
 static int finish_profile(struct recorder *r)
 {
     if (!r->rec.out)
-        return 0;
+        return r->finish_rc; /* finished already (interrupted, or a write failed) */
     /* Samples still waiting for a thread are written without it. */
     write_ready(r, true);
     struct process *first = &r->tracer.procs.procs[TRACER_FIRST_PROCESS];
@@ -863,7 +1081,7 @@ static int finish_profile(struct recorder *r)
     for (size_t i = 0; i < r->tracer.procs.count; i++) {
         const struct process *p = &r->tracer.procs.procs[i];
         if (!p->exited)
-            jit_maps_capture(r->rec.out, (uint32_t)p->pid, &p->since_exec);
+            jit_maps_capture(r->rec.out, (uint32_t)p->pid, &p->since_exec, &p->owner);
     }
     struct prof_totals totals = {
         .wall_ns = r->rec.end_mono - r->rec.start_mono,
@@ -875,7 +1093,10 @@ static int finish_profile(struct recorder *r)
     struct map_list *seen = &first->since_exec;
     if (seen->count > 1) /* no maps, no array */
         qsort(seen->entries, seen->count, sizeof(*seen->entries), sort_by_start);
+    recording_note_pmu(&r->rec);
+    recording_interp_meta(&r->rec);
     int rc = output_finish(r->rec.out, &totals, seen);
+    r->finish_rc = rc;
     r->rec.out = NULL;
     r->tracer.out = NULL; /* later events (a child's exit) go nowhere */
     if (r->opts->debug)
@@ -957,6 +1178,7 @@ static int ptrace_engine_run(const struct record_options *opts, const struct eng
     r.tracer.on_stopped = capture_stopped;
     r.tracer.on_stopped_ctx = &r;
     sample_queue_init(&r.queue, r.rec.pmu ? r.rec.pmu->nchannels : 0);
+    r.together = opts->format == OUTPUT_PPERF;
     read_benchmark_knobs(&r);
     idle_cpu_open(&r.idle);
     if (rc != 0)

@@ -26,6 +26,7 @@ static void release(struct thread *th)
         stack_snapshot_free(th->snap);
         free(th->snap);
     }
+    free(th->interp);
 }
 
 void threads_destroy(struct thread_table *t)
@@ -140,6 +141,11 @@ bool thread_read_syscall(struct thread *th, int *nr, uint64_t *sp, uint64_t *pc)
     *sp = look.sp;
     *pc = look.pc;
     return true;
+}
+
+bool thread_is_runnable(struct thread *th)
+{
+    return offcpu_look(&th->syscall_fd, th->pid, th->tid).state == OFFCPU_RUNNING;
 }
 
 bool thread_read_blocked(struct thread *th)

@@ -24,6 +24,7 @@
 #include "record/tid_index.h"
 
 struct stack_snapshot;
+struct interp_stack;
 
 /* /proc/PID/task/TID/schedstat: CPU time, and how often the thread was
  * put on a CPU.  A thread whose both numbers did not move has not run. */
@@ -61,6 +62,7 @@ struct thread {
 
     /* The stop window's copy, and what the sampler knows of it. */
     struct stack_snapshot *snap;  /* its last copy (owned), NULL before the first */
+    struct interp_stack *interp;  /* its interpreter frames at that copy (owned), or NULL */
     size_t copy_limit;            /* bytes of stack it copies; grows when cut short */
     uint64_t stack_lo, stack_hi;  /* the mapping holding its stack, as last found */
     bool captured;                /* copied in the current sample */
@@ -74,6 +76,19 @@ struct thread {
     bool idle_known;
     struct thread_sched idle_since;
     bool check_reblocked; /* captured in a call: see whether it re-entered it */
+    /* The current capture: CPU time since the previous one, and whether it
+     * stopped on a system call's way out (syscall_exits.h). */
+    uint64_t cpu_delta;
+    bool at_syscall_exit;
+    /* Rounds that stop only the threads that ran a period of CPU time
+     * (ptrace_engine.c): this round leaves the thread out; no round before
+     * next_check (monotonic ns) need look at it; a copy taken after its
+     * round was built waits for the next round's sample. */
+    bool left_out;
+    uint64_t next_check;
+    uint64_t copied_at; /* monotonic ns of its last copy */
+    uint64_t ran_ns;    /* this round: CPU time since its copy (UINT64_MAX: not read) */
+    bool pending_entry;
 };
 
 struct thread_table {
@@ -103,6 +118,9 @@ bool thread_read_syscall(struct thread *th, int *nr, uint64_t *sp, uint64_t *pc)
  * (into pc, sp, syscall_raw).  Returns false when the file says it is not
  * in a system call. */
 bool thread_read_blocked(struct thread *th);
+/* On a CPU or ready to run, by /proc/PID/task/TID/syscall ("running"),
+ * which does not disturb the thread. */
+bool thread_is_runnable(struct thread *th);
 /* CPU time in ns from schedstat; returns false when unreadable. */
 bool thread_read_cpu(const struct thread *th, uint64_t *cpu_ns);
 /* CPU time and run count from schedstat; false when unreadable or when the

@@ -151,7 +151,7 @@ static void on_gone(struct tracer *t, pid_t tid, int status)
     struct process *p = process_find(&t->procs, tid);
     if (!p)
         return; /* a thread, not a process */
-    jit_maps_capture(t->out, (uint32_t)tid, &p->since_exec);
+    jit_maps_capture(t->out, (uint32_t)tid, &p->since_exec, &p->owner);
     output_exit(t->out, (uint32_t)tid, realtime_ns(), status);
     p->exited = true;
     if (tid == t->first_pid) {
@@ -234,6 +234,7 @@ struct thread *tracer_on_status(struct tracer *t, pid_t tid, int status)
         uint64_t pc;
         th->pending_signal = sig;
         t->last_signal_ns[sig] = monotonic_ns();
+        t->signal_count[sig]++;
         if (regs_read_pc(tid, &pc) == 0 && thread_read_cpu(th, &th->sig_cpu)) {
             th->sig_pc = pc;
             th->sig_number = sig;
@@ -349,7 +350,7 @@ void tracer_stop_all(struct tracer *t, uint64_t patience_ns)
             continue;
         }
         if (th->stopped || th->group_stop || th->announced || th->exiting || th->reused ||
-            th->late || th->in_vfork || th->awaited)
+            th->left_out || th->late || th->in_vfork || th->awaited)
             continue;
         if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0) {
             th->awaited = true;
@@ -428,8 +429,10 @@ void tracer_detach_all(struct tracer *t)
     /* Every thread must stop to be let go, the idle ones too, and stay
      * stopped: no copies now. */
     t->on_stopped = NULL;
-    for (size_t i = 0; i < t->threads.count; i++)
+    for (size_t i = 0; i < t->threads.count; i++) {
         t->threads.threads[i].reused = false;
+        t->threads.threads[i].left_out = false;
+    }
     tracer_stop_all(t, 200 * 1000 * 1000ULL);
     /* New threads may still report their first stop: detach them too. */
     for (int round = 0; round < 50 && t->threads.count > 0; round++) {
@@ -507,10 +510,11 @@ int tracer_attach(struct tracer *t, pid_t pid)
         return PT_EXIT_USAGE;
     unsigned long options = trace_options();
     if (ptrace(PTRACE_SEIZE, pid, 0, options) != 0) {
+        bool yama = access("/proc/sys/kernel/yama/ptrace_scope", F_OK) == 0;
         pt_err("cannot attach to %d: %s%s", (int)pid, strerror(errno),
-               errno == EPERM ? " (another tracer, or not allowed: see "
-                                "kernel.yama.ptrace_scope)"
-                              : "");
+               errno != EPERM ? ""
+               : yama         ? " (another tracer, or not allowed: see kernel.yama.ptrace_scope)"
+                              : " (another tracer, or a security module forbids it)");
         return PT_EXIT_USAGE;
     }
     t->first_pid = pid;

@@ -16,8 +16,9 @@
  *    the stop of a thread still `awaited` by a sample goes to on_stopped
  *    first.
  *  - tracer_stop_all() interrupts every running thread (but those marked
- *    `reused`: the caller knows their last capture still holds; and those
- *    still `awaited` from an earlier call) and waits for their stops for up
+ *    `reused`: the caller knows their last capture still holds; those
+ *    `left_out` of this round by the caller; and those still `awaited`
+ *    from an earlier call) and waits for their stops for up
  *    to PATIENCE_NS.  With on_stopped set, it hands each batch of threads
  *    found stopped (those already stopped first, then the stops as they
  *    come) to it, and resumes them at once: a thread runs none of its own
@@ -58,6 +59,7 @@ struct tracer {
     struct output *out;
     uint64_t signals_passed;
     uint64_t last_signal_ns[NSIG]; /* monotonic time each signal was last delivered */
+    uint64_t signal_count[NSIG];   /* deliveries of each signal */
     sigset_t sigchld_only;
     uint64_t spin_ns;      /* how long tracer_stop_all() polls before sleeping */
     uint64_t held_ns;      /* last tracer_stop_all(): time threads stood still, summed */

@@ -1,0 +1,170 @@
+/*
+ * test_syscall_sites.c - samples land where the program is, not where it
+ * next enters the kernel (issue 26).  The clockwork workload reads its
+ * thread CPU clock every few microseconds (a system call made from the
+ * vDSO's clock_gettime) in four functions of known weights, and prints
+ * their CPU time and its own user and kernel time.  With either engine
+ * (engines.h), in 500 threads run one after another and in one long
+ * thread, the profile must give every function its inclusive share within
+ * 2 points of what the workload measured, and the system call's site (the
+ * vDSO's and libc's clock_gettime, self) about the kernel's part of the
+ * program's CPU time: that is what the call cost, as the perf engine
+ * charges it (kernel-mode samples at the call's site).  The site also
+ * holds the vDSO's own code, and the kernel's user/system split is itself
+ * sampled at its ticks: under the perf engine the site came out 1 to 3.6
+ * points above the kernel share, so it may exceed it by 4 points.  Below,
+ * it must keep at least half of it (a fix that moved every stop away from
+ * the call would fail): under the ptrace engine the program's kernel time
+ * also holds what the stops cost it in the kernel (2 to 4 points at 2 kHz
+ * here), which is not the call's.  A ptrace stop that took effect at the call's exit used to
+ * charge the site every such sample: 15-40% against 10% of kernel time.
+ *
+ * 2000 Hz and 5 s of CPU time: at 1 kHz over 2 s a share of 40% moves by
+ * 1.1 points from run to run by sampling alone, too close to the target.
+ * Each clockwork thread starts at a random point of its cycle: a thread's
+ * first function loses half a tick to its first sample on either engine
+ * (docs/recording.md, "A thread's first and last sample"), a different
+ * effect, which threads that all begin with the same function would show
+ * here too (about 3 points on the first function at 200 threads).
+ */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engines.h"
+#include "report_csv.h"
+#include "test_record_common.h"
+
+#define NFUNCS 4
+#define FREQ "2000"
+#define MAX_SHARE_ERROR 2.0 /* points, each function's inclusive share */
+/* Points the call site's self share may lie above the kernel time; below,
+ * it must keep half of it. */
+#define MAX_SITE_ABOVE 4.0
+
+static const char *const funcs[NFUNCS] = {"work_alpha", "work_beta", "work_gamma", "work_delta"};
+/* Where the clock read enters the kernel, and the C library's wrapper. */
+static const char *const site_funcs[] = {"__vdso_clock_gettime", "clock_gettime",
+                                         "__clock_gettime"};
+
+struct truth {
+    double ns[NFUNCS];
+    double user_ns, sys_ns;
+};
+
+static double truth_value(const char *out, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *line = out; line && *line; line = strchr(line, '\n')) {
+        if (*line == '\n')
+            line++;
+        if (strncmp(line, name, len) == 0 && line[len] == ' ')
+            return strtod(line + len + 1, NULL);
+    }
+    return NAN;
+}
+
+static void read_truth(const char *out, struct truth *t)
+{
+    for (int f = 0; f < NFUNCS; f++) {
+        t->ns[f] = truth_value(out, funcs[f]);
+        cr_assert(t->ns[f] > 0, "the workload printed no CPU time for %s:\n%s", funcs[f], out);
+    }
+    t->user_ns = truth_value(out, "user_ns");
+    t->sys_ns = truth_value(out, "sys_ns");
+    cr_assert(t->user_ns > 0 && !isnan(t->sys_ns), "the workload printed no rusage:\n%s", out);
+}
+
+/* The ptrace engine's -d says how many samples stopped at a call's exit,
+ * how much CPU time those kept there carry, and the program's kernel time,
+ * which bounds it. */
+static void check_debug_lines(const char *err)
+{
+    const char *exits = strstr(err, "[debug] call exits:");
+    const char *program = strstr(err, "[debug] program:");
+    cr_assert(exits && program, "no call exits or program line in -d:\n%s", err);
+    unsigned long long stops, ran, kept, moved;
+    double pct, kept_s, moved_s, user_s, kernel_s;
+    cr_assert_eq(sscanf(exits,
+                        "[debug] call exits: %llu of %llu samples of threads that ran stopped at a "
+                        "system call's exit (%lf%%); %llu kept there (%lf s of CPU), %llu charged "
+                        "to the code that made the call (%lf s)",
+                        &stops, &ran, &pct, &kept, &kept_s, &moved, &moved_s),
+                 7, "cannot read %.300s", exits);
+    cr_assert_eq(sscanf(program, "[debug] program: %lf s user, %lf s kernel", &user_s, &kernel_s),
+                 2, "cannot read %.200s", program);
+    cr_expect_gt(stops, 0, "clockwork makes a call every few us: some stops are at its exit");
+    cr_expect_eq(stops, kept + moved, "%s", exits);
+    cr_expect_leq(kept_s, kernel_s + 0.01,
+                  "kept %.3f s at calls, the program spent %.3f s in the "
+                  "kernel",
+                  kept_s, kernel_s);
+    cr_expect_gt(user_s, 1.0, "%s", program);
+}
+
+static void check_sites(const char *engine, const char *threads, const char *ms)
+{
+    char *dir = test_mkdtemp(), *profile = NULL;
+    cr_assert(asprintf(&profile, "%s/profile", dir) > 0);
+    char *ptprof = build_ptprof(), *clockwork = build_workload("clockwork");
+    const char *argv[] = {ptprof, "record", "--engine", engine,    "-f",    FREQ, "-d",
+                          "-o",   profile,  "--",       clockwork, threads, ms,   NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, NULL, 300);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "ptprof record\n" RUN_FMT, RUN_ARGS(&res));
+    struct truth t;
+    read_truth(res.out, &t);
+
+    const char *args[] = {profile, "-k", "procedure", NULL};
+    char *csv = report_csv(args);
+    double got[NFUNCS], got_sum = 0, true_sum = 0;
+    for (int f = 0; f < NFUNCS; f++) {
+        got[f] = report_csv_value(csv, funcs[f], "total_pct");
+        cr_assert(!isnan(got[f]), "%s engine: no row for %s in\n%.3000s", engine, funcs[f], csv);
+        got_sum += got[f];
+        true_sum += t.ns[f];
+    }
+    double site = 0;
+    for (size_t k = 0; k < sizeof(site_funcs) / sizeof(site_funcs[0]); k++) {
+        double v = report_csv_value(csv, site_funcs[k], "self_pct");
+        site += isnan(v) ? 0 : v;
+    }
+    double kernel = 100.0 * t.sys_ns / (t.user_ns + t.sys_ns);
+    cr_log_info("%s engine, clockwork %s %s: call site %.2f%% self, kernel time %.2f%%", engine,
+                threads, ms, site, kernel);
+    for (int f = 0; f < NFUNCS; f++) {
+        double share = 100.0 * got[f] / got_sum, truth = 100.0 * t.ns[f] / true_sum;
+        cr_log_info("%s engine, clockwork %s %s: %-10s %6.2f%%, true %6.2f%% (%+.2f)", engine,
+                    threads, ms, funcs[f], share, truth, share - truth);
+        cr_expect_leq(fabs(share - truth), MAX_SHARE_ERROR,
+                      "%s engine, clockwork %s %s: %s has %.2f%% of the four functions' time "
+                      "inclusive, the workload measured %.2f%% (at most %.1f points apart)",
+                      engine, threads, ms, funcs[f], share, truth, MAX_SHARE_ERROR);
+    }
+    cr_expect(site - kernel <= MAX_SITE_ABOVE && site >= kernel / 2,
+              "%s engine, clockwork %s %s: clock_gettime's system call site has %.2f%% of the CPU "
+              "time self, the program spent %.2f%% of its CPU time in the kernel (at most %.1f "
+              "points above it, at least half of it)\n%.2000s",
+              engine, threads, ms, site, kernel, MAX_SITE_ABOVE, csv);
+    if (!engine_is_perf(engine))
+        check_debug_lines(res.err);
+    free(csv);
+    spawn_result_free(&res);
+    free(ptprof);
+    free(clockwork);
+    free(profile);
+    test_rmtree(dir);
+}
+
+ENGINE_TEST(syscall_sites, many_short_threads, .timeout = 400)
+{
+    check_sites(engine_p->name, "500", "10");
+}
+
+ENGINE_TEST(syscall_sites, one_long_thread, .timeout = 400)
+{
+    check_sites(engine_p->name, "1", "5000");
+}
