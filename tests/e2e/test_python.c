@@ -118,6 +118,26 @@ static void read_truth(const char *path, struct fn_counts *truth)
     free(text);
 }
 
+/* The shares of the N functions NAMES among themselves in TOTAL (report's
+ * percentages) against the workload's TRUTH: they must be on over half of
+ * the stacks, and each share within TOLERANCE points of the time the
+ * workload measured for it.  WHAT starts every message. */
+static void expect_shares(const struct fn_counts *total, const struct fn_counts *truth,
+                          const char *const *names, size_t n, double tolerance, const char *what)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += fn_get(total, names[i]);
+    cr_assert_gt(sum, 50, "%s: the %zu functions are on %.1f%% of the stacks", what, n, sum);
+    for (size_t i = 0; i < n; i++) {
+        double got = 100 * fn_get(total, names[i]) / sum;
+        double want = 100 * fn_get(truth, names[i]) / truth->total;
+        cr_expect(fabs(got - want) <= tolerance,
+                  "%s: %s has %.1f%% of the %zu functions' time, it measured %.1f%%", what,
+                  names[i], got, n, want);
+    }
+}
+
 static char *ptprof_out(const char *const *args)
 {
     char *ptprof = build_ptprof();
@@ -206,18 +226,9 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
     struct fn_counts truth, total;
     read_truth(truth_path, &truth);
     report_column(out, "cpu", "total_pct", NULL, &total);
-    double sum = 0;
-    for (size_t i = 0; i < 4; i++)
-        sum += fn_get(&total, functions[i]);
-    cr_assert_gt(sum, 50, "%s: the four functions are on %.1f%% of the stacks", label, sum);
-    for (size_t i = 0; i < 4; i++) {
-        double got = 100 * fn_get(&total, functions[i]) / sum;
-        double want = 100 * fn_get(&truth, functions[i]) / truth.total;
-        cr_expect(fabs(got - want) <= SHARE_TOLERANCE,
-                  "%s, --engine %s: %s has %.1f%% of the four functions' time, it measured "
-                  "%.1f%%",
-                  label, param->engine, functions[i], got, want);
-    }
+    char *what = xasprintf("%s, --engine %s", label, param->engine);
+    expect_shares(&total, &truth, functions, 4, SHARE_TOLERANCE, what);
+    free(what);
 
     /* zlib.compress, a C function, sits under the Python function that
      * called it, in a folded export. */
@@ -357,16 +368,7 @@ Test(python, three_threads_with_their_own_functions, .timeout = 240)
     read_truth(truth_path, &truth);
     report_column(out, "cpu", "total_pct", NULL, &total);
     static const char *const steps[] = {"alpha_step", "beta_step", "gamma_step"};
-    double sum = 0;
-    for (size_t i = 0; i < 3; i++)
-        sum += fn_get(&total, steps[i]);
-    cr_assert_gt(sum, 50, "the three threads' functions are on %.1f%% of the stacks", sum);
-    for (size_t i = 0; i < 3; i++) {
-        double got = 100 * fn_get(&total, steps[i]) / sum;
-        double want = 100 * fn_get(&truth, steps[i]) / truth.total;
-        cr_expect(fabs(got - want) <= 3.0, "%s: %.1f%%, its thread measured %.1f%%", steps[i], got,
-                  want);
-    }
+    expect_shares(&total, &truth, steps, 3, 3.0, "three threads, each its own function");
     /* Each function in one thread, each thread its own. */
     const char *by_thread[] = {"report", "-k", "thread,procedure", "--format", "csv", "--no-cache",
                                out,      NULL};
@@ -463,14 +465,9 @@ Test(python, forked_and_executed_children_are_read, .timeout = 240)
     struct fn_counts truth, total;
     read_truth(truth_path, &truth);
     report_column(out, "cpu", "total_pct", NULL, &total);
-    double child = fn_get(&total, "child_work"), parent = fn_get(&total, "parent_work");
-    cr_assert_gt(child + parent, 50, "child_work %.1f%%, parent_work %.1f%%", child, parent);
-    double got = 100 * child / (child + parent);
-    double want = 100 * fn_get(&truth, "child_work") / truth.total;
-    cr_expect(fabs(got - want) <= 3.0,
-              "child_work (two forked children, one executed) has %.1f%% of the two "
-              "functions' time, they measured %.1f%%",
-              got, want);
+    /* The truth holds these two alone: parent_work's share is the rest. */
+    static const char *const works[] = {"child_work", "parent_work"};
+    expect_shares(&total, &truth, works, 2, 3.0, "two forked children, one executed");
     fn_free(&truth);
     fn_free(&total);
     free(truth_path);
