@@ -537,14 +537,8 @@ Test(python, an_unprivileged_user_sees_python_frames, .timeout = 120)
     char *setpriv = test_need_tool("setpriv"), *built = build_ptprof(), *script = workload_script();
     char *ptprof = test_path(dir, "ptprof"), *copy = test_path(dir, "shares.py");
     const char *const pairs[][2] = {{built, ptprof}, {script, copy}};
-    for (size_t i = 0; i < 2; i++) {
-        size_t len;
-        char *data = test_read_file(pairs[i][0], &len);
-        FILE *f = fopen(pairs[i][1], "wb");
-        cr_assert(data && f && fwrite(data, 1, len, f) == len && fclose(f) == 0);
-        cr_assert_eq(chmod(pairs[i][1], 0755), 0);
-        free(data);
-    }
+    for (size_t i = 0; i < 2; i++)
+        test_copy_executable(pairs[i][0], pairs[i][1]);
     char *out = test_path(dir, "py.data"), *truth = test_path(dir, "truth.txt");
     const char *argv[] = {setpriv,
                           "--reuid=65534",

@@ -359,12 +359,7 @@ Test(record_energy, unprivileged_rapl_says_root_only_and_what_works_instead, .ti
     char *dir = test_mkdtemp();
     cr_assert_eq(chmod(dir, 0755), 0);
     char *built = build_ptprof(), *ptprof = test_path(dir, "ptprof");
-    size_t len;
-    char *data = test_read_file(built, &len);
-    FILE *f = fopen(ptprof, "wb");
-    cr_assert(data && f && fwrite(data, 1, len, f) == len && fclose(f) == 0);
-    cr_assert_eq(chmod(ptprof, 0755), 0);
-    free(data);
+    test_copy_executable(built, ptprof);
     free(built);
     const char *echo = "/bin/echo";
     const char *argv[] = {setpriv,
