@@ -138,22 +138,6 @@ static void expect_shares(const struct fn_counts *total, const struct fn_counts 
     }
 }
 
-static char *ptprof_out(const char *const *args)
-{
-    char *ptprof = build_ptprof();
-    const char *argv[32] = {ptprof};
-    size_t n = 1;
-    for (; args[n - 1] && n < 31; n++)
-        argv[n] = args[n - 1];
-    argv[n] = NULL;
-    struct spawn_result res;
-    run_ok(argv, NULL, &res);
-    char *out = xstrdup(res.out);
-    spawn_result_free(&res);
-    free(ptprof);
-    return out;
-}
-
 static const char *const functions[] = {"forty", "thirty", "twenty", "ten"};
 /* The workload's own Python functions: what a folded line names them. */
 static bool is_workload_function(const char *frame)
@@ -234,7 +218,7 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
      * called it, in a folded export. */
     char *folded = test_path(dir, "py.folded");
     const char *convert[] = {"convert", out, "-o", folded, NULL};
-    free(ptprof_out(convert));
+    free(ptprof_stdout(convert));
     long right, wrong, none;
     deflate_callers(folded, &right, &wrong, &none);
     cr_expect_gt(right, 10, "%s: %ld zlib samples under thirty", label, right);
@@ -246,8 +230,8 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
         char *pbin = test_path(dir, "py.pbin"), *pb = test_path(dir, "py.pb.gz");
         const char *c1[] = {"postprocess", out, "-o", pbin, NULL};
         const char *c2[] = {"convert", out, "-o", pb, NULL};
-        free(ptprof_out(c1));
-        free(ptprof_out(c2));
+        free(ptprof_stdout(c1));
+        free(ptprof_stdout(c2));
         struct fn_counts from_pbin, from_pb;
         report_column(pbin, "cpu", "total_pct", NULL, &from_pbin);
         report_column(pb, "samples", "total_pct", NULL, &from_pb);
@@ -258,7 +242,7 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
                      fn_get(&from_pb, "thirty"));
         const char *by_file[] = {
             "report", "-k", "binary,procedure,line", "--format", "csv", "--no-cache", pbin, NULL};
-        char *csv = ptprof_out(by_file);
+        char *csv = ptprof_stdout(by_file);
         cr_expect(strstr(csv, "shares.py:spin_until:"), "the binary of a Python frame:\n%.2000s",
                   csv);
         free(csv);
@@ -271,8 +255,8 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
         char *svg = test_path(dir, "fg.svg"), *lanes = test_path(dir, "tl.svg");
         const char *fg[] = {"flamegraph", out, "-o", svg, NULL};
         const char *tl[] = {"timeline", out, "-o", lanes, NULL};
-        free(ptprof_out(fg));
-        free(ptprof_out(tl));
+        free(ptprof_stdout(fg));
+        free(ptprof_stdout(tl));
         char *text = test_read_file(svg, NULL);
         cr_expect(text && strstr(text, "thirty"), "the flame graph has no thirty");
         free(text);
@@ -283,7 +267,7 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
         free(lanes);
         /* info says what was read. */
         const char *info[] = {"info", out, NULL};
-        text = ptprof_out(info);
+        text = ptprof_stdout(info);
         cr_expect(strstr(text, "frames of:  CPython 3."), "info:\n%s", text);
         free(text);
     }
@@ -320,7 +304,7 @@ ParameterizedTest(struct python_param *param, python, perf_engine_never_shows_a_
               err);
     char *folded = test_path(dir, "py.folded");
     const char *convert[] = {"convert", out, "-o", folded, NULL};
-    free(ptprof_out(convert));
+    free(ptprof_stdout(convert));
     long right, wrong, none;
     deflate_callers(folded, &right, &wrong, &none);
     cr_expect_eq(wrong, 0, "%s, perf engine: %ld zlib samples under another function (%ld right)",
@@ -372,7 +356,7 @@ Test(python, three_threads_with_their_own_functions, .timeout = 240)
     /* Each function in one thread, each thread its own. */
     const char *by_thread[] = {"report", "-k", "thread,procedure", "--format", "csv", "--no-cache",
                                out,      NULL};
-    char *csv = ptprof_out(by_thread);
+    char *csv = ptprof_stdout(by_thread);
     char threads[3][128] = {"", "", ""};
     for (const char *line = csv; (line = strchr(line, '\n')) != NULL;) {
         line++;
@@ -442,7 +426,7 @@ ParameterizedTest(struct python_param *param, python,
     }
     const char *callees[] = {"report",   "--wall", "--callees",  "nap", "-k", "procedure",
                              "--format", "csv",    "--no-cache", out,   NULL};
-    char *csv = ptprof_out(callees);
+    char *csv = ptprof_stdout(callees);
     cr_expect(strstr(csv, "time_sleep") || strstr(csv, "clock_nanosleep"),
               "nap calls no sleep:\n%s", csv);
     free(csv);
