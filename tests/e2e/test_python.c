@@ -524,22 +524,8 @@ Test(python, an_unprivileged_user_sees_python_frames, .timeout = 120)
     for (size_t i = 0; i < 2; i++)
         test_copy_executable(pairs[i][0], pairs[i][1]);
     char *out = test_path(dir, "py.data"), *truth = test_path(dir, "truth.txt");
-    const char *argv[] = {setpriv,
-                          "--reuid=65534",
-                          "--regid=65534",
-                          "--clear-groups",
-                          ptprof,
-                          "record",
-                          "-d",
-                          "-o",
-                          out,
-                          "--",
-                          python,
-                          copy,
-                          "shares",
-                          "2",
-                          truth,
-                          NULL};
+    const char *argv[] = {AS_NOBODY(setpriv), ptprof, "record", "-d", "-o", out, "--", python, copy,
+                          "shares",           "2",    truth,    NULL};
     struct spawn_opts o = {.argv = argv, .timeout_s = 60};
     struct spawn_result res;
     spawn_run(&o, &res);

@@ -182,20 +182,9 @@ Test(record_counters, kernel_only_events_are_refused_where_kernel_counting_is_no
     char *built = build_ptprof(), *ptprof = test_path(dir, "ptprof");
     test_copy_executable(built, ptprof);
     char *profile = test_path(dir, "profile");
-    const char *argv[] = {setpriv,
-                          "--reuid=65534",
-                          "--regid=65534",
-                          "--clear-groups",
-                          ptprof,
-                          "record",
-                          "-e",
-                          "context-switches",
-                          "-o",
-                          profile,
-                          "--",
-                          "/bin/echo",
-                          "ran",
-                          NULL};
+    const char *argv[] = {AS_NOBODY(setpriv), ptprof, "record", "-e",
+                          "context-switches", "-o",   profile,  "--",
+                          "/bin/echo",        "ran",  NULL};
     struct spawn_opts o = {.argv = argv, .timeout_s = 30};
     struct spawn_result res;
     spawn_run(&o, &res);

@@ -362,20 +362,8 @@ Test(record_energy, unprivileged_rapl_says_root_only_and_what_works_instead, .ti
     test_copy_executable(built, ptprof);
     free(built);
     const char *echo = "/bin/echo";
-    const char *argv[] = {setpriv,
-                          "--reuid=65534",
-                          "--regid=65534",
-                          "--clear-groups",
-                          ptprof,
-                          "record",
-                          "-p",
-                          "rapl",
-                          "-o",
-                          "/dev/null",
-                          "--",
-                          echo,
-                          "started",
-                          NULL};
+    const char *argv[] = {AS_NOBODY(setpriv), ptprof, "record", "-p",      "rapl", "-o",
+                          "/dev/null",        "--",   echo,     "started", NULL};
     struct spawn_result res;
     run_argv(&res, argv, env, "/", 60);
     cr_assert_eq(spawn_exit_code(res.status), 1, RUN_CONTEXT(&res));

@@ -192,10 +192,7 @@ ENGINE_TEST(record_engine, records_as_an_unprivileged_user, .timeout = 60)
     free(built_ptprof);
     free(built_spin);
     char *profile = test_path(dir, "profile");
-    const char *argv[] = {setpriv,
-                          "--reuid=65534",
-                          "--regid=65534",
-                          "--clear-groups",
+    const char *argv[] = {AS_NOBODY(setpriv),
                           ptprof,
                           "record",
                           "-d",

@@ -503,10 +503,7 @@ ENGINE_TEST(robustness, attaching_to_another_users_process_says_so, .timeout = 6
     spawn_start(&to, &target);
     spawn_pump_until(&target, "spin: ready", 20);
     char *pid = xasprintf("%d", (int)target.pid);
-    const char *argv[] = {setpriv,
-                          "--reuid=65534",
-                          "--regid=65534",
-                          "--clear-groups",
+    const char *argv[] = {AS_NOBODY(setpriv),
                           ptprof,
                           "record",
                           "--engine",
