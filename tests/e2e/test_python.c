@@ -102,6 +102,33 @@ static void record(const char *engine, const char *out, const char *python, cons
     free(ptprof);
 }
 
+/* One recording of shares.py, in a directory of its own. */
+struct python_run {
+    char *dir;        /* test_mkdtemp(), removed by python_run_free() */
+    char *out;        /* DIR/py.data, the profile */
+    char *truth_path; /* DIR/truth.txt, what the workload measured */
+};
+
+/* Record PYTHON shares.py MODE ARG TRUTH_PATH with ENGINE into a new R;
+ * stderr kept in *ERR unless ERR is NULL. */
+static void python_run_record(struct python_run *r, const char *engine, const char *python,
+                              const char *mode, const char *arg, char **err)
+{
+    r->dir = test_mkdtemp();
+    r->out = test_path(r->dir, "py.data");
+    r->truth_path = test_path(r->dir, "truth.txt");
+    const char *args[] = {mode, arg, r->truth_path, NULL};
+    record(engine, r->out, python, args, err);
+}
+
+static void python_run_free(struct python_run *r)
+{
+    free(r->truth_path);
+    free(r->out);
+    test_rmtree(r->dir);
+    free(r->dir);
+}
+
 /* The workload's truth file: NAME SECONDS per line. */
 static void read_truth(const char *path, struct fn_counts *truth)
 {
@@ -197,27 +224,26 @@ ParameterizedTestParameters(python, shares)
 
 ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
 {
-    char *python = find_python(param->which), *dir = test_mkdtemp();
-    char *out = test_path(dir, "py.data"), *truth_path = test_path(dir, "truth.txt");
-    const char *args[] = {"shares", SECONDS, truth_path, NULL};
+    char *python = find_python(param->which);
     char *err;
-    record(param->engine, out, python, args, &err);
+    struct python_run r;
+    python_run_record(&r, param->engine, python, "shares", SECONDS, &err);
     const char *label = python;
     cr_expect(strstr(err, "engine:      ptrace"), "%s, --engine %s: not the ptrace engine:\n%s",
               label, param->engine, err);
     cr_expect(strstr(err, "interpreter: CPython 3."), "%s: no interpreter found:\n%s", label, err);
 
     struct fn_counts truth, total;
-    read_truth(truth_path, &truth);
-    report_column(out, "cpu", "total_pct", NULL, &total);
+    read_truth(r.truth_path, &truth);
+    report_column(r.out, "cpu", "total_pct", NULL, &total);
     char *what = xasprintf("%s, --engine %s", label, param->engine);
     expect_shares(&total, &truth, functions, 4, SHARE_TOLERANCE, what);
     free(what);
 
     /* zlib.compress, a C function, sits under the Python function that
      * called it, in a folded export. */
-    char *folded = test_path(dir, "py.folded");
-    const char *convert[] = {"convert", out, "-o", folded, NULL};
+    char *folded = test_path(r.dir, "py.folded");
+    const char *convert[] = {"convert", r.out, "-o", folded, NULL};
     free(ptprof_stdout(convert));
     long right, wrong, none;
     deflate_callers(folded, &right, &wrong, &none);
@@ -227,9 +253,9 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
 
     /* A .pbin and pprof carry the names. */
     if (strcmp(param->engine, "auto") == 0) {
-        char *pbin = test_path(dir, "py.pbin"), *pb = test_path(dir, "py.pb.gz");
-        const char *c1[] = {"postprocess", out, "-o", pbin, NULL};
-        const char *c2[] = {"convert", out, "-o", pb, NULL};
+        char *pbin = test_path(r.dir, "py.pbin"), *pb = test_path(r.dir, "py.pb.gz");
+        const char *c1[] = {"postprocess", r.out, "-o", pbin, NULL};
+        const char *c2[] = {"convert", r.out, "-o", pb, NULL};
         free(ptprof_stdout(c1));
         free(ptprof_stdout(c2));
         struct fn_counts from_pbin, from_pb;
@@ -252,9 +278,9 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
         free(pb);
         /* The pictures name them too: the flame graph's frames, the
          * timeline's thread lanes. */
-        char *svg = test_path(dir, "fg.svg"), *lanes = test_path(dir, "tl.svg");
-        const char *fg[] = {"flamegraph", out, "-o", svg, NULL};
-        const char *tl[] = {"timeline", out, "-o", lanes, NULL};
+        char *svg = test_path(r.dir, "fg.svg"), *lanes = test_path(r.dir, "tl.svg");
+        const char *fg[] = {"flamegraph", r.out, "-o", svg, NULL};
+        const char *tl[] = {"timeline", r.out, "-o", lanes, NULL};
         free(ptprof_stdout(fg));
         free(ptprof_stdout(tl));
         char *text = test_read_file(svg, NULL);
@@ -266,7 +292,7 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
         free(svg);
         free(lanes);
         /* info says what was read. */
-        const char *info[] = {"info", out, NULL};
+        const char *info[] = {"info", r.out, NULL};
         text = ptprof_stdout(info);
         cr_expect(strstr(text, "frames of:  CPython 3."), "info:\n%s", text);
         free(text);
@@ -275,10 +301,7 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
     fn_free(&total);
     free(folded);
     free(err);
-    free(truth_path);
-    free(out);
-    test_rmtree(dir);
-    free(dir);
+    python_run_free(&r);
     free(python);
 }
 
@@ -292,18 +315,17 @@ ParameterizedTestParameters(python, perf_engine_never_shows_a_wrong_caller)
 ParameterizedTest(struct python_param *param, python, perf_engine_never_shows_a_wrong_caller,
                   .timeout = 240)
 {
-    char *python = find_python(param->which), *dir = test_mkdtemp();
-    char *out = test_path(dir, "py.data"), *truth_path = test_path(dir, "truth.txt");
-    const char *args[] = {"shares", "3", truth_path, NULL};
+    char *python = find_python(param->which);
     char *err;
-    record("perf", out, python, args, &err);
+    struct python_run r;
+    python_run_record(&r, "perf", python, "shares", "3", &err);
     if (!strstr(err, "engine:      perf"))
         cr_skip_test("the perf engine is not permitted here:\n%s", err);
     /* Frames that moved since their sample are counted, not shown. */
     cr_expect(strstr(err, "moved since the sample") || strstr(err, "nothing to check"), "-d:\n%s",
               err);
-    char *folded = test_path(dir, "py.folded");
-    const char *convert[] = {"convert", out, "-o", folded, NULL};
+    char *folded = test_path(r.dir, "py.folded");
+    const char *convert[] = {"convert", r.out, "-o", folded, NULL};
     free(ptprof_stdout(convert));
     long right, wrong, none;
     deflate_callers(folded, &right, &wrong, &none);
@@ -312,10 +334,7 @@ ParameterizedTest(struct python_param *param, python, perf_engine_never_shows_a_
     cr_expect_gt(right + none, 10, "%s: %ld zlib samples", python, right + none);
     free(folded);
     free(err);
-    free(truth_path);
-    free(out);
-    test_rmtree(dir);
-    free(dir);
+    python_run_free(&r);
     free(python);
 }
 
@@ -344,18 +363,17 @@ static char *newest_python(void)
 
 Test(python, three_threads_with_their_own_functions, .timeout = 240)
 {
-    char *python = newest_python(), *dir = test_mkdtemp();
-    char *out = test_path(dir, "py.data"), *truth_path = test_path(dir, "truth.txt");
-    const char *args[] = {"threads", "3", truth_path, NULL};
-    record("auto", out, python, args, NULL);
+    char *python = newest_python();
+    struct python_run r;
+    python_run_record(&r, "auto", python, "threads", "3", NULL);
     struct fn_counts truth, total;
-    read_truth(truth_path, &truth);
-    report_column(out, "cpu", "total_pct", NULL, &total);
+    read_truth(r.truth_path, &truth);
+    report_column(r.out, "cpu", "total_pct", NULL, &total);
     static const char *const steps[] = {"alpha_step", "beta_step", "gamma_step"};
     expect_shares(&total, &truth, steps, 3, 3.0, "three threads, each its own function");
     /* Each function in one thread, each thread its own. */
     const char *by_thread[] = {"report", "-k", "thread,procedure", "--format", "csv", "--no-cache",
-                               out,      NULL};
+                               r.out,    NULL};
     char *csv = ptprof_stdout(by_thread);
     char threads[3][128] = {"", "", ""};
     for (const char *line = csv; (line = strchr(line, '\n')) != NULL;) {
@@ -379,10 +397,7 @@ Test(python, three_threads_with_their_own_functions, .timeout = 240)
     free(csv);
     fn_free(&truth);
     fn_free(&total);
-    free(truth_path);
-    free(out);
-    test_rmtree(dir);
-    free(dir);
+    python_run_free(&r);
     free(python);
 }
 
@@ -397,17 +412,16 @@ ParameterizedTestParameters(python, a_sleeping_thread_shows_the_python_function_
 ParameterizedTest(struct python_param *param, python,
                   a_sleeping_thread_shows_the_python_function_that_waits, .timeout = 240)
 {
-    char *python = newest_python(), *dir = test_mkdtemp();
-    char *out = test_path(dir, "py.data"), *truth_path = test_path(dir, "truth.txt");
-    const char *args[] = {"naps", "3", truth_path, NULL};
+    char *python = newest_python();
     char *err;
-    record(param->engine, out, python, args, &err);
+    struct python_run r;
+    python_run_record(&r, param->engine, python, "naps", "3", &err);
     if (strcmp(param->engine, "perf") == 0 && !strstr(err, "engine:      perf"))
         cr_skip_test("the perf engine is not permitted here");
     struct fn_counts truth, total;
-    read_truth(truth_path, &truth);
+    read_truth(r.truth_path, &truth);
     const char *wall[] = {"--wall", NULL};
-    report_column(out, "wall", "total_pct", wall, &total);
+    report_column(r.out, "wall", "total_pct", wall, &total);
     double work = fn_get(&total, "work"), nap = fn_get(&total, "nap");
     double want = 100 * fn_get(&truth, "nap") / truth.total;
     if (strcmp(param->engine, "perf") == 0) {
@@ -425,7 +439,7 @@ ParameterizedTest(struct python_param *param, python,
                   got, want);
     }
     const char *callees[] = {"report",   "--wall", "--callees",  "nap", "-k", "procedure",
-                             "--format", "csv",    "--no-cache", out,   NULL};
+                             "--format", "csv",    "--no-cache", r.out, NULL};
     char *csv = ptprof_stdout(callees);
     cr_expect(strstr(csv, "time_sleep") || strstr(csv, "clock_nanosleep"),
               "nap calls no sleep:\n%s", csv);
@@ -433,31 +447,24 @@ ParameterizedTest(struct python_param *param, python,
     fn_free(&truth);
     fn_free(&total);
     free(err);
-    free(truth_path);
-    free(out);
-    test_rmtree(dir);
-    free(dir);
+    python_run_free(&r);
     free(python);
 }
 
 Test(python, forked_and_executed_children_are_read, .timeout = 240)
 {
-    char *python = newest_python(), *dir = test_mkdtemp();
-    char *out = test_path(dir, "py.data"), *truth_path = test_path(dir, "truth.txt");
-    const char *args[] = {"children", "0.6", truth_path, NULL};
-    record("auto", out, python, args, NULL);
+    char *python = newest_python();
+    struct python_run r;
+    python_run_record(&r, "auto", python, "children", "0.6", NULL);
     struct fn_counts truth, total;
-    read_truth(truth_path, &truth);
-    report_column(out, "cpu", "total_pct", NULL, &total);
+    read_truth(r.truth_path, &truth);
+    report_column(r.out, "cpu", "total_pct", NULL, &total);
     /* The truth holds these two alone: parent_work's share is the rest. */
     static const char *const works[] = {"child_work", "parent_work"};
     expect_shares(&total, &truth, works, 2, 3.0, "two forked children, one executed");
     fn_free(&truth);
     fn_free(&total);
-    free(truth_path);
-    free(out);
-    test_rmtree(dir);
-    free(dir);
+    python_run_free(&r);
     free(python);
 }
 
