@@ -20,6 +20,7 @@
 #include "export/folded_write.h"
 #include "export/pprof_write.h"
 #include "export/speedscope_write.h"
+#include "util/compress.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -140,15 +141,7 @@ static void usage(FILE *out)
 static const struct convert_format *format_by_name(const char *path)
 {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    size_t len = strlen(base);
-    static const char *const compressed[] = {".gz", ".bz2", ".zst"};
-    for (size_t i = 0; i < sizeof(compressed) / sizeof(compressed[0]); i++) {
-        size_t n = strlen(compressed[i]);
-        if (len > n && strcmp(base + len - n, compressed[i]) == 0) {
-            len -= n;
-            break;
-        }
-    }
+    size_t len = compression_stripped_length(base);
     /* What gcc -pg programs write, and gprof reads unless told. */
     if (len == strlen(GMON_FILE_NAME) && strncmp(base, GMON_FILE_NAME, len) == 0)
         return find_format("gmon");

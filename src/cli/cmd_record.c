@@ -8,6 +8,7 @@
 #include "pmu/pmu.h"
 #include "record/perf/perf_counters.h"
 #include "record/recorder.h"
+#include "util/compress.h"
 #include "util/log.h"
 
 #include <errno.h>
@@ -169,15 +170,7 @@ static bool stdout_is_the_targets(const struct record_options *o)
 static const char *output_suffix(const char *path, char *buf, size_t size)
 {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    size_t len = strlen(base);
-    static const char *const compressed[] = {".gz", ".bz2", ".zst"};
-    for (size_t i = 0; i < sizeof(compressed) / sizeof(compressed[0]); i++) {
-        size_t n = strlen(compressed[i]);
-        if (len > n && strcmp(base + len - n, compressed[i]) == 0) {
-            len -= n;
-            break;
-        }
-    }
+    size_t len = compression_stripped_length(base);
     size_t dot = len;
     while (dot > 1 && base[dot - 1] != '.')
         dot--;

@@ -44,23 +44,36 @@ struct zcookie {
     unsigned char out[65536];
 };
 
+static const struct {
+    const char *suffix;
+    enum compression c;
+} compression_suffixes[] = {
+    {".gz", COMPRESSION_GZIP},
+    {".bz2", COMPRESSION_BZIP2},
+    {".zst", COMPRESSION_ZSTD},
+};
+#define NSUFFIXES (sizeof(compression_suffixes) / sizeof(compression_suffixes[0]))
+
 enum compression compression_for_path(const char *path)
 {
-    static const struct {
-        const char *suffix;
-        enum compression c;
-    } table[] = {
-        {".gz", COMPRESSION_GZIP},
-        {".bz2", COMPRESSION_BZIP2},
-        {".zst", COMPRESSION_ZSTD},
-    };
     size_t len = strlen(path);
-    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-        size_t n = strlen(table[i].suffix);
-        if (len >= n && strcmp(path + len - n, table[i].suffix) == 0)
-            return table[i].c;
+    for (size_t i = 0; i < NSUFFIXES; i++) {
+        size_t n = strlen(compression_suffixes[i].suffix);
+        if (len >= n && strcmp(path + len - n, compression_suffixes[i].suffix) == 0)
+            return compression_suffixes[i].c;
     }
     return COMPRESSION_NONE;
+}
+
+size_t compression_stripped_length(const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i < NSUFFIXES; i++) {
+        size_t n = strlen(compression_suffixes[i].suffix);
+        if (len > n && strcmp(name + len - n, compression_suffixes[i].suffix) == 0)
+            return len - n;
+    }
+    return len;
 }
 
 enum compression compression_detect(const void *head, size_t n)

@@ -45,6 +45,10 @@ enum compression {
 /* By suffix: ".gz", ".bz2", ".zst" (case-sensitive); anything else, and
  * "-", is COMPRESSION_NONE. */
 enum compression compression_for_path(const char *path);
+/* The length of NAME without such a suffix (all of it when it has none, or
+ * when it is nothing but the suffix), so a name's own ending can be read
+ * whether or not the output is compressed. */
+size_t compression_stripped_length(const char *name);
 /* By magic bytes in the first N bytes of HEAD: 1f 8b (gzip), "BZh" and a
  * block size digit 1-9 (bzip2), 28 b5 2f fd (a zstd frame) or a zstd
  * skippable frame 5? 2a 4d 18 (pzstd starts with one).  Too few bytes, or

@@ -56,22 +56,6 @@ static char *record_jit(const char *dir, const char *name, const char *engine, c
     return out;
 }
 
-static char *ptprof_out(const char *const *args)
-{
-    char *ptprof = build_ptprof();
-    const char *argv[32] = {ptprof};
-    size_t n = 1;
-    for (; args[n - 1] && n < 31; n++)
-        argv[n] = args[n - 1];
-    argv[n] = NULL;
-    struct spawn_result res;
-    run_ok(argv, NULL, &res);
-    char *out = xstrdup(res.out);
-    spawn_result_free(&res);
-    free(ptprof);
-    return out;
-}
-
 static double truth_pct(const char *path, const char *fn)
 {
     char *text = test_read_file(path, NULL);
@@ -109,12 +93,12 @@ static void check_jitcode(const char *engine, const char *how, const char *mode,
                   fn_get(&total, "jit_call"), native);
     const char *callers[] = {"report", "--callers", "jit_call",   "--format", "csv",
                              "-k",     "procedure", "--no-cache", data,       NULL};
-    char *csv = ptprof_out(callers);
+    char *csv = ptprof_stdout(callers);
     cr_expect_not_null(strstr(csv, "\nmain,"), "%s, -g %s: main calls jit_call:\n%s", label, mode,
                        csv);
     free(csv);
     const char *by_binary[] = {"report", "-k", "binary,procedure", "--format", "csv", data, NULL};
-    csv = ptprof_out(by_binary);
+    csv = ptprof_stdout(by_binary);
     cr_expect_not_null(strstr(csv, "[jit]:jit_spin,"), "the binary of JIT code:\n%s", csv);
     free(csv);
 
@@ -124,9 +108,9 @@ static void check_jitcode(const char *engine, const char *how, const char *mode,
     const char *c1[] = {"convert", data, "-o", folded, NULL};
     const char *c2[] = {"convert", data, "-o", pb, NULL};
     const char *c3[] = {"postprocess", data, "-o", pbin, NULL};
-    free(ptprof_out(c1));
-    free(ptprof_out(c2));
-    free(ptprof_out(c3));
+    free(ptprof_stdout(c1));
+    free(ptprof_stdout(c2));
+    free(ptprof_stdout(c3));
     char *text = test_read_file(folded, NULL);
     cr_expect(text && strstr(text, ";jit_call;"), "folded: a JIT frame inside stacks");
     cr_expect(text && strstr(text, ";jit_spin "), "folded: a JIT leaf");
@@ -210,7 +194,7 @@ ENGINE_TEST(jit, node_names_its_hot_javascript_function, .timeout = 180)
                  cold);
     cr_expect_gt(containing(&self, "hot.js"), hot - 0.01, "the JIT's name has the script");
     const char *by_binary[] = {"report", "-k", "binary", "--format", "csv", data, NULL};
-    char *csv = ptprof_out(by_binary);
+    char *csv = ptprof_stdout(by_binary);
     cr_expect_not_null(strstr(csv, "\n[jit],"), "JavaScript is [jit] code:\n%s", csv);
     free(csv);
     /* DWARF mode unwinds from the JavaScript frame into node's own. */

@@ -102,6 +102,33 @@ static void record(const char *engine, const char *out, const char *python, cons
     free(ptprof);
 }
 
+/* One recording of shares.py, in a directory of its own. */
+struct python_run {
+    char *dir;        /* test_mkdtemp(), removed by python_run_free() */
+    char *out;        /* DIR/py.data, the profile */
+    char *truth_path; /* DIR/truth.txt, what the workload measured */
+};
+
+/* Record PYTHON shares.py MODE ARG TRUTH_PATH with ENGINE into a new R;
+ * stderr kept in *ERR unless ERR is NULL. */
+static void python_run_record(struct python_run *r, const char *engine, const char *python,
+                              const char *mode, const char *arg, char **err)
+{
+    r->dir = test_mkdtemp();
+    r->out = test_path(r->dir, "py.data");
+    r->truth_path = test_path(r->dir, "truth.txt");
+    const char *args[] = {mode, arg, r->truth_path, NULL};
+    record(engine, r->out, python, args, err);
+}
+
+static void python_run_free(struct python_run *r)
+{
+    free(r->truth_path);
+    free(r->out);
+    test_rmtree(r->dir);
+    free(r->dir);
+}
+
 /* The workload's truth file: NAME SECONDS per line. */
 static void read_truth(const char *path, struct fn_counts *truth)
 {
@@ -118,20 +145,24 @@ static void read_truth(const char *path, struct fn_counts *truth)
     free(text);
 }
 
-static char *ptprof_out(const char *const *args)
+/* The shares of the N functions NAMES among themselves in TOTAL (report's
+ * percentages) against the workload's TRUTH: they must be on over half of
+ * the stacks, and each share within TOLERANCE points of the time the
+ * workload measured for it.  WHAT starts every message. */
+static void expect_shares(const struct fn_counts *total, const struct fn_counts *truth,
+                          const char *const *names, size_t n, double tolerance, const char *what)
 {
-    char *ptprof = build_ptprof();
-    const char *argv[32] = {ptprof};
-    size_t n = 1;
-    for (; args[n - 1] && n < 31; n++)
-        argv[n] = args[n - 1];
-    argv[n] = NULL;
-    struct spawn_result res;
-    run_ok(argv, NULL, &res);
-    char *out = xstrdup(res.out);
-    spawn_result_free(&res);
-    free(ptprof);
-    return out;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += fn_get(total, names[i]);
+    cr_assert_gt(sum, 50, "%s: the %zu functions are on %.1f%% of the stacks", what, n, sum);
+    for (size_t i = 0; i < n; i++) {
+        double got = 100 * fn_get(total, names[i]) / sum;
+        double want = 100 * fn_get(truth, names[i]) / truth->total;
+        cr_expect(fabs(got - want) <= tolerance,
+                  "%s: %s has %.1f%% of the %zu functions' time, it measured %.1f%%", what,
+                  names[i], got, n, want);
+    }
 }
 
 static const char *const functions[] = {"forty", "thirty", "twenty", "ten"};
@@ -193,37 +224,27 @@ ParameterizedTestParameters(python, shares)
 
 ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
 {
-    char *python = find_python(param->which), *dir = test_mkdtemp();
-    char *out = test_path(dir, "py.data"), *truth_path = test_path(dir, "truth.txt");
-    const char *args[] = {"shares", SECONDS, truth_path, NULL};
+    char *python = find_python(param->which);
     char *err;
-    record(param->engine, out, python, args, &err);
+    struct python_run r;
+    python_run_record(&r, param->engine, python, "shares", SECONDS, &err);
     const char *label = python;
     cr_expect(strstr(err, "engine:      ptrace"), "%s, --engine %s: not the ptrace engine:\n%s",
               label, param->engine, err);
     cr_expect(strstr(err, "interpreter: CPython 3."), "%s: no interpreter found:\n%s", label, err);
 
     struct fn_counts truth, total;
-    read_truth(truth_path, &truth);
-    report_column(out, "cpu", "total_pct", NULL, &total);
-    double sum = 0;
-    for (size_t i = 0; i < 4; i++)
-        sum += fn_get(&total, functions[i]);
-    cr_assert_gt(sum, 50, "%s: the four functions are on %.1f%% of the stacks", label, sum);
-    for (size_t i = 0; i < 4; i++) {
-        double got = 100 * fn_get(&total, functions[i]) / sum;
-        double want = 100 * fn_get(&truth, functions[i]) / truth.total;
-        cr_expect(fabs(got - want) <= SHARE_TOLERANCE,
-                  "%s, --engine %s: %s has %.1f%% of the four functions' time, it measured "
-                  "%.1f%%",
-                  label, param->engine, functions[i], got, want);
-    }
+    read_truth(r.truth_path, &truth);
+    report_column(r.out, "cpu", "total_pct", NULL, &total);
+    char *what = xasprintf("%s, --engine %s", label, param->engine);
+    expect_shares(&total, &truth, functions, 4, SHARE_TOLERANCE, what);
+    free(what);
 
     /* zlib.compress, a C function, sits under the Python function that
      * called it, in a folded export. */
-    char *folded = test_path(dir, "py.folded");
-    const char *convert[] = {"convert", out, "-o", folded, NULL};
-    free(ptprof_out(convert));
+    char *folded = test_path(r.dir, "py.folded");
+    const char *convert[] = {"convert", r.out, "-o", folded, NULL};
+    free(ptprof_stdout(convert));
     long right, wrong, none;
     deflate_callers(folded, &right, &wrong, &none);
     cr_expect_gt(right, 10, "%s: %ld zlib samples under thirty", label, right);
@@ -232,11 +253,11 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
 
     /* A .pbin and pprof carry the names. */
     if (strcmp(param->engine, "auto") == 0) {
-        char *pbin = test_path(dir, "py.pbin"), *pb = test_path(dir, "py.pb.gz");
-        const char *c1[] = {"postprocess", out, "-o", pbin, NULL};
-        const char *c2[] = {"convert", out, "-o", pb, NULL};
-        free(ptprof_out(c1));
-        free(ptprof_out(c2));
+        char *pbin = test_path(r.dir, "py.pbin"), *pb = test_path(r.dir, "py.pb.gz");
+        const char *c1[] = {"postprocess", r.out, "-o", pbin, NULL};
+        const char *c2[] = {"convert", r.out, "-o", pb, NULL};
+        free(ptprof_stdout(c1));
+        free(ptprof_stdout(c2));
         struct fn_counts from_pbin, from_pb;
         report_column(pbin, "cpu", "total_pct", NULL, &from_pbin);
         report_column(pb, "samples", "total_pct", NULL, &from_pb);
@@ -247,7 +268,7 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
                      fn_get(&from_pb, "thirty"));
         const char *by_file[] = {
             "report", "-k", "binary,procedure,line", "--format", "csv", "--no-cache", pbin, NULL};
-        char *csv = ptprof_out(by_file);
+        char *csv = ptprof_stdout(by_file);
         cr_expect(strstr(csv, "shares.py:spin_until:"), "the binary of a Python frame:\n%.2000s",
                   csv);
         free(csv);
@@ -257,11 +278,11 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
         free(pb);
         /* The pictures name them too: the flame graph's frames, the
          * timeline's thread lanes. */
-        char *svg = test_path(dir, "fg.svg"), *lanes = test_path(dir, "tl.svg");
-        const char *fg[] = {"flamegraph", out, "-o", svg, NULL};
-        const char *tl[] = {"timeline", out, "-o", lanes, NULL};
-        free(ptprof_out(fg));
-        free(ptprof_out(tl));
+        char *svg = test_path(r.dir, "fg.svg"), *lanes = test_path(r.dir, "tl.svg");
+        const char *fg[] = {"flamegraph", r.out, "-o", svg, NULL};
+        const char *tl[] = {"timeline", r.out, "-o", lanes, NULL};
+        free(ptprof_stdout(fg));
+        free(ptprof_stdout(tl));
         char *text = test_read_file(svg, NULL);
         cr_expect(text && strstr(text, "thirty"), "the flame graph has no thirty");
         free(text);
@@ -271,8 +292,8 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
         free(svg);
         free(lanes);
         /* info says what was read. */
-        const char *info[] = {"info", out, NULL};
-        text = ptprof_out(info);
+        const char *info[] = {"info", r.out, NULL};
+        text = ptprof_stdout(info);
         cr_expect(strstr(text, "frames of:  CPython 3."), "info:\n%s", text);
         free(text);
     }
@@ -280,10 +301,7 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
     fn_free(&total);
     free(folded);
     free(err);
-    free(truth_path);
-    free(out);
-    test_rmtree(dir);
-    free(dir);
+    python_run_free(&r);
     free(python);
 }
 
@@ -297,19 +315,18 @@ ParameterizedTestParameters(python, perf_engine_never_shows_a_wrong_caller)
 ParameterizedTest(struct python_param *param, python, perf_engine_never_shows_a_wrong_caller,
                   .timeout = 240)
 {
-    char *python = find_python(param->which), *dir = test_mkdtemp();
-    char *out = test_path(dir, "py.data"), *truth_path = test_path(dir, "truth.txt");
-    const char *args[] = {"shares", "3", truth_path, NULL};
+    char *python = find_python(param->which);
     char *err;
-    record("perf", out, python, args, &err);
+    struct python_run r;
+    python_run_record(&r, "perf", python, "shares", "3", &err);
     if (!strstr(err, "engine:      perf"))
         cr_skip_test("the perf engine is not permitted here:\n%s", err);
     /* Frames that moved since their sample are counted, not shown. */
     cr_expect(strstr(err, "moved since the sample") || strstr(err, "nothing to check"), "-d:\n%s",
               err);
-    char *folded = test_path(dir, "py.folded");
-    const char *convert[] = {"convert", out, "-o", folded, NULL};
-    free(ptprof_out(convert));
+    char *folded = test_path(r.dir, "py.folded");
+    const char *convert[] = {"convert", r.out, "-o", folded, NULL};
+    free(ptprof_stdout(convert));
     long right, wrong, none;
     deflate_callers(folded, &right, &wrong, &none);
     cr_expect_eq(wrong, 0, "%s, perf engine: %ld zlib samples under another function (%ld right)",
@@ -317,10 +334,7 @@ ParameterizedTest(struct python_param *param, python, perf_engine_never_shows_a_
     cr_expect_gt(right + none, 10, "%s: %ld zlib samples", python, right + none);
     free(folded);
     free(err);
-    free(truth_path);
-    free(out);
-    test_rmtree(dir);
-    free(dir);
+    python_run_free(&r);
     free(python);
 }
 
@@ -349,28 +363,18 @@ static char *newest_python(void)
 
 Test(python, three_threads_with_their_own_functions, .timeout = 240)
 {
-    char *python = newest_python(), *dir = test_mkdtemp();
-    char *out = test_path(dir, "py.data"), *truth_path = test_path(dir, "truth.txt");
-    const char *args[] = {"threads", "3", truth_path, NULL};
-    record("auto", out, python, args, NULL);
+    char *python = newest_python();
+    struct python_run r;
+    python_run_record(&r, "auto", python, "threads", "3", NULL);
     struct fn_counts truth, total;
-    read_truth(truth_path, &truth);
-    report_column(out, "cpu", "total_pct", NULL, &total);
+    read_truth(r.truth_path, &truth);
+    report_column(r.out, "cpu", "total_pct", NULL, &total);
     static const char *const steps[] = {"alpha_step", "beta_step", "gamma_step"};
-    double sum = 0;
-    for (size_t i = 0; i < 3; i++)
-        sum += fn_get(&total, steps[i]);
-    cr_assert_gt(sum, 50, "the three threads' functions are on %.1f%% of the stacks", sum);
-    for (size_t i = 0; i < 3; i++) {
-        double got = 100 * fn_get(&total, steps[i]) / sum;
-        double want = 100 * fn_get(&truth, steps[i]) / truth.total;
-        cr_expect(fabs(got - want) <= 3.0, "%s: %.1f%%, its thread measured %.1f%%", steps[i], got,
-                  want);
-    }
+    expect_shares(&total, &truth, steps, 3, 3.0, "three threads, each its own function");
     /* Each function in one thread, each thread its own. */
     const char *by_thread[] = {"report", "-k", "thread,procedure", "--format", "csv", "--no-cache",
-                               out,      NULL};
-    char *csv = ptprof_out(by_thread);
+                               r.out,    NULL};
+    char *csv = ptprof_stdout(by_thread);
     char threads[3][128] = {"", "", ""};
     for (const char *line = csv; (line = strchr(line, '\n')) != NULL;) {
         line++;
@@ -393,10 +397,7 @@ Test(python, three_threads_with_their_own_functions, .timeout = 240)
     free(csv);
     fn_free(&truth);
     fn_free(&total);
-    free(truth_path);
-    free(out);
-    test_rmtree(dir);
-    free(dir);
+    python_run_free(&r);
     free(python);
 }
 
@@ -411,17 +412,16 @@ ParameterizedTestParameters(python, a_sleeping_thread_shows_the_python_function_
 ParameterizedTest(struct python_param *param, python,
                   a_sleeping_thread_shows_the_python_function_that_waits, .timeout = 240)
 {
-    char *python = newest_python(), *dir = test_mkdtemp();
-    char *out = test_path(dir, "py.data"), *truth_path = test_path(dir, "truth.txt");
-    const char *args[] = {"naps", "3", truth_path, NULL};
+    char *python = newest_python();
     char *err;
-    record(param->engine, out, python, args, &err);
+    struct python_run r;
+    python_run_record(&r, param->engine, python, "naps", "3", &err);
     if (strcmp(param->engine, "perf") == 0 && !strstr(err, "engine:      perf"))
         cr_skip_test("the perf engine is not permitted here");
     struct fn_counts truth, total;
-    read_truth(truth_path, &truth);
+    read_truth(r.truth_path, &truth);
     const char *wall[] = {"--wall", NULL};
-    report_column(out, "wall", "total_pct", wall, &total);
+    report_column(r.out, "wall", "total_pct", wall, &total);
     double work = fn_get(&total, "work"), nap = fn_get(&total, "nap");
     double want = 100 * fn_get(&truth, "nap") / truth.total;
     if (strcmp(param->engine, "perf") == 0) {
@@ -439,44 +439,32 @@ ParameterizedTest(struct python_param *param, python,
                   got, want);
     }
     const char *callees[] = {"report",   "--wall", "--callees",  "nap", "-k", "procedure",
-                             "--format", "csv",    "--no-cache", out,   NULL};
-    char *csv = ptprof_out(callees);
+                             "--format", "csv",    "--no-cache", r.out, NULL};
+    char *csv = ptprof_stdout(callees);
     cr_expect(strstr(csv, "time_sleep") || strstr(csv, "clock_nanosleep"),
               "nap calls no sleep:\n%s", csv);
     free(csv);
     fn_free(&truth);
     fn_free(&total);
     free(err);
-    free(truth_path);
-    free(out);
-    test_rmtree(dir);
-    free(dir);
+    python_run_free(&r);
     free(python);
 }
 
 Test(python, forked_and_executed_children_are_read, .timeout = 240)
 {
-    char *python = newest_python(), *dir = test_mkdtemp();
-    char *out = test_path(dir, "py.data"), *truth_path = test_path(dir, "truth.txt");
-    const char *args[] = {"children", "0.6", truth_path, NULL};
-    record("auto", out, python, args, NULL);
+    char *python = newest_python();
+    struct python_run r;
+    python_run_record(&r, "auto", python, "children", "0.6", NULL);
     struct fn_counts truth, total;
-    read_truth(truth_path, &truth);
-    report_column(out, "cpu", "total_pct", NULL, &total);
-    double child = fn_get(&total, "child_work"), parent = fn_get(&total, "parent_work");
-    cr_assert_gt(child + parent, 50, "child_work %.1f%%, parent_work %.1f%%", child, parent);
-    double got = 100 * child / (child + parent);
-    double want = 100 * fn_get(&truth, "child_work") / truth.total;
-    cr_expect(fabs(got - want) <= 3.0,
-              "child_work (two forked children, one executed) has %.1f%% of the two "
-              "functions' time, they measured %.1f%%",
-              got, want);
+    read_truth(r.truth_path, &truth);
+    report_column(r.out, "cpu", "total_pct", NULL, &total);
+    /* The truth holds these two alone: parent_work's share is the rest. */
+    static const char *const works[] = {"child_work", "parent_work"};
+    expect_shares(&total, &truth, works, 2, 3.0, "two forked children, one executed");
     fn_free(&truth);
     fn_free(&total);
-    free(truth_path);
-    free(out);
-    test_rmtree(dir);
-    free(dir);
+    python_run_free(&r);
     free(python);
 }
 
@@ -540,31 +528,11 @@ Test(python, an_unprivileged_user_sees_python_frames, .timeout = 120)
     char *setpriv = test_need_tool("setpriv"), *built = build_ptprof(), *script = workload_script();
     char *ptprof = test_path(dir, "ptprof"), *copy = test_path(dir, "shares.py");
     const char *const pairs[][2] = {{built, ptprof}, {script, copy}};
-    for (size_t i = 0; i < 2; i++) {
-        size_t len;
-        char *data = test_read_file(pairs[i][0], &len);
-        FILE *f = fopen(pairs[i][1], "wb");
-        cr_assert(data && f && fwrite(data, 1, len, f) == len && fclose(f) == 0);
-        cr_assert_eq(chmod(pairs[i][1], 0755), 0);
-        free(data);
-    }
+    for (size_t i = 0; i < 2; i++)
+        test_copy_executable(pairs[i][0], pairs[i][1]);
     char *out = test_path(dir, "py.data"), *truth = test_path(dir, "truth.txt");
-    const char *argv[] = {setpriv,
-                          "--reuid=65534",
-                          "--regid=65534",
-                          "--clear-groups",
-                          ptprof,
-                          "record",
-                          "-d",
-                          "-o",
-                          out,
-                          "--",
-                          python,
-                          copy,
-                          "shares",
-                          "2",
-                          truth,
-                          NULL};
+    const char *argv[] = {AS_NOBODY(setpriv), ptprof, "record", "-d", "-o", out, "--", python, copy,
+                          "shares",           "2",    truth,    NULL};
     struct spawn_opts o = {.argv = argv, .timeout_s = 60};
     struct spawn_result res;
     spawn_run(&o, &res);

@@ -180,27 +180,11 @@ Test(record_counters, kernel_only_events_are_refused_where_kernel_counting_is_no
     cr_assert_eq(chmod(dir, 0777), 0);
     char *setpriv = test_need_tool("setpriv");
     char *built = build_ptprof(), *ptprof = test_path(dir, "ptprof");
-    size_t len;
-    char *data = test_read_file(built, &len);
-    FILE *f = fopen(ptprof, "wb");
-    cr_assert(data && f && fwrite(data, 1, len, f) == len && fclose(f) == 0);
-    cr_assert_eq(chmod(ptprof, 0755), 0);
-    free(data);
+    test_copy_executable(built, ptprof);
     char *profile = test_path(dir, "profile");
-    const char *argv[] = {setpriv,
-                          "--reuid=65534",
-                          "--regid=65534",
-                          "--clear-groups",
-                          ptprof,
-                          "record",
-                          "-e",
-                          "context-switches",
-                          "-o",
-                          profile,
-                          "--",
-                          "/bin/echo",
-                          "ran",
-                          NULL};
+    const char *argv[] = {AS_NOBODY(setpriv), ptprof, "record", "-e",
+                          "context-switches", "-o",   profile,  "--",
+                          "/bin/echo",        "ran",  NULL};
     struct spawn_opts o = {.argv = argv, .timeout_s = 30};
     struct spawn_result res;
     spawn_run(&o, &res);

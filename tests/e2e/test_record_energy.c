@@ -21,6 +21,7 @@
  * 54 % for a 70 % function at 1 kHz.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
@@ -116,6 +117,15 @@ static double late_share(const char *path, double hz, const uint64_t *changes, s
     return span > 0 ? late / span : 0;
 }
 
+/* Write TEXT (milliwatts, as the file: source reads them) to PATH. */
+static void write_power(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "%s: %s", path, strerror(errno));
+    fputs(text, f);
+    cr_assert_eq(fclose(f), 0, "%s: %s", path, strerror(errno));
+}
+
 /* Record the metered program for SECONDS at HZ with ENGINE; check each
  * function's share of the energy within TOLERANCE (a fraction). */
 static void check_shares(const char *engine, const char *hz, const char *seconds, double tolerance)
@@ -123,10 +133,7 @@ static void check_shares(const char *engine, const char *hz, const char *seconds
     char *dir = test_mkdtemp();
     char *power = xasprintf("%s/power", dir), *truth_path = xasprintf("%s/truth", dir);
     char *profile = xasprintf("%s/energy.data", dir), *spec = xasprintf("file:%s,mW", power);
-    FILE *f = fopen(power, "w");
-    cr_assert(f);
-    fputs("  1000\n", f);
-    fclose(f);
+    write_power(power, "  1000\n");
     char *ptprof = build_ptprof(), *metered = build_workload("metered");
     const char *argv[] = {ptprof, "record", "--engine", engine,  "-f",  hz,      "-p",       spec,
                           "-o",   profile,  "--",       metered, power, seconds, truth_path, NULL};
@@ -257,10 +264,7 @@ ENGINE_TEST(record_energy, a_file_met_empty_is_read_again_at_the_next_tick, .tim
     char *dir = test_mkdtemp();
     char *power = xasprintf("%s/power", dir), *profile = xasprintf("%s/p.data", dir);
     char *spec = xasprintf("file:%s,mW", power);
-    FILE *f = fopen(power, "w");
-    cr_assert(f);
-    fputs("2000\n", f);
-    fclose(f);
+    write_power(power, "2000\n");
     static struct rewriter w;
     w.path = power;
     w.rewrites = 0;
@@ -310,10 +314,7 @@ Test(record_energy, a_source_failing_for_a_second_is_given_up_with_a_message, .t
     char *dir = test_mkdtemp();
     char *power = xasprintf("%s/power", dir), *profile = xasprintf("%s/p.data", dir);
     char *spec = xasprintf("file:%s,mW", power);
-    FILE *f = fopen(power, "w");
-    cr_assert(f);
-    fputs("2000\n", f);
-    fclose(f);
+    write_power(power, "2000\n");
     char *ptprof = build_ptprof(), *spin = build_workload("spin");
     /* The file goes 0.3 s into a 2.5 s run and never comes back. */
     char *script = xasprintf("(sleep 0.3; rm -f '%s') & exec '%s' 2.5", power, spin);
@@ -358,28 +359,11 @@ Test(record_energy, unprivileged_rapl_says_root_only_and_what_works_instead, .ti
     char *dir = test_mkdtemp();
     cr_assert_eq(chmod(dir, 0755), 0);
     char *built = build_ptprof(), *ptprof = test_path(dir, "ptprof");
-    size_t len;
-    char *data = test_read_file(built, &len);
-    FILE *f = fopen(ptprof, "wb");
-    cr_assert(data && f && fwrite(data, 1, len, f) == len && fclose(f) == 0);
-    cr_assert_eq(chmod(ptprof, 0755), 0);
-    free(data);
+    test_copy_executable(built, ptprof);
     free(built);
     const char *echo = "/bin/echo";
-    const char *argv[] = {setpriv,
-                          "--reuid=65534",
-                          "--regid=65534",
-                          "--clear-groups",
-                          ptprof,
-                          "record",
-                          "-p",
-                          "rapl",
-                          "-o",
-                          "/dev/null",
-                          "--",
-                          echo,
-                          "started",
-                          NULL};
+    const char *argv[] = {AS_NOBODY(setpriv), ptprof, "record", "-p",      "rapl", "-o",
+                          "/dev/null",        "--",   echo,     "started", NULL};
     struct spawn_result res;
     run_argv(&res, argv, env, "/", 60);
     cr_assert_eq(spawn_exit_code(res.status), 1, RUN_CONTEXT(&res));

@@ -173,17 +173,6 @@ Test(record_engine, format_pperf_keeps_the_ptrace_engine)
     run_free(&r);
 }
 
-static void copy_executable(const char *from, const char *to)
-{
-    size_t len;
-    char *data = test_read_file(from, &len);
-    cr_assert(data, "cannot read %s", from);
-    FILE *f = fopen(to, "wb");
-    cr_assert(f && fwrite(data, 1, len, f) == len && fclose(f) == 0, "cannot write %s", to);
-    cr_assert_eq(chmod(to, 0755), 0);
-    free(data);
-}
-
 /* No root: as a throwaway user (the tests run as root in CI), each engine
  * records a program and writes its profile. */
 ENGINE_TEST(record_engine, records_as_an_unprivileged_user, .timeout = 60)
@@ -198,15 +187,12 @@ ENGINE_TEST(record_engine, records_as_an_unprivileged_user, .timeout = 60)
     /* Copies the throwaway user can run wherever the build tree is. */
     char *built_ptprof = build_ptprof(), *built_spin = build_workload("spin");
     char *ptprof = test_path(dir, "ptprof"), *spin = test_path(dir, "spin");
-    copy_executable(built_ptprof, ptprof);
-    copy_executable(built_spin, spin);
+    test_copy_executable(built_ptprof, ptprof);
+    test_copy_executable(built_spin, spin);
     free(built_ptprof);
     free(built_spin);
     char *profile = test_path(dir, "profile");
-    const char *argv[] = {setpriv,
-                          "--reuid=65534",
-                          "--regid=65534",
-                          "--clear-groups",
+    const char *argv[] = {AS_NOBODY(setpriv),
                           ptprof,
                           "record",
                           "-d",

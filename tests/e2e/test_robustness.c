@@ -59,6 +59,20 @@ ENGINE_TEST(robustness, a_second_sigterm_to_the_profiler_reaches_the_target, .ti
 
 /* --- pipes and FIFOs as inputs -------------------------------------------- */
 
+/* Record the spin workload running SECONDS into PATH (native format),
+ * failing the test unless record exits 0. */
+static void record_spin(const char *path, const char *seconds)
+{
+    char *ptprof = build_ptprof(), *spin = build_workload("spin");
+    const char *argv[] = {ptprof, "record", "-o", path, "--", spin, seconds, NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, NULL, 30);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    spawn_result_free(&res);
+    free(spin);
+    free(ptprof);
+}
+
 /* bash -c SCRIPT with $P the ptprof binary and $F FILE; its stdout. */
 static char *bash_out(const char *script, const char *file)
 {
@@ -122,15 +136,8 @@ Test(robustness, a_folded_profile_through_a_pipe_keeps_its_first_frame)
 Test(robustness, a_native_profile_through_a_pipe_is_a_profile)
 {
     char *dir = test_mkdtemp(), *path = test_path(dir, "x.data");
-    char *ptprof = build_ptprof(), *spin = build_workload("spin");
-    const char *argv[] = {ptprof, "record", "-o", path, "--", spin, "0.3", NULL};
-    struct spawn_result res;
-    run_argv(&res, argv, NULL, NULL, 30);
-    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
-    spawn_result_free(&res);
+    record_spin(path, "0.3");
     check_piped(path);
-    free(spin);
-    free(ptprof);
     free(path);
     test_rmtree(dir);
     free(dir);
@@ -204,12 +211,7 @@ static void convert_corpus_file(const struct corpus_file *f, void *ctx)
 Test(robustness, a_gmon_out_stays_in_proportion_to_the_profile, .timeout = 120)
 {
     char *dir = test_mkdtemp(), *path = test_path(dir, "spin.data");
-    char *ptprof = build_ptprof(), *spin = build_workload("spin");
-    const char *argv[] = {ptprof, "record", "-o", path, "--", spin, "0.3", NULL};
-    struct spawn_result res;
-    run_argv(&res, argv, NULL, NULL, 30);
-    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
-    spawn_result_free(&res);
+    record_spin(path, "0.3");
 
     struct profile p;
     cr_assert_eq(profile_load(path, &p), 0);
@@ -234,8 +236,6 @@ Test(robustness, a_gmon_out_stays_in_proportion_to_the_profile, .timeout = 120)
 
     corpus_replay("tests/fuzz/corpus/gmon_write", convert_corpus_file, dir);
     free(bomb);
-    free(spin);
-    free(ptprof);
     free(path);
     test_rmtree(dir);
     free(dir);
@@ -311,12 +311,9 @@ Test(robustness, a_full_disk_while_recording_is_said_once_and_in_the_exit_status
 Test(robustness, convert_killed_while_writing_leaves_no_temporary, .timeout = 60)
 {
     char *dir = test_mkdtemp(), *path = test_path(dir, "spin.data");
-    char *ptprof = build_ptprof(), *spin = build_workload("spin");
-    const char *argv[] = {ptprof, "record", "-o", path, "--", spin, "0.5", NULL};
+    record_spin(path, "0.5");
+    char *ptprof = build_ptprof();
     struct spawn_result res;
-    run_argv(&res, argv, NULL, NULL, 30);
-    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
-    spawn_result_free(&res);
     struct stat st;
     cr_assert_eq(stat(path, &st), 0);
     cr_assert_gt(st.st_size, 8192, "the profile is too small to be cut at 4 KiB");
@@ -332,7 +329,6 @@ Test(robustness, convert_killed_while_writing_leaves_no_temporary, .timeout = 60
     free(script);
     free(out);
     free(bash);
-    free(spin);
     free(ptprof);
     free(path);
     test_rmtree(dir);
@@ -507,10 +503,7 @@ ENGINE_TEST(robustness, attaching_to_another_users_process_says_so, .timeout = 6
     spawn_start(&to, &target);
     spawn_pump_until(&target, "spin: ready", 20);
     char *pid = xasprintf("%d", (int)target.pid);
-    const char *argv[] = {setpriv,
-                          "--reuid=65534",
-                          "--regid=65534",
-                          "--clear-groups",
+    const char *argv[] = {AS_NOBODY(setpriv),
                           ptprof,
                           "record",
                           "--engine",

@@ -84,6 +84,16 @@ static char *ptprof_out(const char *const *args)
     return out;
 }
 
+/* ptprof info says FILE of the series is complete (its writer closed it);
+ * WHAT starts the message. */
+static void expect_complete(const char *file, const char *what)
+{
+    char *info = ptprof_out((const char *[]){"info", file, NULL});
+    cr_expect(strstr(info, "status:     complete"), "%s: %s is not complete:\n%s", what, file,
+              info);
+    free(info);
+}
+
 /* The CPU time a file's report shows. */
 static double file_cpu(const char *file)
 {
@@ -139,10 +149,7 @@ ENGINE_TEST(switch_output, a_file_every_second_and_no_cpu_lost, .timeout = 300)
         const char *base = strrchr(files[i], '/') + 1;
         cr_expect_eq(strlen(base), strlen(PREFIX "20261126114141123.data"), "%s: name %s", engine,
                      base);
-        char *info = ptprof_out((const char *[]){"info", files[i], NULL});
-        cr_expect(strstr(info, "status:     complete"), "%s: %s is not complete:\n%s", engine,
-                  files[i], info);
-        free(info);
+        expect_complete(files[i], engine);
         double c = file_cpu(files[i]);
         cr_expect_gt(c, 0, "%s: %s holds no CPU time", engine, files[i]);
         cpu += c;
@@ -233,11 +240,8 @@ Test(switch_output, on_sigusr2_keeping_the_last_two, .timeout = 300)
     char **files;
     size_t n = series(dir, &files);
     cr_assert_eq(n, 2, "--switch-max-files=2 left %zu files", n);
-    for (size_t i = 0; i < n; i++) {
-        char *info = ptprof_out((const char *[]){"info", files[i], NULL});
-        cr_expect(strstr(info, "status:     complete"), "%s:\n%s", files[i], info);
-        free(info);
-    }
+    for (size_t i = 0; i < n; i++)
+        expect_complete(files[i], "--switch-max-files=2");
     free_series(files, n);
     free(pattern);
     free(prog);
@@ -267,9 +271,7 @@ Test(switch_output, a_file_every_32k, .timeout = 300)
         /* Checked at every tick: a file passes the size by a tick's worth. */
         if (i + 1 < n)
             cr_expect(len >= 32768 && len < 32768 + 65536, "%s: %zu bytes for 32K", files[i], len);
-        char *info = ptprof_out((const char *[]){"info", files[i], NULL});
-        cr_expect(strstr(info, "status:     complete"), "%s:\n%s", files[i], info);
-        free(info);
+        expect_complete(files[i], "--switch-output=32K");
     }
     free_series(files, n);
     free(pattern);

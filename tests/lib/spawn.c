@@ -587,3 +587,14 @@ bool test_file_exists(const char *path)
     struct stat st;
     return lstat(path, &st) == 0;
 }
+
+void test_copy_executable(const char *from, const char *to)
+{
+    size_t len;
+    char *data = test_read_file(from, &len);
+    cr_assert(data, "cannot read %s", from);
+    FILE *f = fopen(to, "wb");
+    cr_assert(f && fwrite(data, 1, len, f) == len && fclose(f) == 0, "cannot write %s", to);
+    cr_assert_eq(chmod(to, 0755), 0, "chmod %s: %s", to, strerror(errno));
+    free(data);
+}

@@ -106,5 +106,12 @@ char *test_path(const char *dir, const char *name);
 /* A whole file, NUL-terminated; NULL if it cannot be read. */
 char *test_read_file(const char *path, size_t *len);
 bool test_file_exists(const char *path);
+/* The start of an argv that runs the rest as uid and gid 65534 with no
+ * supplementary groups: how the tests meet an unprivileged user (SETPRIV
+ * from test_need_tool("setpriv")). */
+#define AS_NOBODY(setpriv) (setpriv), "--reuid=65534", "--regid=65534", "--clear-groups"
+/* A copy of the file FROM at TO, mode 0755 (a program another user may run
+ * wherever the build is); fails the test when it cannot be made. */
+void test_copy_executable(const char *from, const char *to);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * real_tools.h - what the tests that hold ptprof against real tools share
- * (gperftools, folded stacks, perf script): running the tools,
- * per-function tallies, reading `ptprof report --format csv` and folded
+ * (gperftools, folded stacks, perf script): running the tools and
+ * ptprof itself, per-function tallies, reading `ptprof report --format csv` and folded
  * lines, loading a buffer with its messages captured, and a gzip cut
  * short.
  */
@@ -11,6 +11,7 @@
 #include "../lib/spawn.h"
 #include "format/load.h"
 #include "model/profile.h"
+#include "util/xalloc.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -24,6 +25,24 @@ static inline void run_ok(const char *const *argv, const char *const *env, struc
     spawn_run(&o, res);
     cr_assert_eq(spawn_exit_code(res->status), 0, "%s %s: %s\n%s", argv[0], argv[1] ? argv[1] : "",
                  spawn_status_text(res->status), res->err);
+}
+
+/* The built ptprof run with ARGS (NULL-terminated, at most 30), failing
+ * the test unless it exits 0: its stdout (the caller frees it). */
+static inline char *ptprof_stdout(const char *const *args)
+{
+    char *ptprof = build_ptprof();
+    const char *argv[32] = {ptprof};
+    size_t n = 1;
+    for (; args[n - 1] && n < 31; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    struct spawn_result res;
+    run_ok(argv, NULL, &res);
+    char *out = xstrdup(res.out);
+    spawn_result_free(&res);
+    free(ptprof);
+    return out;
 }
 
 struct fn_count {

@@ -296,6 +296,18 @@ Test(pmu_rapl_empty, no_domains_is_an_error, .init = setup_empty, .fini = teardo
 
 TestSuite(pmu_file, .init = setup_empty, .fini = teardown);
 
+/* The file: source of NAME under the fake root, written with TEXT first,
+ * in UNIT ("" for none); fails the test unless it opens. */
+static struct pmu_source *open_file_source(const char *name, const char *text, const char *unit)
+{
+    const char *path = write_text(name, text);
+    char spec[4200];
+    snprintf(spec, sizeof(spec), *unit ? "file:%s,%s" : "file:%s", path, unit);
+    struct pmu_source *src = pmu_open(spec);
+    cr_assert_not_null(src, "%s", spec);
+    return src;
+}
+
 Test(pmu_file, raw_value_without_unit)
 {
     const char *path = write_text("sensor", "12345\n");
@@ -397,12 +409,8 @@ Test(pmu_file, long_path_keeps_its_tail_in_the_name)
     snprintf(dir, sizeof(dir), "%s/a-rather-long-directory-name-for-a-sensor-device-0123456789",
              fake_powercap_root(fp));
     cr_assert_eq(mkdir(dir, 0755), 0);
-    const char *path = write_text(
-        "a-rather-long-directory-name-for-a-sensor-device-0123456789/power1_input", "7\n");
-    char spec[4200];
-    snprintf(spec, sizeof(spec), "file:%s,uW", path);
-    struct pmu_source *src = pmu_open(spec);
-    cr_assert_not_null(src);
+    struct pmu_source *src = open_file_source(
+        "a-rather-long-directory-name-for-a-sensor-device-0123456789/power1_input", "7\n", "uW");
     const char *name = src->channels[0].name;
     size_t len = strlen(name);
     cr_assert_lt(len, sizeof(src->channels[0].name));
@@ -497,11 +505,7 @@ Test(pmu_registry, magic_is_the_shared_kind_or_custom)
 /* A reading stands for the instant of its read (docs/pmu.md, "The join"). */
 Test(pmu_file, a_reading_is_stamped_when_taken)
 {
-    const char *path = write_text("stamped", "7\n");
-    char spec[4200];
-    snprintf(spec, sizeof(spec), "file:%s,W", path);
-    struct pmu_source *src = pmu_open(spec);
-    cr_assert_not_null(src);
+    struct pmu_source *src = open_file_source("stamped", "7\n", "W");
     cr_assert_eq(src->timing, PMU_AT_INSTANT);
     double v;
     uint64_t before = monotonic_ns();
@@ -517,11 +521,7 @@ Test(pmu_file, a_reading_is_stamped_when_taken)
  * empty.  That read fails, saying why, and the next one reads the number. */
 Test(pmu_file, an_empty_read_fails_that_read_only)
 {
-    const char *path = write_text("echoed", "5\n");
-    char spec[4200];
-    snprintf(spec, sizeof(spec), "file:%s", path);
-    struct pmu_source *src = pmu_open(spec);
-    cr_assert_not_null(src);
+    struct pmu_source *src = open_file_source("echoed", "5\n", "");
     double v;
     write_text("echoed", "");
     cr_assert_eq(pmu_read(src, &v), -1);
@@ -536,12 +536,9 @@ Test(pmu_file, an_empty_read_fails_that_read_only)
  * the path names nothing, reads fail and say so, then recover. */
 Test(pmu_file, a_replaced_file_is_followed)
 {
-    const char *path = write_text("replaced", "1\n");
-    char spec[4200], keep[4200], next[4200];
-    snprintf(spec, sizeof(spec), "file:%s", path);
-    snprintf(keep, sizeof(keep), "%s", path);
-    struct pmu_source *src = pmu_open(spec);
-    cr_assert_not_null(src);
+    struct pmu_source *src = open_file_source("replaced", "1\n", "");
+    char keep[4200], next[4200];
+    snprintf(keep, sizeof(keep), "%s/replaced", fake_powercap_root(fp));
     snprintf(next, sizeof(next), "%s", write_text("replaced.tmp", "2\n"));
     cr_assert_eq(rename(next, keep), 0);
     double v;

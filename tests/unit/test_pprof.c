@@ -1017,20 +1017,30 @@ Test(pprof_export, what_is_written_decodes_with_protobuf_c)
     profile_free(&p);
 }
 
-Test(pprof_export, read_back_it_gives_the_same_values)
+/* P written by pprof_encode (the fake resolver's names, every metric) and
+ * read back by the pprof loader into BACK, failing the test on either's
+ * error. */
+static void encode_and_read_back(const struct profile *p, struct profile *back)
 {
-    struct profile p;
-    make_profile(&p);
     struct frame_resolver r = {fake_resolve, NULL};
     struct export_options o = {.metric = NULL};
     uint8_t *buf;
     size_t len;
     char *error;
-    cr_assert_eq(pprof_encode(&p, &r, &o, &buf, &len, &error), 0, "%s", error);
-    struct profile back;
+    cr_assert_eq(pprof_encode(p, &r, &o, &buf, &len, &error), 0, "%s", error);
     int rc;
-    char *msg = load_quiet(buf, len, &back, &rc);
+    char *msg = load_quiet(buf, len, back, &rc);
     cr_assert_eq(rc, 0, "%s", msg);
+    free(msg);
+    free(buf);
+}
+
+Test(pprof_export, read_back_it_gives_the_same_values)
+{
+    struct profile p;
+    make_profile(&p);
+    struct profile back;
+    encode_and_read_back(&p, &back);
 
     /* Per leaf function: ours (the fake resolver's names) and back. */
     struct measured want, got;
@@ -1062,8 +1072,6 @@ Test(pprof_export, read_back_it_gives_the_same_values)
 
     profile_free(&back);
     profile_free(&p);
-    free(msg);
-    free(buf);
 }
 
 /* The samples an incident's pprof file seemed to lose (a recording's one
@@ -1089,16 +1097,8 @@ Test(pprof_export, a_blocked_thread_seen_once_keeps_its_sample)
     add_thread_sample(&p, t, p.samples[p.nsamples - 1].values[0],
                       (struct prof_thread_sample){
                           .pid = 42, .tid = 43, .pc = 0x3000, .cpu_ns = cpu, .syscall = -1});
-    struct frame_resolver r = {fake_resolve, NULL};
-    struct export_options o = {.metric = NULL};
-    uint8_t *buf;
-    size_t len;
-    char *error;
-    cr_assert_eq(pprof_encode(&p, &r, &o, &buf, &len, &error), 0, "%s", error);
     struct profile back;
-    int rc;
-    char *msg = load_quiet(buf, len, &back, &rc);
-    cr_assert_eq(rc, 0, "%s", msg);
+    encode_and_read_back(&p, &back);
     struct measured got;
     measure(&back, &got);
     cr_expect_float_eq(got.total[Q_SAMPLES], (double)p.nsamples, 1e-9, "%g samples of %zu",
@@ -1109,8 +1109,6 @@ Test(pprof_export, a_blocked_thread_seen_once_keeps_its_sample)
     cr_expect_float_eq(futex[Q_WALL], 0, 1e-12);
     profile_free(&back);
     profile_free(&p);
-    free(msg);
-    free(buf);
 }
 
 /* --- real decoders ---------------------------------------------------------------- */
