@@ -2,6 +2,7 @@
 #include "test_record_common.h"
 #include "engines.h"
 #include "format/load.h"
+#include "symbol/binary_finder.h"
 
 #include <criterion/criterion.h>
 #include <elf.h>
@@ -164,8 +165,15 @@ void load_engine_profile(const char *engine, const char *path, struct profile *o
         load_valid_profile(path, &raw);
         pperf_free(&raw);
     }
-    cr_assert_eq(profile_load(path, out), 0, "profile_load(%s) rejected what the %s engine wrote",
-                 path, engine);
+    /* The original format labels each map by its file's base name, which
+     * is looked up in the search directories as its own postprocess.py
+     * does: the workloads' directory, as `report -s` would give it. */
+    char *workloads = build_path("workloads");
+    const char *const dirs[] = {workloads};
+    const struct binary_search search = {.dirs = dirs, .ndirs = 1};
+    cr_assert_eq(profile_load_with(path, &search, out), 0,
+                 "profile_load(%s) rejected what the %s engine wrote", path, engine);
+    free(workloads);
     cr_assert(out->has_totals, "%s: the %s engine did not finish its profile", path, engine);
     cr_assert_leq(out->totals.latency_ns, out->totals.wall_ns, "%s: latency above wall time", path);
     for (size_t i = 1; i < out->nsamples; i++)
