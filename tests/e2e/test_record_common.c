@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 void run_argv(struct spawn_result *res, const char *const *argv, const char *const *env,
@@ -179,4 +180,26 @@ void load_engine_profile(const char *engine, const char *path, struct profile *o
     for (size_t i = 1; i < out->nsamples; i++)
         cr_assert_geq(out->samples[i].time_ns, out->samples[i - 1].time_ns,
                       "%s: sample %zu is earlier than the one before (%s engine)", path, i, engine);
+}
+
+uint64_t cpu_pressure_total_us(void)
+{
+    char *text = test_read_file("/proc/pressure/cpu", NULL);
+    const char *at = text ? strstr(text, "total=") : NULL;
+    uint64_t total = at ? strtoull(at + 6, NULL, 10) : 0;
+    free(text);
+    return total;
+}
+
+double cpu_pressure(double seconds)
+{
+    uint64_t total[2];
+    for (int i = 0; i < 2; i++) {
+        if (i == 1) {
+            struct timespec ts = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
+            nanosleep(&ts, NULL);
+        }
+        total[i] = cpu_pressure_total_us();
+    }
+    return total[1] > total[0] ? (double)(total[1] - total[0]) / 1e6 / seconds : 0;
 }

@@ -71,4 +71,10 @@ int count_lines(const char *text);
 #define RUN_ARGS(res) spawn_status_text((res)->status), (res)->out, (res)->err
 #define RUN_CONTEXT(res) RUN_FMT, RUN_ARGS(res)
 
+/* The kernel's CPU pressure (/proc/pressure/cpu): microseconds that some
+ * task spent waiting for a CPU since boot (0 where the kernel has no PSI),
+ * and the share of SECONDS (slept here) in which some task waited. */
+uint64_t cpu_pressure_total_us(void);
+double cpu_pressure(double seconds);
+
 #endif

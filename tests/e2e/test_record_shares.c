@@ -36,28 +36,6 @@ static const char *const funcs[NFUNCS] = {"work_heavy", "work_medium", "work_lig
  * provide it.  Measured while the test itself is idle, it is the load that
  * other jobs put on the machine. */
 /* The kernel's count of microseconds some task waited for a CPU. */
-static uint64_t pressure_total_us(void)
-{
-    char *text = test_read_file("/proc/pressure/cpu", NULL);
-    const char *at = text ? strstr(text, "total=") : NULL;
-    uint64_t total = at ? strtoull(at + 6, NULL, 10) : 0;
-    free(text);
-    return total;
-}
-
-static double cpu_pressure(double seconds)
-{
-    uint64_t total[2];
-    for (int i = 0; i < 2; i++) {
-        if (i == 1) {
-            struct timespec ts = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
-            nanosleep(&ts, NULL);
-        }
-        total[i] = pressure_total_us();
-    }
-    return total[1] > total[0] ? (double)(total[1] - total[0]) / 1e6 / seconds : 0;
-}
-
 struct truth {
     double ns[NFUNCS];
 };
@@ -189,9 +167,9 @@ static void check_shares(const char *engine, int threads)
     const char *env[] = {env_truth, NULL};
     struct spawn_result res;
     double pressure = cpu_pressure(0.5);
-    uint64_t waited_before = pressure_total_us();
+    uint64_t waited_before = cpu_pressure_total_us();
     run_argv(&res, argv, env, NULL, 120);
-    uint64_t waited = pressure_total_us() - waited_before;
+    uint64_t waited = cpu_pressure_total_us() - waited_before;
     double during = res.wall_s > 0 ? (double)waited / 1e6 / res.wall_s : 0;
     double after = cpu_pressure(0.5);
     pressure = after > pressure ? after : pressure;
