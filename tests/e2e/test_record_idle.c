@@ -213,7 +213,9 @@ ENGINE_TEST(record_idle, a_wait_after_a_busy_spell_keeps_its_wall_share, .timeou
     char *wl = build_workload("naps");
     const char *args[] = {"-d", "-f", "1000", "--", wl, "1.5", "100", "20", NULL};
     struct recording r;
+    double before = cpu_pressure(0.3);
     record_native_engine(&r, engine_p->name, args, 0, 60);
+    double after = cpu_pressure(0.3), busy = before > after ? before : after;
     const char *said = strstr(r.run.out, "naps: napped ");
     double napped, whole;
     cr_assert(said && sscanf(said, "naps: napped %lf of %lf ms", &napped, &whole) == 2,
@@ -229,7 +231,13 @@ ENGINE_TEST(record_idle, a_wait_after_a_busy_spell_keeps_its_wall_share, .timeou
     double want = 100.0 * napped / whole, got = report_csv_value(csv, "nap", "total_pct");
     cr_log_info("%s: nap() holds %.1f%% of the wall time, measured %.1f%%", engine_p->name, got,
                 want);
-    cr_expect(fabs(got - want) <= 2.0,
+    /* The ptrace engine's waits on a machine whose CPUs other work keeps
+     * busy come out wide (docs/recording.md, "How finely the ptrace engine
+     * measures a wait"): shown, not judged, as in test_record_waits.c. */
+    bool judged = engine_is_perf(engine_p->name) || busy <= 0.15;
+    if (!judged)
+        cr_log_warn("ptrace engine, CPU pressure %.0f%% around the run: not judged", busy * 100);
+    cr_expect(!judged || fabs(got - want) <= 2.0,
               "%s: nap() holds %.1f%% of the wall time, the program measured %.1f%%:\n%.2000s",
               engine_p->name, got, want, csv);
     free(csv);
