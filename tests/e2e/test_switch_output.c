@@ -29,6 +29,7 @@
 
 #include "engines.h"
 #include "test_record_common.h"
+#include "../unit/real_tools.h"
 #include "util/xalloc.h"
 
 #define PREFIX "snap-"
@@ -65,30 +66,11 @@ static void free_series(char **names, size_t n)
     free(names);
 }
 
-/* "ptprof ARGS..." expecting exit 0: its stdout. */
-static char *ptprof_out(const char *const *args)
-{
-    char *exe = build_ptprof();
-    const char *argv[16] = {exe};
-    size_t n = 1;
-    for (size_t i = 0; args[i]; i++)
-        argv[n++] = args[i];
-    argv[n] = NULL;
-    struct spawn_result res;
-    run_argv(&res, argv, NULL, NULL, 120);
-    cr_assert_eq(spawn_exit_code(res.status), 0, "ptprof %s: " RUN_CONTEXT(&res), args[0]);
-    char *out = res.out;
-    res.out = NULL;
-    spawn_result_free(&res);
-    free(exe);
-    return out;
-}
-
 /* ptprof info says FILE of the series is complete (its writer closed it);
  * WHAT starts the message. */
 static void expect_complete(const char *file, const char *what)
 {
-    char *info = ptprof_out((const char *[]){"info", file, NULL});
+    char *info = ptprof_stdout((const char *[]){"info", file, NULL});
     cr_expect(strstr(info, "status:     complete"), "%s: %s is not complete:\n%s", what, file,
               info);
     free(info);
@@ -97,7 +79,7 @@ static void expect_complete(const char *file, const char *what)
 /* The CPU time a file's report shows. */
 static double file_cpu(const char *file)
 {
-    char *json = ptprof_out((const char *[]){"report", "--format", "json", file, NULL});
+    char *json = ptprof_stdout((const char *[]){"report", "--format", "json", file, NULL});
     const char *p = strstr(json, "\"cpu_time\":");
     cr_assert(p, "%s: no cpu_time in\n%.500s", file, json);
     double v = strtod(p + strlen("\"cpu_time\":"), NULL);
@@ -390,7 +372,7 @@ ENGINE_TEST(switch_output, pprof_files_read_by_pprof_and_report, .timeout = 300)
     double cpu = 0, go_cpu = 0;
     for (size_t i = 0; i < n; i++) {
         expect_named(files[i], PREFIX "svc.", ".pb.gz");
-        char *info = ptprof_out((const char *[]){"info", files[i], NULL});
+        char *info = ptprof_stdout((const char *[]){"info", files[i], NULL});
         cr_expect(strstr(info, "pprof"), "%s is not a pprof file:\n%s", files[i], info);
         free(info);
         double c = file_cpu(files[i]);
