@@ -18,18 +18,25 @@ static uint64_t next_random(struct tick_clock *c)
     return c->rng * 2685821657736338717ULL;
 }
 
-/* Tick K's time: its grid point moved by up to a quarter period. */
+/* How far a tick may move from its grid point, either way. */
+static uint64_t spread(const struct tick_clock *c)
+{
+    return c->period / 2;
+}
+
+/* Tick K's time: its grid point moved by up to half a period. */
 static uint64_t due_time(struct tick_clock *c, uint64_t k)
 {
-    uint64_t quarter = c->period / 4;
-    uint64_t jitter = quarter ? next_random(c) % (2 * quarter + 1) : 0;
-    return c->start + k * c->period + jitter - quarter;
+    uint64_t half = spread(c);
+    uint64_t jitter = half ? next_random(c) % (2 * half) : 0;
+    return c->start + k * c->period + jitter - half;
 }
 
 static int arm(struct tick_clock *c, uint64_t k, uint64_t due)
 {
     struct itimerspec spec = {.it_value = ns_timespec(due)};
     c->k = k;
+    c->due = due;
     return timerfd_settime(c->fd, TFD_TIMER_ABSTIME, &spec, NULL);
 }
 
@@ -74,7 +81,7 @@ void tick_clock_next(struct tick_clock *c, uint64_t now)
     uint64_t due = due_time(c, k), earliest = now + c->min_gap;
     while (due < earliest) {
         /* Still within this tick's own window: late, not dropped. */
-        if (earliest <= c->start + k * c->period + c->period / 4) {
+        if (earliest <= c->start + k * c->period + spread(c)) {
             due = earliest;
             break;
         }

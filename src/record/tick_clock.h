@@ -3,13 +3,16 @@
  * back to back.
  *
  * Contract: tick k is due at start + k * period, moved by a random offset
- * of up to a quarter period either way (so a program with a period of its
- * own does not stay in one phase with the ticks); the grid keeps the
+ * of up to half a period either way, uniform over a whole period: so a
+ * program with a period of its own does not stay in one phase with the
+ * ticks, and wherever a program changes what it does, the ticks before and
+ * after are as far from it on average (the ptrace engine cuts an interval
+ * it cannot place better in the middle: record/ptrace/spells.h); the grid keeps the
  * schedule, so ticks never drift however late one is handled.  After a
  * tick handled until NOW, tick_clock_next() arms the next one on the grid
  * no earlier than min_gap after NOW: one that would come sooner is moved
- * to NOW + min_gap while that stays within its own jitter window (a
- * quarter period after its grid point), else dropped, together with the
+ * to NOW + min_gap while that stays within its own jitter window (half a
+ * period after its grid point), else dropped, together with the
  * ticks that passed meanwhile (counted in `dropped`): late ticks are never
  * made up for, and never cascade into back-to-back ones.  The clock is a
  * non-blocking timerfd on CLOCK_MONOTONIC for the caller's poll();
@@ -28,6 +31,7 @@ struct tick_clock {
     uint64_t start, period; /* monotonic ns */
     uint64_t min_gap;       /* ns a tick leaves the program before the next */
     uint64_t k;             /* the tick armed */
+    uint64_t due;           /* ...and its time (monotonic ns) */
     uint64_t stride;        /* grid points per tick armed, 1 at the full rate */
     uint64_t rng;
     uint64_t dropped; /* ticks skipped: a tick ran into them, or came too soon */

@@ -57,7 +57,10 @@ Test(sample_queue, samples_wait_for_late_threads_and_are_written_in_order)
                  "samples behind a waiting one were written");
     /* Its copy comes: both samples that waited get it, in order. */
     struct prof_thread_sample b = ts(11, 0xb00);
-    cr_assert_eq(sample_queue_fill(&q, &b), 2);
+    uint64_t first = 0, last = 0;
+    cr_assert_eq(sample_queue_fill(&q, &b, &first, &last), 2);
+    cr_assert_eq(first, 1000, "the earliest sample it went into");
+    cr_assert_eq(last, 2000, "the latest sample it went into");
     cr_assert_eq(sample_queue_flush(&q, out, false), 3);
     cr_assert_eq(q.count, 0);
 
@@ -120,6 +123,64 @@ Test(sample_queue, a_full_queue_opens_nothing_and_force_writes_what_waits)
     cr_assert_eq(p.nsamples, SAMPLE_QUEUE_MAX);
     for (size_t i = 0; i < p.nsamples; i++)
         cr_assert_eq(p.samples[i].nthreads, 1);
+    profile_free(&p);
+    test_rmtree(dir);
+    free(dir);
+    free(path);
+}
+
+/* A cut's sample (ptrace/spells.h) goes in its place among the queued
+ * samples, with channel values on the line between its neighbours' (an
+ * energy counter's reading at that instant), and never before a sample
+ * already written. */
+Test(sample_queue, an_inserted_sample_takes_its_place_and_its_share_of_the_readings)
+{
+    char *dir = test_mkdtemp(), *path = NULL;
+    cr_assert(asprintf(&path, "%s/p.data", dir) > 0);
+    struct pmu_channel ch = {.name = "energy", .unit = "J", .kind = PMU_KIND_ENERGY};
+    struct pmu_source src = {.nchannels = 1, .channels = &ch};
+    struct output *out = output_open(path, OUTPUT_NATIVE, &src);
+    cr_assert_not_null(out);
+    output_started(out);
+    output_process(out, 1, 0, 1);
+    output_thread(out, 1, 10, 1, "a");
+    output_thread(out, 1, 11, 1, "b");
+    struct sample_queue q;
+    sample_queue_init(&q, 1);
+    struct prof_thread_sample a = ts(10, 0x100), b = ts(11, 0xb00), cut = ts(11, 0xc00);
+    double v1 = 10, v2 = 30, v3 = 50;
+    sample_add(sample_queue_open(&q, 1000, &v1), &a);
+    cr_assert_not(sample_queue_insert(&q, 1500, &cut), "nothing after it: no line to read off");
+    struct open_sample *s2 = sample_queue_open(&q, 2000, &v2);
+    sample_add(s2, &a);
+    sample_wait(s2, 1, 11);
+    sample_add(sample_queue_open(&q, 3000, &v3), &a);
+    cr_assert(sample_queue_insert(&q, 1500, &cut));
+    cr_assert(sample_queue_insert(&q, 2250, &cut));
+    cr_assert_eq(q.count, 5);
+    /* The first three are complete; 2000 waits for thread 11. */
+    cr_assert_eq(sample_queue_flush(&q, out, false), 2);
+    cr_assert_not(sample_queue_insert(&q, 1200, &cut), "inserted before a written sample");
+    sample_queue_fill(&q, &b, NULL, NULL);
+    cr_assert_eq(sample_queue_flush(&q, out, false), 3);
+    struct prof_totals totals = {.samples = 5};
+    cr_assert_eq(output_finish(out, &totals, NULL), 0);
+    sample_queue_free(&q);
+
+    struct profile p;
+    load(path, &p);
+    cr_assert_eq(p.nsamples, 5);
+    const uint64_t times[] = {1000, 1500, 2000, 2250, 3000};
+    const double values[] = {10, 20, 30, 35, 50};
+    for (size_t i = 0; i < 5; i++) {
+        cr_assert_eq(p.samples[i].time_ns, times[i], "sample %zu at %llu", i,
+                     (unsigned long long)p.samples[i].time_ns);
+        cr_assert_not_null(p.samples[i].values);
+        cr_assert_float_eq(p.samples[i].values[0], values[i], 1e-9, "sample %zu reads %g", i,
+                           p.samples[i].values[0]);
+    }
+    cr_assert_eq(p.samples[1].nthreads, 1);
+    cr_assert_eq(p.samples[1].threads[0].pc, 0xc00u);
     profile_free(&p);
     test_rmtree(dir);
     free(dir);

@@ -69,3 +69,31 @@ Test(tick_clock, the_grid_point_after_a_time)
     struct tick_clock never = {.fd = -1};
     cr_expect_eq(tick_clock_grid_after(&never, 12345), UINT64_MAX, "never started");
 }
+
+/* Ticks fall anywhere in their period, uniformly: up to half a period
+ * before or after their grid point, half of them within a quarter. */
+Test(tick_clock, ticks_spread_over_their_whole_period)
+{
+    struct tick_clock c;
+    cr_assert_eq(tick_clock_start(&c, 1000.0, 0), 0);
+    c.start = 1000 * PERIOD;
+    c.k = 1;
+    int64_t lo = 0, hi = 0;
+    int within_quarter = 0, n = 4000;
+    for (int i = 0; i < n; i++) {
+        /* Handled at once, half a period before the next grid point. */
+        tick_clock_next(&c, c.start + c.k * PERIOD + PERIOD / 2);
+        int64_t off = (int64_t)(c.due - (c.start + c.k * PERIOD));
+        cr_assert(off >= -(int64_t)PERIOD / 2 && off < (int64_t)PERIOD / 2,
+                  "tick %llu is %lld ns off its grid point", (unsigned long long)c.k,
+                  (long long)off);
+        lo = off < lo ? off : lo;
+        hi = off > hi ? off : hi;
+        within_quarter += off >= -(int64_t)PERIOD / 4 && off < (int64_t)PERIOD / 4;
+    }
+    cr_expect_lt(lo, -(int64_t)PERIOD * 45 / 100, "no tick came early by nearly half a period");
+    cr_expect_gt(hi, (int64_t)PERIOD * 45 / 100, "no tick came late by nearly half a period");
+    cr_expect(within_quarter > n * 45 / 100 && within_quarter < n * 55 / 100,
+              "%d of %d ticks within a quarter period of their grid point", within_quarter, n);
+    tick_clock_close(&c);
+}

@@ -88,14 +88,39 @@ __attribute__((noipa)) uint64_t wait_compute(uint64_t ns)
     return now - start;
 }
 
+/* WAITS_LOG=FILE: the first worker's phases, one line each ("PHASE
+ * START END", CLOCK_REALTIME ns, the profile's clock), to compare a
+ * profile's entries with, interval by interval. */
+static FILE *phase_log;
+
+static uint64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void log_phase(const struct worker *w, char phase, uint64_t start)
+{
+    if (phase_log && w == &workers[0])
+        fprintf(phase_log, "%c %llu %llu\n", phase, (unsigned long long)start,
+                (unsigned long long)realtime_ns());
+}
+
 static void *run_worker(void *arg)
 {
     struct worker *w = arg;
     uint64_t start = now_ns();
     while (now_ns() < end_time) {
+        uint64_t t = realtime_ns();
         w->in_sleep += wait_sleep(w->sleep_ns);
+        log_phase(w, 's', t);
+        t = realtime_ns();
         w->in_read += wait_read(w);
+        log_phase(w, 'r', t);
+        t = realtime_ns();
         w->in_compute += wait_compute(w->compute_ns);
+        log_phase(w, 'c', t);
     }
     w->wall = now_ns() - start;
     atomic_fetch_add(&workers_done, 1);
@@ -134,6 +159,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "waits: THREADS is 1 to %d\n", MAX_THREADS);
         return 2;
     }
+    const char *log = getenv("WAITS_LOG");
+    if (log && *log && !(phase_log = fopen(log, "w"))) {
+        perror(log);
+        return 1;
+    }
     end_time = now_ns() + (uint64_t)(atof(argv[1]) * 1e9);
     for (int i = 0; i < nworkers; i++) {
         struct worker *w = &workers[i];
@@ -160,6 +190,8 @@ int main(int argc, char **argv)
         wall += workers[i].wall;
     }
     pthread_join(feeder, NULL);
+    if (phase_log)
+        fclose(phase_log);
     printf("waits: sleep %llu read %llu compute %llu wall %llu\n", (unsigned long long)sleep,
            (unsigned long long)rd, (unsigned long long)compute, (unsigned long long)wall);
     return 0;

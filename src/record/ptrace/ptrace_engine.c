@@ -60,6 +60,12 @@
  * to stop before going on without those still waiting for a CPU. */
 #define STOP_WINDOW_MIN_NS (100 * 1000ULL)
 
+/* An entry for the earlier part of a thread's interval (spells.h). */
+struct spell_cut_entry {
+    uint64_t at_ns;
+    struct prof_thread_sample entry;
+};
+
 /* Where a sample's time goes, summed over the run (the -d summary). */
 struct sample_costs {
     uint64_t check_ns;  /* reading schedstat to find the idle threads */
@@ -73,6 +79,8 @@ struct sample_costs {
     uint64_t late;      /* threads copied after their sample was built */
     uint64_t reused;    /* threads whose last copy was reused */
     uint64_t left_out;  /* threads that ran less than a period since their copy */
+    uint64_t cut_into_wait; /* intervals cut where a thread began to wait (spells.h) */
+    uint64_t cut_from_wait; /* ...where it came out of a wait */
     uint64_t truncated; /* stacks cut at the end of their copy */
 };
 
@@ -105,6 +113,13 @@ struct recorder {
     bool together;
     bool leave_out; /* PTPROF_ROUNDS=periods: threads that ran little are left out (find_idle) */
     bool in_stop_window; /* tracer_stop_all() is running */
+    /* Intervals cut where a thread's state changed (spells.h): the last
+     * round's instant and readings, to place the cuts between the two. */
+    bool cut_spells; /* off with PTPROF_SPELLS=0, and for --format pperf */
+    uint64_t round_ns[SAMPLE_QUEUE_MAX]; /* the last rounds' instants, a ring */
+    size_t nrounds;
+    struct spell_cut_entry *cuts; /* this round's, until its sample is built */
+    size_t ncuts, cuts_cap;
 
     /* per-sample scratch */
     struct pending_copy *copies; /* stack copies of a batch of stopped threads */
@@ -135,6 +150,7 @@ struct recorder {
 
 static void free_scratch(struct recorder *r)
 {
+    free(r->cuts);
     free(r->copies);
     free(r->batch_copies);
     free(r->maps_refreshed);
@@ -277,8 +293,11 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
         /* After PTRACE_GETREGSET, which waited until the thread was off its
          * CPU: its counters are final for this stop. */
         th->idle_known = thread_read_sched(th, &sched);
+        th->sched_seen_ns = 0;
         if (th->idle_known) {
             th->idle_since = sched;
+            th->sched = sched;
+            th->sched_seen_ns = realtime_ns();
             th->cpu_ns = sched.cpu_ns;
         } else if (!thread_read_cpu(th, &th->cpu_ns)) {
             th->cpu_ns = 0;
@@ -518,6 +537,75 @@ static bool by_periods(const struct recorder *r)
  * CPU): their copies fill the places kept for them in every open sample.
  * Places of threads that are gone are dropped.
  */
+static int by_cut_time(const void *a, const void *b)
+{
+    const struct spell_cut_entry *x = a, *y = b;
+    return x->at_ns < y->at_ns ? -1 : x->at_ns > y->at_ns;
+}
+
+/* The instant of the latest round before T, 0 if none is known. */
+static uint64_t round_before(const struct recorder *r, uint64_t t)
+{
+    size_t n = r->nrounds < SAMPLE_QUEUE_MAX ? r->nrounds : SAMPLE_QUEUE_MAX;
+    for (size_t k = 1; k <= n; k++) {
+        uint64_t x = r->round_ns[(r->nrounds - k) % SAMPLE_QUEUE_MAX];
+        if (x < t)
+            return x;
+    }
+    return 0;
+}
+
+/* Whether TH's interval up to its entry E at T_NS (its first sample since
+ * its mark) is cut (spells.h); if so, the cut is added to r->cuts. */
+static void find_cut(struct recorder *r, struct thread *th, const struct prof_thread_sample *e,
+                     uint64_t t_ns)
+{
+    if (!r->cut_spells || !th->sched_seen_ns || !th->mark.valid ||
+        th->mark.time_ns != round_before(r, t_ns))
+        return;
+    struct spell_mark now = {
+        .valid = true,
+        .time_ns = t_ns,
+        .seen_ns = th->sched_seen_ns,
+        .cpu_ns = th->sched.cpu_ns,
+        .wait_ns = th->sched.wait_ns,
+        .entry = *e,
+    };
+    struct spell_cut_entry cut;
+    if (!spell_cut(&th->mark, &now, &cut.at_ns, &cut.entry))
+        return;
+    r->cuts = xgrow(r->cuts, &r->cuts_cap, r->ncuts + 1, sizeof(*r->cuts));
+    r->cuts[r->ncuts++] = cut;
+}
+
+/* The cuts found, each as a sample of its own in its place before the
+ * samples that hold the later entries (spells.h). */
+static void write_cuts(struct recorder *r)
+{
+    qsort(r->cuts, r->ncuts, sizeof(*r->cuts), by_cut_time);
+    for (size_t k = 0; k < r->ncuts; k++) {
+        if (!sample_queue_insert(&r->queue, r->cuts[k].at_ns, &r->cuts[k].entry))
+            continue;
+        if (spell_entry_blocked(&r->cuts[k].entry))
+            r->costs.cut_from_wait++;
+        else
+            r->costs.cut_into_wait++;
+    }
+    r->ncuts = 0;
+}
+
+/* What THEN's entry (in the sample at WALL) was: the mark the next
+ * interval of the thread is cut against. */
+static void set_mark(struct thread *th, const struct prof_thread_sample *e, uint64_t wall)
+{
+    th->mark.valid = (th->finished || th->reused) && th->sched_seen_ns != 0;
+    th->mark.time_ns = wall;
+    th->mark.seen_ns = th->sched_seen_ns;
+    th->mark.cpu_ns = th->sched.cpu_ns;
+    th->mark.wait_ns = th->sched.wait_ns;
+    th->mark.entry = *e;
+}
+
 static void finish_late_stops(struct recorder *r)
 {
     struct thread_table *tt = &r->tracer.threads;
@@ -539,10 +627,16 @@ static void finish_late_stops(struct recorder *r)
             continue;
         }
         struct prof_thread_sample e = entry_of(th);
-        sample_queue_fill(&r->queue, &e);
+        uint64_t first = 0, last = 0;
+        if (sample_queue_fill(&r->queue, &e, &first, &last) > 0) {
+            find_cut(r, th, &e, first);
+            th->finished = true;
+            set_mark(th, &e, last);
+        }
         if (th->check_reblocked)
             note_reblocked(th);
     }
+    write_cuts(r);
     for (size_t i = 0; i < r->queue.count; i++) {
         const struct open_sample *s = &r->queue.samples[(r->queue.head + i) % SAMPLE_QUEUE_MAX];
         for (uint32_t k = 0; k < s->nthreads && s->waiting; k++) {
@@ -584,12 +678,13 @@ static void give_up_on_slow_stops(struct recorder *r)
         }
         thread_read_cpu(th, &th->cpu_ns);
         struct prof_thread_sample e = entry_of(th);
-        sample_queue_fill(&r->queue, &e);
+        sample_queue_fill(&r->queue, &e, NULL, NULL);
     }
 }
 
+
 /* After the resume: everything that takes time, for the sample at WALL. */
-static void build_sample(struct recorder *r, struct open_sample *s, uint64_t wall)
+static void build_sample(struct recorder *r, uint64_t wall)
 {
     struct thread_table *tt = &r->tracer.threads;
     reset_maps_refreshed(r);
@@ -601,6 +696,26 @@ static void build_sample(struct recorder *r, struct open_sample *s, uint64_t wal
         if (!th->captured && !th->reused && !th->awaited && !th->left_out)
             thread_read_cpu(th, &th->cpu_ns);
     }
+    /* The copies first (unwound, their calls named), then the cuts they
+     * call for, then this round's sample. */
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        th->finished = false;
+        if (th->captured && !th->announced && !th->exiting && !th->pending_entry) {
+            th->deferred = false;
+            finish_capture(r, th, wall);
+            th->finished = true;
+        }
+    }
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        if (th->finished) {
+            struct prof_thread_sample e = entry_of(th);
+            find_cut(r, th, &e, wall);
+        }
+    }
+    struct open_sample *s = sample_queue_open(&r->queue, wall, r->rec.pmu_values);
+    r->round_ns[r->nrounds++ % SAMPLE_QUEUE_MAX] = wall;
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
         if (!th->captured && (th->late || th->in_vfork) && !th->stopped) {
@@ -621,6 +736,7 @@ static void build_sample(struct recorder *r, struct open_sample *s, uint64_t wal
             th->pending_entry = false;
             struct prof_thread_sample e = entry_of(th);
             sample_add(s, &e);
+            th->mark.valid = false;
             continue;
         }
         if (th->left_out || (th->awaited && !th->captured && by_periods(r)))
@@ -630,20 +746,22 @@ static void build_sample(struct recorder *r, struct open_sample *s, uint64_t wal
             sample_wait(s, (uint32_t)th->pid, (uint32_t)th->tid);
             continue;
         }
-        if (th->captured) {
+        if (th->captured && !th->finished) {
             th->deferred = false;
             finish_capture(r, th, wall);
         }
         struct prof_thread_sample e = entry_of(th);
         sample_add(s, &e);
+        set_mark(th, &e, wall);
         /* Earlier samples may be waiting for this thread too. */
         if (th->captured && r->queue.count > 1)
-            sample_queue_fill(&r->queue, &e);
+            sample_queue_fill(&r->queue, &e, NULL, NULL);
     }
     /* Last, to give the threads interrupted in a call time to go back in. */
     for (size_t i = 0; i < tt->count; i++)
         if (tt->threads[i].captured && tt->threads[i].check_reblocked)
             note_reblocked(&tt->threads[i]);
+    write_cuts(r);
     write_ready(r, false);
 }
 
@@ -719,6 +837,8 @@ static void find_idle(struct recorder *r)
         if (now.cpu_ns == th->idle_since.cpu_ns && now.runs == th->idle_since.runs) {
             th->reused = true;
             th->cpu_ns = now.cpu_ns;
+            th->sched = now;
+            th->sched_seen_ns = realtime_ns();
             r->costs.reused++;
             continue;
         }
@@ -775,7 +895,7 @@ static void take_sample(struct recorder *r)
         r->costs.stopped += tt->threads[i].captured;
     if (r->tracer.first_exited)
         return;
-    build_sample(r, sample_queue_open(&r->queue, wall, r->rec.pmu_values), wall);
+    build_sample(r, wall);
     /* The stops this sample reaped left SIGCHLD pending (one, however many
      * stops): consume it, then answer whatever arrived meanwhile (a later
      * stop raises a new one), so the loop does not wake up once more for
@@ -936,6 +1056,8 @@ static void read_benchmark_knobs(struct recorder *r)
     r->leave_out = rounds && strcmp(rounds, "periods") == 0;
     const char *exits = getenv("PTPROF_CALL_EXITS");
     r->syscall_exits.raw = exits && strcmp(exits, "raw") == 0;
+    const char *spells = getenv("PTPROF_SPELLS");
+    r->cut_spells = !(spells && strcmp(spells, "0") == 0);
 }
 
 /* After the target started (it keeps the CPUs it was given). */
@@ -1060,6 +1182,11 @@ static void print_summary(const struct recorder *r)
             (double)c->late / taken);
     fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",
             (unsigned long long)c->truncated);
+    fprintf(stderr,
+            "[debug] spells:      %llu intervals cut where a thread began a wait, %llu where "
+            "it came out of one%s\n",
+            (unsigned long long)c->cut_into_wait, (unsigned long long)c->cut_from_wait,
+            r->cut_spells ? "" : " (off)");
     print_syscall_exits(r);
 }
 
@@ -1180,6 +1307,8 @@ static int ptrace_engine_run(const struct record_options *opts, const struct eng
     sample_queue_init(&r.queue, r.rec.pmu ? r.rec.pmu->nchannels : 0);
     r.together = opts->format == OUTPUT_PPERF;
     read_benchmark_knobs(&r);
+    /* The original's format holds every thread in every sample: no cuts. */
+    r.cut_spells = r.cut_spells && !r.together;
     idle_cpu_open(&r.idle);
     if (rc != 0)
         goto out;

@@ -2,6 +2,7 @@
 #include "record/ptrace/sample_queue.h"
 #include "util/xalloc.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,8 @@ void sample_queue_init(struct sample_queue *q, unsigned nchannels)
 {
     memset(q, 0, sizeof(*q));
     q->nchannels = nchannels;
+    q->written_values = xcalloc((size_t)nchannels + 1, sizeof(*q->written_values));
+    q->scratch = xcalloc((size_t)nchannels + 1, sizeof(*q->scratch));
 }
 
 static struct open_sample *at(struct sample_queue *q, size_t i)
@@ -25,6 +28,8 @@ void sample_queue_free(struct sample_queue *q)
         free(q->samples[i].values);
         free(q->samples[i].threads);
     }
+    free(q->written_values);
+    free(q->scratch);
     memset(q, 0, sizeof(*q));
 }
 
@@ -61,6 +66,46 @@ static struct prof_thread_sample *append(struct open_sample *s)
     return &s->threads[s->nthreads++];
 }
 
+bool sample_queue_insert(struct sample_queue *q, uint64_t time_ns,
+                         const struct prof_thread_sample *ts)
+{
+    if (sample_queue_full(q) || time_ns <= q->written_ns)
+        return false;
+    size_t pos = 0;
+    while (pos < q->count && at(q, pos)->time_ns <= time_ns)
+        pos++;
+    if (pos == q->count)
+        return false; /* nothing after it to read the channels between */
+    const struct open_sample *next = at(q, pos);
+    uint64_t t0 = pos > 0 ? at(q, pos - 1)->time_ns : q->written_ns;
+    const double *v0 = pos > 0 ? at(q, pos - 1)->values : q->written_values;
+    double f = t0 && next->time_ns > t0 ? (double)(time_ns - t0) / (double)(next->time_ns - t0) : 1;
+    double *v = q->scratch;
+    for (unsigned c = 0; c < q->nchannels; c++) {
+        double a = v0[c], b = next->values[c];
+        v[c] = t0 && isfinite(a) && isfinite(b) ? a + (b - a) * f : b;
+    }
+    /* The free slot after the last moves to POS, the samples from POS on
+     * one place later (each slot keeps its buffers). */
+    for (size_t i = q->count; i > pos; i--) {
+        struct open_sample tmp = *at(q, i);
+        *at(q, i) = *at(q, i - 1);
+        *at(q, i - 1) = tmp;
+    }
+    q->count++;
+    struct open_sample *s = at(q, pos);
+    s->time_ns = time_ns;
+    s->nthreads = 0;
+    s->waiting = 0;
+    if (q->nchannels) {
+        if (!s->values)
+            s->values = xcalloc(q->nchannels, sizeof(*s->values));
+        memcpy(s->values, v, q->nchannels * sizeof(*v));
+    }
+    sample_add(s, ts);
+    return true;
+}
+
 void sample_add(struct open_sample *s, const struct prof_thread_sample *ts)
 {
     *append(s) = *ts;
@@ -73,7 +118,8 @@ void sample_wait(struct open_sample *s, uint32_t pid, uint32_t tid)
     s->waiting++;
 }
 
-size_t sample_queue_fill(struct sample_queue *q, const struct prof_thread_sample *ts)
+size_t sample_queue_fill(struct sample_queue *q, const struct prof_thread_sample *ts,
+                         uint64_t *first_ns, uint64_t *last_ns)
 {
     size_t filled = 0;
     for (size_t i = 0; i < q->count; i++) {
@@ -83,7 +129,10 @@ size_t sample_queue_fill(struct sample_queue *q, const struct prof_thread_sample
             if (t->tid == ts->tid && (t->flags & WAITING_FLAG)) {
                 *t = *ts;
                 s->waiting--;
-                filled++;
+                if (filled++ == 0 && first_ns)
+                    *first_ns = s->time_ns;
+                if (last_ns)
+                    *last_ns = s->time_ns;
             }
         }
     }
@@ -126,6 +175,9 @@ long sample_queue_flush(struct sample_queue *q, struct output *out, bool force)
                 return -1;
             written++;
         }
+        q->written_ns = s->time_ns;
+        if (q->nchannels)
+            memcpy(q->written_values, s->values, q->nchannels * sizeof(*s->values));
         q->head = (q->head + 1) % SAMPLE_QUEUE_MAX;
         q->count--;
     }

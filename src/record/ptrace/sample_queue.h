@@ -13,7 +13,8 @@
  * Contract: sample_queue_open() starts a sample (time, a copy of the
  * channel values); sample_add() adds a finished thread sample to it,
  * sample_wait() a placeholder for TID.  sample_queue_fill() finishes every
- * placeholder of TID with TS; sample_queue_forget() drops them (the thread
+ * placeholder of TID with TS; sample_queue_insert() puts a sample of one
+ * thread in its place between queued ones; sample_queue_forget() drops them (the thread
  * is gone).  sample_queue_flush() writes the complete samples at the head
  * to the output, oldest first, and frees them.  Engine-neutral: no
  * ptrace here.
@@ -44,6 +45,9 @@ struct sample_queue {
     struct open_sample samples[SAMPLE_QUEUE_MAX];
     size_t head, count;
     unsigned nchannels;
+    uint64_t written_ns;    /* the last sample written (0: none yet)... */
+    double *written_values; /* ...and its channel values */
+    double *scratch;        /* nchannels, for sample_queue_insert() */
 };
 
 void sample_queue_init(struct sample_queue *q, unsigned nchannels);
@@ -54,8 +58,18 @@ struct open_sample *sample_queue_open(struct sample_queue *q, uint64_t time_ns,
                                       const double *values);
 void sample_add(struct open_sample *s, const struct prof_thread_sample *ts);
 void sample_wait(struct open_sample *s, uint32_t pid, uint32_t tid);
-/* Returns how many placeholders TS filled. */
-size_t sample_queue_fill(struct sample_queue *q, const struct prof_thread_sample *ts);
+/* Returns how many placeholders TS filled; *FIRST_NS and *LAST_NS (each
+ * unless NULL) are then the times of the earliest and latest sample it
+ * went into. */
+size_t sample_queue_fill(struct sample_queue *q, const struct prof_thread_sample *ts,
+                         uint64_t *first_ns, uint64_t *last_ns);
+/* A sample of the one thread sample TS at TIME_NS, in its place among the
+ * queued samples, its channel values read off the line between the
+ * samples before and after it.  False (nothing done) when the queue is
+ * full, when a sample at or after TIME_NS was written already, or when
+ * no queued sample comes after it. */
+bool sample_queue_insert(struct sample_queue *q, uint64_t time_ns,
+                         const struct prof_thread_sample *ts);
 void sample_queue_forget(struct sample_queue *q, uint32_t tid);
 /* Writes the complete samples at the head; returns how many, or -1 when
  * the output failed.  With FORCE, samples still waiting are written too,

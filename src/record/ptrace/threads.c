@@ -176,6 +176,7 @@ bool thread_read_sched(const struct thread *th, struct thread_sched *out)
     if (read_schedstat(th, fields) < 3)
         return false;
     out->cpu_ns = fields[0];
+    out->wait_ns = fields[1];
     out->runs = fields[2];
     /* A kernel without scheduler statistics prints "0 0 0". */
     return out->runs != 0;

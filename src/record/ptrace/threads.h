@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "record/ptrace/spells.h"
 #include "record/syscall_origin.h"
 #include "record/tid_index.h"
 
@@ -27,10 +28,12 @@ struct stack_snapshot;
 struct interp_stack;
 
 /* /proc/PID/task/TID/schedstat: CPU time, and how often the thread was
- * put on a CPU.  A thread whose both numbers did not move has not run. */
+ * put on a CPU.  A thread whose both numbers did not move has not run.
+ * WAIT_NS, the time it waited for a CPU, cuts its intervals (spells.h). */
 struct thread_sched {
     uint64_t cpu_ns;
     uint64_t runs;
+    uint64_t wait_ns;
 };
 
 struct thread {
@@ -89,6 +92,13 @@ struct thread {
     uint64_t copied_at; /* monotonic ns of its last copy */
     uint64_t ran_ns;    /* this round: CPU time since its copy (UINT64_MAX: not read) */
     bool pending_entry;
+    /* Its schedstat as of its last copy or reuse, and when it was read
+     * (realtime ns; 0: nothing to cut an interval by); its last entry's
+     * mark (spells.h); whether this round's copy is already unwound. */
+    struct thread_sched sched;
+    uint64_t sched_seen_ns;
+    struct spell_mark mark;
+    bool finished;
 };
 
 struct thread_table {

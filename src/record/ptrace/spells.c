@@ -1,0 +1,62 @@
+/*
+ * spells.c - cutting a thread's interval between entries where it went
+ * from running to waiting or back (spells.h).
+ */
+#include "record/ptrace/spells.h"
+
+bool spell_entry_blocked(const struct prof_thread_sample *entry)
+{
+    return (entry->flags & (PROF_THREAD_IN_SYSCALL | PROF_THREAD_STOPPED)) != 0;
+}
+
+static bool same_place(const struct prof_thread_sample *a, const struct prof_thread_sample *b)
+{
+    return a->pc == b->pc && a->stack == b->stack && a->syscall == b->syscall &&
+           a->flags == b->flags;
+}
+
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+    return a > b ? a - b : 0;
+}
+
+bool spell_cut(const struct spell_mark *prev, const struct spell_mark *now, uint64_t *at_ns,
+               struct prof_thread_sample *first)
+{
+    if (!prev->valid || !now->valid || now->time_ns <= prev->time_ns + 1 ||
+        now->seen_ns <= prev->seen_ns)
+        return false;
+    bool was_blocked = spell_entry_blocked(&prev->entry);
+    bool is_blocked = spell_entry_blocked(&now->entry);
+    if (was_blocked == is_blocked && (!was_blocked || same_place(&prev->entry, &now->entry)))
+        return false;
+    uint64_t ran = minus(now->cpu_ns, prev->cpu_ns);
+    uint64_t queued = minus(now->wait_ns, prev->wait_ns);
+    uint64_t span = now->seen_ns - prev->seen_ns;
+    uint64_t at;
+    *first = prev->entry;
+    if (was_blocked && is_blocked) {
+        /* From one wait to another: where the first ended is not known,
+         * its expected place is the middle of the time blocked; the run
+         * between them is the second's, whose code made its call. */
+        at = prev->time_ns + minus(span, ran + queued) / 2;
+        first->cpu_ns = prev->cpu_ns;
+    } else if (!was_blocked) {
+        /* Ran, then blocked: the wait is what the run and the queue for a
+         * CPU leave of the span, at its end. */
+        if (ran == 0)
+            return false;
+        at = now->time_ns - minus(span, ran + queued);
+        first->cpu_ns = now->cpu_ns;
+    } else {
+        /* Waited, then ran: the run is the span's end. */
+        at = now->time_ns - (ran < now->time_ns ? ran : now->time_ns);
+        first->cpu_ns = prev->cpu_ns;
+    }
+    if (at <= prev->time_ns)
+        at = prev->time_ns + 1;
+    if (at >= now->time_ns)
+        at = now->time_ns - 1;
+    *at_ns = at;
+    return true;
+}

@@ -1,0 +1,61 @@
+/*
+ * spells.h - where a thread's time between two entries changed from
+ * running to waiting, or back (the ptrace engine; docs/recording.md,
+ * "How finely a wait is measured").
+ *
+ * An entry stands for the wall time since the thread's previous one.  When
+ * the two entries disagree (one running, the other blocked in a call or in
+ * a job-control stop), charging the whole interval to the later one puts
+ * a wait's start or end as far as a tick from where it was; on a machine
+ * whose CPUs are busy the profiler's ticks come when the program gives a
+ * CPU up, in its waits, and the waits came out wide.  The thread's
+ * schedstat, read at both copies, says how the interval divides: the CPU
+ * time it ran, the time it waited for a CPU, the rest blocked.  So the
+ * interval is cut in two where the thread's state changed:
+ *
+ *  - running, then blocked: the run (with the time it waited for a CPU
+ *    meanwhile: preempted while computing) goes to the earlier place, the
+ *    time blocked to the wait: the cut is that long before the later
+ *    entry, and the earlier place's entry takes all the CPU time;
+ *  - blocked, then running: the wait (with the time it waited for a CPU
+ *    once woken: by its own clock a call returns when the thread gets a
+ *    CPU) goes to the earlier place, the run to the later one: the cut is
+ *    the run's length before the later entry, and the CPU time is the
+ *    later one's.
+ *
+ * Two entries of one kind are left whole: both running, the earlier
+ * place's time is not told apart from the later's; both blocked, the
+ * schedstat says how long the thread ran between the waits, not how the
+ * time blocked divides between them.
+ *
+ * Contract: spell_cut() takes the mark of the thread's previous entry and
+ * what is known of it now; when the interval is cut it returns true with
+ * *AT_NS (inside the interval, exclusive) and *FIRST, the earlier place's
+ * entry to write at *AT_NS.  Pure: no I/O.
+ */
+#ifndef PTPROF_RECORD_PTRACE_SPELLS_H
+#define PTPROF_RECORD_PTRACE_SPELLS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/profile.h"
+
+/* A thread's entry, and its schedstat when that entry was true. */
+struct spell_mark {
+    bool valid;
+    uint64_t time_ns; /* the sample it went into (realtime ns) */
+    uint64_t seen_ns; /* when its schedstat below was read (realtime ns) */
+    uint64_t cpu_ns;  /* schedstat: time run */
+    uint64_t wait_ns; /* schedstat: time waited for a CPU */
+    struct prof_thread_sample entry;
+};
+
+/* Whether ENTRY is a thread off its CPU of its own accord: blocked in a
+ * call, or stopped by job control. */
+bool spell_entry_blocked(const struct prof_thread_sample *entry);
+
+bool spell_cut(const struct spell_mark *prev, const struct spell_mark *now, uint64_t *at_ns,
+               struct prof_thread_sample *first);
+
+#endif
