@@ -94,7 +94,9 @@ int recording_begin(struct recording *r)
         reading_join_init(&r->join, r->pmu->timing, r->pmu->nchannels);
     recording_read_pmu(r); /* primes the counters: the first interval starts here */
     double hz = r->tick_hz > 0 ? r->tick_hz : r->opts->frequency;
-    return tick_clock_start(&r->clock, hz, min_gap_percent());
+    return tick_clock_start(&r->clock, hz, min_gap_percent(),
+                            r->tick_spread_pct ? r->tick_spread_pct
+                                               : RECORDING_TICK_SPREAD_PERCENT);
 }
 
 /* A failed read: this reading is NaN; a source failing for long is given up. */

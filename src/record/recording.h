@@ -66,6 +66,9 @@ struct interp;
 /* After a sample, the program runs at least this share of a period before
  * the next one (docs/recording.md: how it was chosen). */
 #define RECORDING_MIN_GAP_PERCENT 25
+/* Ticks move up to this share of a period either way from their grid
+ * points; the ptrace engine spreads them over whole periods (50). */
+#define RECORDING_TICK_SPREAD_PERCENT 25
 /* A source failing this long without a good reading is given up. */
 #define RECORDING_PMU_PATIENCE_NS 1000000000ULL
 
@@ -86,6 +89,9 @@ struct recording {
     sigset_t original_mask; /* what the program starts with */
     struct tick_clock clock;
     double tick_hz; /* the clock's rate if not the requested one (0) */
+    /* How far a tick moves from its grid point, in percent of a period
+     * either way (tick_clock.h); 0: RECORDING_TICK_SPREAD_PERCENT. */
+    unsigned tick_spread_pct;
     uint64_t start_mono, end_mono;
     uint64_t deadline; /* --duration, monotonic; 0 = none */
     /* --switch-output (snapshots.h), NULL: one file */

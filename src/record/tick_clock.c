@@ -21,10 +21,10 @@ static uint64_t next_random(struct tick_clock *c)
 /* How far a tick may move from its grid point, either way. */
 static uint64_t spread(const struct tick_clock *c)
 {
-    return c->period / 2;
+    return c->period * c->spread_pct / 100;
 }
 
-/* Tick K's time: its grid point moved by up to half a period. */
+/* Tick K's time: its grid point moved by up to spread() either way. */
 static uint64_t due_time(struct tick_clock *c, uint64_t k)
 {
     uint64_t half = spread(c);
@@ -40,7 +40,7 @@ static int arm(struct tick_clock *c, uint64_t k, uint64_t due)
     return timerfd_settime(c->fd, TFD_TIMER_ABSTIME, &spec, NULL);
 }
 
-int tick_clock_start(struct tick_clock *c, double hz, unsigned min_gap_pct)
+int tick_clock_start(struct tick_clock *c, double hz, unsigned min_gap_pct, unsigned spread_pct)
 {
     memset(c, 0, sizeof(*c));
     c->fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -52,6 +52,7 @@ int tick_clock_start(struct tick_clock *c, double hz, unsigned min_gap_pct)
     if (c->period == 0)
         c->period = 1;
     c->min_gap = c->period * (min_gap_pct > 100 ? 100 : min_gap_pct) / 100;
+    c->spread_pct = spread_pct > 50 ? 50 : spread_pct;
     c->stride = 1;
     c->start = monotonic_ns();
     c->rng = realtime_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;

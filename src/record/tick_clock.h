@@ -3,16 +3,17 @@
  * back to back.
  *
  * Contract: tick k is due at start + k * period, moved by a random offset
- * of up to half a period either way, uniform over a whole period: so a
- * program with a period of its own does not stay in one phase with the
- * ticks, and wherever a program changes what it does, the ticks before and
- * after are as far from it on average (the ptrace engine cuts an interval
- * it cannot place better in the middle: record/ptrace/spells.h); the grid keeps the
+ * of up to spread_pct percent of a period either way, so that a program
+ * with a period of its own does not stay in one phase with the ticks; at
+ * 50 (uniform over a whole period) the ticks before and after any instant
+ * of the program are as far from it on average, which the ptrace engine
+ * needs to cut an interval it cannot place better in the middle
+ * (record/ptrace/spells.h); the grid keeps the
  * schedule, so ticks never drift however late one is handled.  After a
  * tick handled until NOW, tick_clock_next() arms the next one on the grid
  * no earlier than min_gap after NOW: one that would come sooner is moved
- * to NOW + min_gap while that stays within its own jitter window (half a
- * period after its grid point), else dropped, together with the
+ * to NOW + min_gap while that stays within its own jitter window (the
+ * spread after its grid point), else dropped, together with the
  * ticks that passed meanwhile (counted in `dropped`): late ticks are never
  * made up for, and never cascade into back-to-back ones.  The clock is a
  * non-blocking timerfd on CLOCK_MONOTONIC for the caller's poll();
@@ -30,6 +31,7 @@ struct tick_clock {
     int fd;
     uint64_t start, period; /* monotonic ns */
     uint64_t min_gap;       /* ns a tick leaves the program before the next */
+    unsigned spread_pct;    /* how far a tick moves from its grid point, at most 50 */
     uint64_t k;             /* the tick armed */
     uint64_t due;           /* ...and its time (monotonic ns) */
     uint64_t stride;        /* grid points per tick armed, 1 at the full rate */
@@ -38,9 +40,10 @@ struct tick_clock {
     bool running;
 };
 
-/* MIN_GAP_PCT: the gap in percent of the period (at most 100).  Returns
+/* MIN_GAP_PCT: the gap in percent of the period (at most 100); SPREAD_PCT:
+ * the jitter either way, in percent of the period (at most 50).  Returns
  * 0, or -1 after a message. */
-int tick_clock_start(struct tick_clock *c, double hz, unsigned min_gap_pct);
+int tick_clock_start(struct tick_clock *c, double hz, unsigned min_gap_pct, unsigned spread_pct);
 /* The fd was readable: consume it; true when a tick is due now. */
 bool tick_clock_due(struct tick_clock *c);
 /* Arm the next tick after one handled until NOW (monotonic ns). */

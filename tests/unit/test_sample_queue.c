@@ -36,7 +36,7 @@ Test(sample_queue, samples_wait_for_late_threads_and_are_written_in_order)
     output_thread(out, 1, 10, 1, "a");
     output_thread(out, 1, 11, 1, "b");
     struct sample_queue q;
-    sample_queue_init(&q, 0);
+    sample_queue_init(&q, 0, NULL);
 
     /* Sample 1: thread 10 copied, thread 11 on its way to a CPU. */
     struct open_sample *s1 = sample_queue_open(&q, 1000, NULL);
@@ -103,7 +103,7 @@ Test(sample_queue, a_full_queue_opens_nothing_and_force_writes_what_waits)
     output_process(out, 1, 0, 1);
     output_thread(out, 1, 10, 1, "a");
     struct sample_queue q;
-    sample_queue_init(&q, 0);
+    sample_queue_init(&q, 0, NULL);
     struct prof_thread_sample a = ts(10, 0x100);
     for (int i = 0; i < SAMPLE_QUEUE_MAX; i++) {
         struct open_sample *s = sample_queue_open(&q, (uint64_t)i + 1, NULL);
@@ -130,15 +130,16 @@ Test(sample_queue, a_full_queue_opens_nothing_and_force_writes_what_waits)
 }
 
 /* A cut's sample (ptrace/spells.h) goes in its place among the queued
- * samples, with channel values on the line between its neighbours' (an
- * energy counter's reading at that instant), and never before a sample
- * already written. */
+ * samples, an energy counter's reading on the line between its
+ * neighbours', a power reading (which stands for the interval up to it)
+ * the next one's, and never before a sample already written. */
 Test(sample_queue, an_inserted_sample_takes_its_place_and_its_share_of_the_readings)
 {
     char *dir = test_mkdtemp(), *path = NULL;
     cr_assert(asprintf(&path, "%s/p.data", dir) > 0);
-    struct pmu_channel ch = {.name = "energy", .unit = "J", .kind = PMU_KIND_ENERGY};
-    struct pmu_source src = {.nchannels = 1, .channels = &ch};
+    struct pmu_channel ch[2] = {{.name = "energy", .unit = "J", .kind = PMU_KIND_ENERGY},
+                                {.name = "power", .unit = "W", .kind = PMU_KIND_POWER}};
+    struct pmu_source src = {.nchannels = 2, .channels = ch};
     struct output *out = output_open(path, OUTPUT_NATIVE, &src);
     cr_assert_not_null(out);
     output_started(out);
@@ -146,15 +147,16 @@ Test(sample_queue, an_inserted_sample_takes_its_place_and_its_share_of_the_readi
     output_thread(out, 1, 10, 1, "a");
     output_thread(out, 1, 11, 1, "b");
     struct sample_queue q;
-    sample_queue_init(&q, 1);
+    const bool counter[2] = {true, false};
+    sample_queue_init(&q, 2, counter);
     struct prof_thread_sample a = ts(10, 0x100), b = ts(11, 0xb00), cut = ts(11, 0xc00);
-    double v1 = 10, v2 = 30, v3 = 50;
-    sample_add(sample_queue_open(&q, 1000, &v1), &a);
+    double v1[2] = {10, 1}, v2[2] = {30, 2}, v3[2] = {50, 3};
+    sample_add(sample_queue_open(&q, 1000, v1), &a);
     cr_assert_not(sample_queue_insert(&q, 1500, &cut), "nothing after it: no line to read off");
-    struct open_sample *s2 = sample_queue_open(&q, 2000, &v2);
+    struct open_sample *s2 = sample_queue_open(&q, 2000, v2);
     sample_add(s2, &a);
     sample_wait(s2, 1, 11);
-    sample_add(sample_queue_open(&q, 3000, &v3), &a);
+    sample_add(sample_queue_open(&q, 3000, v3), &a);
     cr_assert(sample_queue_insert(&q, 1500, &cut));
     cr_assert(sample_queue_insert(&q, 2250, &cut));
     cr_assert_eq(q.count, 5);
@@ -171,13 +173,15 @@ Test(sample_queue, an_inserted_sample_takes_its_place_and_its_share_of_the_readi
     load(path, &p);
     cr_assert_eq(p.nsamples, 5);
     const uint64_t times[] = {1000, 1500, 2000, 2250, 3000};
-    const double values[] = {10, 20, 30, 35, 50};
+    const double energy[] = {10, 20, 30, 35, 50}, power[] = {1, 2, 2, 3, 3};
     for (size_t i = 0; i < 5; i++) {
         cr_assert_eq(p.samples[i].time_ns, times[i], "sample %zu at %llu", i,
                      (unsigned long long)p.samples[i].time_ns);
         cr_assert_not_null(p.samples[i].values);
-        cr_assert_float_eq(p.samples[i].values[0], values[i], 1e-9, "sample %zu reads %g", i,
+        cr_assert_float_eq(p.samples[i].values[0], energy[i], 1e-9, "sample %zu: %g J", i,
                            p.samples[i].values[0]);
+        cr_assert_float_eq(p.samples[i].values[1], power[i], 1e-9, "sample %zu: %g W", i,
+                           p.samples[i].values[1]);
     }
     cr_assert_eq(p.samples[1].nthreads, 1);
     cr_assert_eq(p.samples[1].threads[0].pc, 0xc00u);

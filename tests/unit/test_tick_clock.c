@@ -14,7 +14,7 @@
  * nothing: the timerfd is armed on absolute times, never read here). */
 static void start_at(struct tick_clock *c, uint64_t start)
 {
-    cr_assert_eq(tick_clock_start(c, 1000.0, 25), 0);
+    cr_assert_eq(tick_clock_start(c, 1000.0, 25, 25), 0);
     cr_assert_eq(c->period, PERIOD);
     c->start = start;
     c->k = 1;
@@ -70,12 +70,13 @@ Test(tick_clock, the_grid_point_after_a_time)
     cr_expect_eq(tick_clock_grid_after(&never, 12345), UINT64_MAX, "never started");
 }
 
-/* Ticks fall anywhere in their period, uniformly: up to half a period
- * before or after their grid point, half of them within a quarter. */
+/* Spread at 50%, as the ptrace engine asks: ticks fall anywhere in their
+ * period, uniformly: up to half a period before or after their grid point,
+ * half of them within a quarter. */
 Test(tick_clock, ticks_spread_over_their_whole_period)
 {
     struct tick_clock c;
-    cr_assert_eq(tick_clock_start(&c, 1000.0, 0), 0);
+    cr_assert_eq(tick_clock_start(&c, 1000.0, 0, 50), 0);
     c.start = 1000 * PERIOD;
     c.k = 1;
     int64_t lo = 0, hi = 0;

@@ -1304,11 +1304,19 @@ static int ptrace_engine_run(const struct record_options *opts, const struct eng
     tracer_init(&r.tracer, r.rec.out, opts->inherit);
     r.tracer.on_stopped = capture_stopped;
     r.tracer.on_stopped_ctx = &r;
-    sample_queue_init(&r.queue, r.rec.pmu ? r.rec.pmu->nchannels : 0);
+    unsigned nchannels = r.rec.pmu ? r.rec.pmu->nchannels : 0;
+    bool *counter = xcalloc((size_t)nchannels + 1, sizeof(*counter));
+    for (unsigned c = 0; c < nchannels; c++)
+        counter[c] = r.rec.pmu->channels[c].kind == PMU_KIND_ENERGY;
+    sample_queue_init(&r.queue, nchannels, counter);
+    free(counter);
     r.together = opts->format == OUTPUT_PPERF;
     read_benchmark_knobs(&r);
     /* The original's format holds every thread in every sample: no cuts. */
     r.cut_spells = r.cut_spells && !r.together;
+    /* Ticks spread over whole periods: a cut placed in the middle of two
+     * ticks is then where the change is on average (spells.h). */
+    r.rec.tick_spread_pct = 50;
     idle_cpu_open(&r.idle);
     if (rc != 0)
         goto out;

@@ -9,12 +9,15 @@
 /* A placeholder: the thread owes its copy (flags never hold this bit). */
 #define WAITING_FLAG 0x80000000u
 
-void sample_queue_init(struct sample_queue *q, unsigned nchannels)
+void sample_queue_init(struct sample_queue *q, unsigned nchannels, const bool *counter)
 {
     memset(q, 0, sizeof(*q));
     q->nchannels = nchannels;
     q->written_values = xcalloc((size_t)nchannels + 1, sizeof(*q->written_values));
     q->scratch = xcalloc((size_t)nchannels + 1, sizeof(*q->scratch));
+    q->counter = xcalloc((size_t)nchannels + 1, sizeof(*q->counter));
+    for (unsigned c = 0; counter && c < nchannels; c++)
+        q->counter[c] = counter[c];
 }
 
 static struct open_sample *at(struct sample_queue *q, size_t i)
@@ -30,6 +33,7 @@ void sample_queue_free(struct sample_queue *q)
     }
     free(q->written_values);
     free(q->scratch);
+    free(q->counter);
     memset(q, 0, sizeof(*q));
 }
 
@@ -83,7 +87,7 @@ bool sample_queue_insert(struct sample_queue *q, uint64_t time_ns,
     double *v = q->scratch;
     for (unsigned c = 0; c < q->nchannels; c++) {
         double a = v0[c], b = next->values[c];
-        v[c] = t0 && isfinite(a) && isfinite(b) ? a + (b - a) * f : b;
+        v[c] = q->counter[c] && t0 && isfinite(a) && isfinite(b) ? a + (b - a) * f : b;
     }
     /* The free slot after the last moves to POS, the samples from POS on
      * one place later (each slot keeps its buffers). */

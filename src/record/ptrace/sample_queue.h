@@ -48,9 +48,14 @@ struct sample_queue {
     uint64_t written_ns;    /* the last sample written (0: none yet)... */
     double *written_values; /* ...and its channel values */
     double *scratch;        /* nchannels, for sample_queue_insert() */
+    bool *counter;          /* per channel: a running total */
 };
 
-void sample_queue_init(struct sample_queue *q, unsigned nchannels);
+/* COUNTER[c] (NULL: none) says channel C is a running total (energy in
+ * J), whose reading between two samples is on the line between theirs;
+ * another channel's reading (power, current) stands for the interval up
+ * to it, so a sample inserted in an interval takes the next one's. */
+void sample_queue_init(struct sample_queue *q, unsigned nchannels, const bool *counter);
 void sample_queue_free(struct sample_queue *q);
 bool sample_queue_full(const struct sample_queue *q);
 /* NULL when full. */
@@ -64,8 +69,9 @@ void sample_wait(struct open_sample *s, uint32_t pid, uint32_t tid);
 size_t sample_queue_fill(struct sample_queue *q, const struct prof_thread_sample *ts,
                          uint64_t *first_ns, uint64_t *last_ns);
 /* A sample of the one thread sample TS at TIME_NS, in its place among the
- * queued samples, its channel values read off the line between the
- * samples before and after it.  False (nothing done) when the queue is
+ * queued samples, its channel values those of the sample after it, a
+ * counter's read off the line between the samples before and after it
+ * (so an interval's energy divides between the two by time).  False (nothing done) when the queue is
  * full, when a sample at or after TIME_NS was written already, or when
  * no queued sample comes after it. */
 bool sample_queue_insert(struct sample_queue *q, uint64_t time_ns,
