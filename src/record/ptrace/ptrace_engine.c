@@ -567,6 +567,7 @@ static void find_cut(struct recorder *r, struct thread *th, const struct prof_th
         .valid = true,
         .time_ns = t_ns,
         .seen_ns = th->sched_seen_ns,
+        .from_ns = th->sched_seen_ns,
         .cpu_ns = th->sched.cpu_ns,
         .wait_ns = th->sched.wait_ns,
         .entry = *e,
@@ -601,6 +602,9 @@ static void set_mark(struct thread *th, const struct prof_thread_sample *e, uint
     th->mark.valid = (th->finished || th->reused) && th->sched_seen_ns != 0;
     th->mark.time_ns = wall;
     th->mark.seen_ns = th->sched_seen_ns;
+    /* Held stopped after its copy until resumed: that is not a wait. */
+    th->mark.from_ns =
+        !th->reused && th->resumed_ns > th->sched_seen_ns ? th->resumed_ns : th->sched_seen_ns;
     th->mark.cpu_ns = th->sched.cpu_ns;
     th->mark.wait_ns = th->sched.wait_ns;
     th->mark.entry = *e;

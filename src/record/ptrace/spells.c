@@ -24,7 +24,7 @@ bool spell_cut(const struct spell_mark *prev, const struct spell_mark *now, uint
                struct prof_thread_sample *first)
 {
     if (!prev->valid || !now->valid || now->time_ns <= prev->time_ns + 1 ||
-        now->seen_ns <= prev->seen_ns)
+        now->seen_ns <= prev->from_ns)
         return false;
     bool was_blocked = spell_entry_blocked(&prev->entry);
     bool is_blocked = spell_entry_blocked(&now->entry);
@@ -32,7 +32,7 @@ bool spell_cut(const struct spell_mark *prev, const struct spell_mark *now, uint
         return false;
     uint64_t ran = minus(now->cpu_ns, prev->cpu_ns);
     uint64_t queued = minus(now->wait_ns, prev->wait_ns);
-    uint64_t span = now->seen_ns - prev->seen_ns;
+    uint64_t span = now->seen_ns - prev->from_ns;
     uint64_t at;
     *first = prev->entry;
     if (was_blocked && is_blocked) {

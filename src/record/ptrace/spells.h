@@ -11,7 +11,9 @@
  * CPU up, in its waits, and the waits came out wide.  The thread's
  * schedstat, read at both copies, says how the interval divides: the CPU
  * time it ran, the time it waited for a CPU, the rest blocked.  So the
- * interval is cut in two where the thread's state changed:
+ * interval is cut in two where the thread's state changed (the time the
+ * profiler held it stopped after the earlier copy is the earlier place's,
+ * not a wait):
  *
  *  - running, then blocked: the run (with the time it waited for a CPU
  *    meanwhile: preempted while computing) goes to the earlier place, the
@@ -45,7 +47,11 @@
 struct spell_mark {
     bool valid;
     uint64_t time_ns; /* the sample it went into (realtime ns) */
-    uint64_t seen_ns; /* when its schedstat below was read (realtime ns) */
+    uint64_t seen_ns; /* when its schedstat below was read (realtime ns)... */
+    uint64_t from_ns; /* ...and from when it counts again: a thread stopped by
+                         the profiler neither runs nor queues until resumed,
+                         and the program's clock counts that time to what it
+                         was doing (its resume, else seen_ns) */
     uint64_t cpu_ns;  /* schedstat: time run */
     uint64_t wait_ns; /* schedstat: time waited for a CPU */
     struct prof_thread_sample entry;

@@ -97,6 +97,7 @@ struct thread {
      * mark (spells.h); whether this round's copy is already unwound. */
     struct thread_sched sched;
     uint64_t sched_seen_ns;
+    uint64_t resumed_ns; /* realtime ns of its last resume from a ptrace stop */
     struct spell_mark mark;
     bool finished;
 };

@@ -265,6 +265,7 @@ void tracer_resume(struct tracer *t, struct thread *th)
         pt_debug("resume %d: %s", th->tid, strerror(errno));
     th->stopped = false;
     th->pending_signal = 0;
+    th->resumed_ns = realtime_ns();
 }
 
 void tracer_drain(struct tracer *t)
