@@ -200,20 +200,15 @@ static void convert_corpus_file(const struct corpus_file *f, void *ctx)
     if (f->must_load)
         cr_expect_eq(rc, 0, "%s: %s", f->path, err);
     else
-        /* A mutant whose map names another binary (or another build-id)
-         * has no executable here to take the text's symbols from: that is
-         * a clear error too.  (These mutants were recorded where the
-         * workloads lay in another checkout, which a fresh clone does not
-         * have.) */
-        cr_expect(rc == 0 || (rc == 2 && strstr(err, "implausible")) ||
-                      (rc == 1 && strstr(err, "cannot find the executable")),
-                  "%s: exit %d: %s", f->path, rc, err);
+        cr_expect(rc == 0 || (rc == 2 && strstr(err, "implausible")), "%s: exit %d: %s", f->path,
+                  rc, err);
     free(err);
 }
 
 /* One thread's cumulative CPU time 1e19 ns made convert -o x.gmon write
  * a copy of the histogram per 65535 periods until the disk was full; so
- * did one-byte mutants of a real profile (tests/fuzz/corpus/gmon_write). */
+ * did one-byte mutants of a real profile (as tests/fuzz/corpus/gmon_write keeps
+ * for the fuzzer). */
 Test(robustness, a_gmon_out_stays_in_proportion_to_the_profile, .timeout = 120)
 {
     char *dir = test_mkdtemp(), *path = test_path(dir, "spin.data");
@@ -240,7 +235,25 @@ Test(robustness, a_gmon_out_stays_in_proportion_to_the_profile, .timeout = 120)
     cr_expect(strstr(err, "x.gmon: ") && strstr(err, "implausible"), "%s", err);
     free(err);
 
-    corpus_replay("tests/fuzz/corpus/gmon_write", convert_corpus_file, dir);
+    /* One-byte mutants of the CPU time, made here from this recording (a
+     * kept corpus names the binary it was recorded from, which a fresh
+     * clone does not have where the profile says). */
+    static const unsigned char bytes[] = {0x01, 0x7f};
+    for (int pos = 4; pos < 8; pos++)
+        for (size_t b = 0; b < sizeof(bytes); b++) {
+            cr_assert_eq(profile_load(path, &p), 0);
+            struct prof_thread_sample *t = &p.samples[p.nsamples / 2].threads[0];
+            unsigned char raw[8];
+            memcpy(raw, &t->cpu_ns, 8);
+            raw[pos] = bytes[b];
+            memcpy(&t->cpu_ns, raw, 8);
+            char *mutant = test_path(dir, "mutant.data");
+            cr_assert_eq(native_write_profile(mutant, &p), 0);
+            profile_free(&p);
+            struct corpus_file f = {.path = mutant, .must_load = false};
+            convert_corpus_file(&f, dir);
+            free(mutant);
+        }
     free(bomb);
     free(path);
     test_rmtree(dir);
