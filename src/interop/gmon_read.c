@@ -515,13 +515,18 @@ static char *layout_name(const struct gmon_layout *lay)
  * bytes.  profil() rounds, so a bin may lie wholly in the padding after a
  * function (holding, say, the first instruction of the next one), and gprof
  * credits it to the function before: its samples move onto that function's
- * last byte so that every report agrees with gprof. */
+ * last byte so that every report agrees with gprof.  A symbol without a
+ * size (_init, whose range gprof runs over the PLT to _start) names only
+ * its first byte in the report: samples past it move there. */
 static void snap_to_functions(struct profile *p, const struct elf_symtab *tab)
 {
     for (size_t i = 0; i < p->nsamples; i++) {
         for (uint32_t t = 0; t < p->samples[i].nthreads; t++) {
             struct prof_thread_sample *th = &p->samples[i].threads[t];
-            if (tab->count == 0 || th->pc < tab->syms[0].addr || elf_symtab_lookup(tab, th->pc))
+            if (tab->count == 0 || th->pc < tab->syms[0].addr)
+                continue;
+            const struct elf_symbol *in = elf_symtab_lookup(tab, th->pc);
+            if (in && in->size > 0)
                 continue;
             size_t lo = 0, hi = tab->count;
             while (hi - lo > 1) {
@@ -534,8 +539,7 @@ static void snap_to_functions(struct profile *p, const struct elf_symtab *tab)
             const struct elf_symbol *below = &tab->syms[lo];
             /* The last symbol's range ends with the histogram: gprof too
              * has nothing after it to end it. */
-            if (below->size > 0)
-                th->pc = below->addr + below->size - 1;
+            th->pc = below->size > 0 ? below->addr + below->size - 1 : below->addr;
         }
     }
 }
