@@ -399,6 +399,38 @@ void callgraph_report(struct callgraph *g, const struct walk_totals *t, const st
     }
 }
 
+/* The flat report's totals by the call counts: gprof's self + children of
+ * each function (a cycle's member: its callees' outside the cycle). */
+static void set_counted_totals(const struct callgraph *g, struct strtab *keys, struct report *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->narcs; i++) {
+        n = g->arcs[i].caller + 1 > n ? g->arcs[i].caller + 1 : n;
+        n = g->arcs[i].callee + 1 > n ? g->arcs[i].callee + 1 : n;
+    }
+    uint32_t *ids = xcalloc(r->nrows + 1, sizeof(*ids));
+    for (size_t k = 0; k < r->nrows; k++) {
+        ids[k] = r->rows[k].unattributed ? UINT32_MAX : strtab_intern_str(keys, r->rows[k].id);
+        n = ids[k] != UINT32_MAX && ids[k] + 1 > n ? ids[k] + 1 : n;
+    }
+    double *self = xcalloc(n * Q_COUNT + 1, sizeof(*self));
+    for (size_t k = 0; k < r->nrows; k++)
+        for (int q = 0; ids[k] != UINT32_MAX && q < Q_EXECUTIONS; q++)
+            self[(size_t)ids[k] * Q_COUNT + q] += r->rows[k].self[q];
+    struct call_arc *arcs = xcalloc(g->narcs + 1, sizeof(*arcs));
+    for (size_t i = 0; i < g->narcs; i++)
+        arcs[i] = (struct call_arc){g->arcs[i].caller, g->arcs[i].callee, g->arcs[i].count};
+    struct call_totals t;
+    call_totals_compute(n, Q_COUNT, self, arcs, g->narcs, &t);
+    for (size_t k = 0; k < r->nrows; k++)
+        for (int q = 0; ids[k] != UINT32_MAX && q < Q_EXECUTIONS; q++)
+            r->rows[k].total[q] = t.member[(size_t)ids[k] * Q_COUNT + q];
+    call_totals_free(&t);
+    free(arcs);
+    free(self);
+    free(ids);
+}
+
 void callgraph_set_executions(const struct callgraph *g, struct strtab *keys, struct report *r)
 {
     if (!g->narcs)
@@ -443,6 +475,7 @@ void callgraph_set_executions(const struct callgraph *g, struct strtab *keys, st
     }
     r->totals.executions = all;
     r->base[Q_EXECUTIONS] = all;
+    set_counted_totals(g, keys, r);
     free(shown);
     free(calls);
 }

@@ -5,8 +5,8 @@
  * `report PROG gmon.out --callers F` and `--callees F` give each line of
  * F's entry in gprof's call graph: its calls, and its time (self +
  * children; none for a call inside the cycle, where gprof prints none),
- * and F's own total (the rows of --callees added) is gprof's self +
- * children of F's primary line.
+ * and F's own total (the rows of --callees added, and the flat report's
+ * total) is gprof's self + children of F's primary line.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -192,6 +192,8 @@ Test(gmon_cycles, a_cycles_callers_callees_and_totals_are_gprofs, .timeout = 240
     char *graph = xstrdup(res.out);
     spawn_result_free(&res);
 
+    const char *flat_args[] = {prog, gmon, "--no-cache", NULL};
+    char *flat = report_csv(flat_args);
     static const char *const fns[] = {"ping", "pong", "outside", "alone", "main"};
     for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
         struct cg_entry e;
@@ -216,7 +218,16 @@ Test(gmon_cycles, a_cycles_callers_callees_and_totals_are_gprofs, .timeout = 240
         cr_expect(fabs(total - want) <= TWO_ROUNDED, "%s's total %.4f s, gprof %.2f + %.2f\n%s\n%s",
                   fns[f], total, e.primary.self, e.primary.children, csv, graph);
         free(csv);
+        /* The flat report's total is the same (main, never sampled and
+         * never called, has no row). */
+        char *key = row_key(fns[f]);
+        double flat_total = report_csv_value(flat, key, "total_cpu_time");
+        cr_expect(strcmp(fns[f], "main") == 0 || fabs(flat_total - want) <= TWO_ROUNDED,
+                  "%s's total in the flat report %.4f s, gprof %.2f + %.2f\n%s", fns[f], flat_total,
+                  e.primary.self, e.primary.children, flat);
+        free(key);
     }
+    free(flat);
     free(graph);
     free(gmon);
     free(src);
