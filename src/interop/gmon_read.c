@@ -749,13 +749,14 @@ static void fill_profile(const struct gmon_file *g, struct profile *p)
     set_meta(p, "gmon.binary", "");
     /* The bins' ranges, for splitting a bin between the functions it
      * overlaps once the binary names them (gmon_set_binary). */
-    char *ranges = xstrdup("");
-    for (size_t h = 0; h < g->nhists; h++) {
-        char *more = xasprintf("%s%s0x%" PRIx64 "-0x%" PRIx64 "/%" PRIu32, ranges, h ? "," : "",
-                               g->hists[h].low_pc, g->hists[h].high_pc, g->hists[h].nbins);
-        free(ranges);
-        ranges = more;
-    }
+    /* At most 48 bytes a range ("0x" + 16 digits, twice, "/", 10, ","). */
+    char *ranges = xmalloc(g->nhists * 48 + 1);
+    size_t used = 0;
+    ranges[0] = '\0';
+    for (size_t h = 0; h < g->nhists; h++)
+        used += (size_t)snprintf(ranges + used, 48 + 1, "%s0x%" PRIx64 "-0x%" PRIx64 "/%" PRIu32,
+                                 h ? "," : "", g->hists[h].low_pc, g->hists[h].high_pc,
+                                 g->hists[h].nbins);
     set_meta(p, "gmon.histograms", ranges);
     free(ranges);
 
@@ -881,8 +882,19 @@ static void split_straddling_bins(struct profile *p, const struct elf_symtab *ta
         uint64_t unit = s->nthreads == 1 ? s->threads[0].pc / UNIT : 0;
         struct bin b = {0};
         bool in_bin = false;
-        for (size_t h = 0; s->nthreads == 1 && h < nhists && !in_bin; h++)
-            in_bin = bin_holding(&hists[h], unit, &b);
+        if (s->nthreads == 1) {
+            /* The ranges are sorted and apart: the last starting at or
+             * below the unit is the only one that may hold it. */
+            size_t lo = 0, hi = nhists;
+            while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (hists[mid].low_pc / UNIT <= unit)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            in_bin = bin_holding(&hists[lo], unit, &b);
+        }
         /* The point's units: to the next point of the bin, or its end. */
         uint64_t end = b.lo + b.width;
         for (size_t j = i + 1; in_bin && j < p->nsamples; j++) {
