@@ -66,7 +66,7 @@ KEEP static uint64_t alone(uint64_t x)
     return x + 5;
 }
 
-static double now(void)
+KEEP static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
