@@ -1,5 +1,6 @@
 /* callgraph.c - see callgraph.h */
 #include "analyze/callgraph.h"
+#include "analyze/call_cycles.h"
 #include "util/xalloc.h"
 
 #include <fnmatch.h>
@@ -223,36 +224,6 @@ static void put_row(struct report *out, char *id, const struct acc *a)
 
 /* --- call counts: gprof's call graph ------------------------------------------ */
 
-/* What gprof's call graph shows of a function: its own time, its
- * children's propagated to it, the calls into it from others. */
-struct node {
-    double q[Q_COUNT]; /* self, then with the children's */
-    double calls_in;   /* from other functions (not from itself) */
-    enum { NODE_NEW, NODE_OPEN, NODE_DONE } state;
-};
-
-/* N's total: its own quantities and, per arc to another function C, C's
- * total times the arc's share of C's calls (gprof's propagation).  A call
- * back into a function whose total is being computed (a cycle, which
- * gprof collapses into one entry) propagates nothing. */
-static void node_total(const struct callgraph *g, struct node *nodes, uint32_t n)
-{
-    nodes[n].state = NODE_OPEN;
-    for (size_t i = 0; i < g->narcs; i++) {
-        const struct arc_rec *a = &g->arcs[i];
-        if (a->caller != n || a->callee == n)
-            continue;
-        struct node *c = &nodes[a->callee];
-        if (c->state == NODE_NEW)
-            node_total(g, nodes, a->callee);
-        if (c->state != NODE_DONE || c->calls_in <= 0)
-            continue;
-        for (int k = 0; k < Q_EXECUTIONS; k++)
-            nodes[n].q[k] += c->q[k] * a->count / c->calls_in;
-    }
-    nodes[n].state = NODE_DONE;
-}
-
 static bool fn_matches(struct callgraph *g, const uint32_t fn[2])
 {
     return name_matches(g, fn[0]) || name_matches(g, fn[1]);
@@ -300,21 +271,26 @@ static void counted_report(struct callgraph *g, struct report *out)
         nkeys = g->arcs[i].caller + 1 > nkeys ? g->arcs[i].caller + 1 : nkeys;
         nkeys = g->arcs[i].callee + 1 > nkeys ? g->arcs[i].callee + 1 : nkeys;
     }
-    struct node *nodes = xcalloc(nkeys + 1, sizeof(*nodes));
+    /* gprof's totals: own time, children's propagated, cycles as one. */
+    double *selfs = xcalloc((nkeys + 1) * Q_COUNT, sizeof(*selfs));
     for (size_t k = 0; k < g->nselfs; k++)
-        memcpy(nodes[k].q, g->selfs[k].q, sizeof(nodes[k].q));
-    for (size_t i = 0; i < g->narcs; i++)
+        memcpy(selfs + k * Q_COUNT, g->selfs[k].q, sizeof(g->selfs[k].q));
+    struct call_arc *carcs = xcalloc(g->narcs + 1, sizeof(*carcs));
+    double *calls_in = xcalloc(nkeys + 1, sizeof(*calls_in));
+    for (size_t i = 0; i < g->narcs; i++) {
+        carcs[i] = (struct call_arc){g->arcs[i].caller, g->arcs[i].callee, g->arcs[i].count};
         if (g->arcs[i].caller != g->arcs[i].callee)
-            nodes[g->arcs[i].callee].calls_in += g->arcs[i].count;
+            calls_in[g->arcs[i].callee] += g->arcs[i].count;
+    }
+    struct call_totals tot;
+    call_totals_compute(nkeys, Q_COUNT, selfs, carcs, g->narcs, &tot);
+    free(carcs);
     bool *focus = xcalloc(nkeys + 1, sizeof(*focus));
     for (size_t i = 0; i < g->narcs; i++) {
         const struct arc_rec *a = &g->arcs[i];
         focus[a->caller] = focus[a->caller] || fn_matches(g, a->caller_fn);
         focus[a->callee] = focus[a->callee] || fn_matches(g, a->callee_fn);
     }
-    for (size_t k = 0; k < nkeys; k++)
-        if (nodes[k].state == NODE_NEW)
-            node_total(g, nodes, (uint32_t)k);
 
     double base[Q_COUNT] = {0}, base_calls = 0;
     double *rows = xcalloc((nkeys + 1) * Q_COUNT, sizeof(*rows));
@@ -326,31 +302,35 @@ static void counted_report(struct callgraph *g, struct report *out)
         if (!focus[f])
             continue;
         g->found = true;
-        add_share(base, nodes[f].q, 1.0);
-        base_calls += nodes[f].calls_in;
+        add_share(base, tot.member + f * Q_COUNT, 1.0);
+        base_calls += calls_in[f];
         if (g->direction == FOCUS_CALLEES) {
             add_share(edge, f < g->nselfs ? g->selfs[f].q : (double[Q_COUNT]){0}, 1.0);
             edge_seen = true;
-        } else if (nodes[f].calls_in <= 0) {
-            add_share(edge, nodes[f].q, 1.0);
+        } else if (calls_in[f] <= 0) {
+            add_share(edge, tot.member + f * Q_COUNT, 1.0);
             edge_seen = true;
         }
         for (size_t i = 0; i < g->narcs; i++) {
             const struct arc_rec *a = &g->arcs[i];
             if (a->caller == a->callee)
                 continue;
-            if (g->direction == FOCUS_CALLERS && a->callee == f && nodes[f].calls_in > 0) {
-                add_share(rows + (size_t)a->caller * Q_COUNT, nodes[f].q,
-                          a->count / nodes[f].calls_in);
-                row_calls[a->caller] += a->count;
-                row_seen[a->caller] = true;
-            } else if (g->direction == FOCUS_CALLEES && a->caller == f &&
-                       nodes[a->callee].calls_in > 0) {
-                add_share(rows + (size_t)a->callee * Q_COUNT, nodes[a->callee].q,
-                          a->count / nodes[a->callee].calls_in);
-                row_calls[a->callee] += a->count;
-                row_seen[a->callee] = true;
-            }
+            uint32_t other;
+            if (g->direction == FOCUS_CALLERS && a->callee == f)
+                other = a->caller;
+            else if (g->direction == FOCUS_CALLEES && a->caller == f)
+                other = a->callee;
+            else
+                continue;
+            /* A call inside a cycle passes no time (gprof prints none);
+             * one into a cycle passes the cycle's time, as into a
+             * function its own. */
+            bool inside = tot.cycle[f] && tot.cycle[f] == tot.cycle[other];
+            if (!inside && tot.group_calls[a->callee] > 0)
+                add_share(rows + (size_t)other * Q_COUNT, tot.group + a->callee * Q_COUNT,
+                          a->count / tot.group_calls[a->callee]);
+            row_calls[other] += a->count;
+            row_seen[other] = true;
         }
     }
     size_t n = 1;
@@ -380,7 +360,9 @@ static void counted_report(struct callgraph *g, struct report *out)
     free(row_calls);
     free(rows);
     free(focus);
-    free(nodes);
+    free(calls_in);
+    free(selfs);
+    call_totals_free(&tot);
 }
 
 void callgraph_report(struct callgraph *g, const struct walk_totals *t, const struct metric *m,
@@ -415,6 +397,38 @@ void callgraph_report(struct callgraph *g, const struct walk_totals *t, const st
         out->vbase = xcalloc(out->values.n, sizeof(*out->vbase));
         copy_values(out->vbase, &g->focus, out->values.n);
     }
+}
+
+/* The flat report's totals by the call counts: gprof's self + children of
+ * each function (a cycle's member: its callees' outside the cycle). */
+static void set_counted_totals(const struct callgraph *g, struct strtab *keys, struct report *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->narcs; i++) {
+        n = g->arcs[i].caller + 1 > n ? g->arcs[i].caller + 1 : n;
+        n = g->arcs[i].callee + 1 > n ? g->arcs[i].callee + 1 : n;
+    }
+    uint32_t *ids = xcalloc(r->nrows + 1, sizeof(*ids));
+    for (size_t k = 0; k < r->nrows; k++) {
+        ids[k] = r->rows[k].unattributed ? UINT32_MAX : strtab_intern_str(keys, r->rows[k].id);
+        n = ids[k] != UINT32_MAX && ids[k] + 1 > n ? ids[k] + 1 : n;
+    }
+    double *self = xcalloc(n * Q_COUNT + 1, sizeof(*self));
+    for (size_t k = 0; k < r->nrows; k++)
+        for (int q = 0; ids[k] != UINT32_MAX && q < Q_EXECUTIONS; q++)
+            self[(size_t)ids[k] * Q_COUNT + q] += r->rows[k].self[q];
+    struct call_arc *arcs = xcalloc(g->narcs + 1, sizeof(*arcs));
+    for (size_t i = 0; i < g->narcs; i++)
+        arcs[i] = (struct call_arc){g->arcs[i].caller, g->arcs[i].callee, g->arcs[i].count};
+    struct call_totals t;
+    call_totals_compute(n, Q_COUNT, self, arcs, g->narcs, &t);
+    for (size_t k = 0; k < r->nrows; k++)
+        for (int q = 0; ids[k] != UINT32_MAX && q < Q_EXECUTIONS; q++)
+            r->rows[k].total[q] = t.member[(size_t)ids[k] * Q_COUNT + q];
+    call_totals_free(&t);
+    free(arcs);
+    free(self);
+    free(ids);
 }
 
 void callgraph_set_executions(const struct callgraph *g, struct strtab *keys, struct report *r)
@@ -461,6 +475,7 @@ void callgraph_set_executions(const struct callgraph *g, struct strtab *keys, st
     }
     r->totals.executions = all;
     r->base[Q_EXECUTIONS] = all;
+    set_counted_totals(g, keys, r);
     free(shown);
     free(calls);
 }

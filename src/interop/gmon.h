@@ -37,10 +37,15 @@
  * sample per unit standing for that unit's counts (a weight, profile.h),
  * and never more than GMON_SPREAD_MAX samples per bin (each a point of the
  * range standing for its share), so memory and time follow the file, not
- * its counts.  Each count carries the CPU time gprof credits the bin with:
- * (units in the bin / units per bin) / rate seconds (exactly 1/rate for
- * the usual bins), so per-function CPU time equals gprof's self seconds
- * when no bin straddles two functions.  Samples form a synthetic timeline:
+ * its counts.  Each point carries the CPU time gprof credits its units
+ * with: count x (its units / units per bin) / rate seconds, whatever whole
+ * counts it stands for.  The histograms' ranges are kept in the meta entry
+ * "gmon.histograms" ("0xLOW-0xHIGH/BINS", comma-separated) so that
+ * gmon_set_binary() can split a point whose units a function starts inside
+ * into one sample per function (its CPU time by units, its counts spread,
+ * at least one each), as gprof splits a bin by the overlap; with the
+ * binary, per-function CPU time equals gprof's self seconds.  Samples form
+ * a synthetic timeline:
  * the thread's cumulative CPU time and the sample's time are the credit so
  * far (starting from 0).  A dimension other than
  * "seconds" leaves CPU time 0 (samples still count).  Arcs fill
@@ -57,7 +62,8 @@
  * binary (OPTS->binary, gmon_load(), or gmon_set_binary() afterwards) the
  * maps are the binary's PT_LOAD segments at their link-time addresses, the
  * path absolute and the build-id recorded, and the process's exe is the
- * binary.
+ * binary.  Samples in padding after a function move onto its last byte,
+ * past a symbol without a size onto its first, as gprof credits them.
  *
  * Writer contract: gmon_write_stream() writes what P sampled in the
  * executable of its first process (the process's exe, else its first

@@ -515,13 +515,18 @@ static char *layout_name(const struct gmon_layout *lay)
  * bytes.  profil() rounds, so a bin may lie wholly in the padding after a
  * function (holding, say, the first instruction of the next one), and gprof
  * credits it to the function before: its samples move onto that function's
- * last byte so that every report agrees with gprof. */
+ * last byte so that every report agrees with gprof.  A symbol without a
+ * size (_init, whose range gprof runs over the PLT to _start) names only
+ * its first byte in the report: samples past it move there. */
 static void snap_to_functions(struct profile *p, const struct elf_symtab *tab)
 {
     for (size_t i = 0; i < p->nsamples; i++) {
         for (uint32_t t = 0; t < p->samples[i].nthreads; t++) {
             struct prof_thread_sample *th = &p->samples[i].threads[t];
-            if (tab->count == 0 || th->pc < tab->syms[0].addr || elf_symtab_lookup(tab, th->pc))
+            if (tab->count == 0 || th->pc < tab->syms[0].addr)
+                continue;
+            const struct elf_symbol *in = elf_symtab_lookup(tab, th->pc);
+            if (in && in->size > 0)
                 continue;
             size_t lo = 0, hi = tab->count;
             while (hi - lo > 1) {
@@ -534,11 +539,12 @@ static void snap_to_functions(struct profile *p, const struct elf_symtab *tab)
             const struct elf_symbol *below = &tab->syms[lo];
             /* The last symbol's range ends with the histogram: gprof too
              * has nothing after it to end it. */
-            if (below->size > 0)
-                th->pc = below->addr + below->size - 1;
+            th->pc = below->size > 0 ? below->addr + below->size - 1 : below->addr;
         }
     }
 }
+
+static void split_straddling_bins(struct profile *p, const struct elf_symtab *tab);
 
 int gmon_set_binary(struct profile *p, const char *binary)
 {
@@ -612,6 +618,9 @@ int gmon_set_binary(struct profile *p, const char *binary)
         }
         p->maps[p->nmaps++] = m;
     }
+    const char *had_binary = profile_meta(p, "gmon.binary");
+    if (!had_binary || !*had_binary)
+        split_straddling_bins(p, &tab);
     snap_to_functions(p, &tab);
     elf_symtab_free(&tab);
     if (p->nprocesses) {
@@ -656,21 +665,30 @@ static uint64_t point_counts(uint64_t count, uint64_t k, uint64_t u)
  * gprof truncates its edges, and how many points its COUNT counts become. */
 struct bin {
     uint64_t lo, width, points;
-    double per_count; /* the credit of one count, in counts of a full bin */
+    double scale; /* units per bin: gprof credits a unit COUNT / scale counts */
 };
+
+static double hist_scale(const struct gmon_hist *hist)
+{
+    return (double)(hist->high_pc - hist->low_pc) / UNIT / hist->nbins;
+}
 
 static struct bin bin_of(const struct gmon_hist *hist, uint32_t i, uint64_t count)
 {
     const uint64_t low_unit = hist->low_pc / UNIT;
-    const double scale = (double)(hist->high_pc - hist->low_pc) / UNIT / hist->nbins;
-    struct bin b = {.lo = low_unit + (uint64_t)(scale * i)};
-    uint64_t hi = low_unit + (uint64_t)(scale * ((double)i + 1));
+    struct bin b = {.lo = low_unit + (uint64_t)(hist_scale(hist) * i), .scale = hist_scale(hist)};
+    uint64_t hi = low_unit + (uint64_t)(b.scale * ((double)i + 1));
     b.width = hi > b.lo ? hi - b.lo : 0;
-    b.per_count = (double)b.width / scale;
     b.points = count < b.width ? count : b.width;
     b.points = b.points < GMON_SPREAD_MAX ? b.points : GMON_SPREAD_MAX;
     b.points = count && !b.points ? 1 : b.points;
     return b;
+}
+
+/* The first unit of point U of bin B (point U covers up to point U + 1's). */
+static uint64_t point_unit(const struct bin *b, uint64_t u)
+{
+    return b->lo + (uint64_t)((unsigned __int128)u * b->width / b->points);
 }
 
 static void fill_samples(const struct gmon_file *g, struct profile *p)
@@ -690,20 +708,23 @@ static void fill_samples(const struct gmon_file *g, struct profile *p)
             struct bin b = bin_of(&g->hists[h], i, count);
             for (uint64_t u = 0; u < b.points; u++) {
                 uint64_t w = point_counts(count, b.points, u);
+                uint64_t first = point_unit(&b, u), end = point_unit(&b, u + 1);
+                /* gprof credits every unit of the bin alike, whatever
+                 * the counts' integer spread: each point its units'. */
+                double point_credit = (double)count * (double)(end - first) / b.scale;
                 /* The unit's last byte: gprof gives a unit to the symbol
                  * whose address halved is at or below it, so a function
                  * starting at an odd address owns the unit it starts in. */
-                uint64_t pc =
-                    (b.lo + (uint64_t)((unsigned __int128)u * b.width / b.points)) * UNIT +
-                    (UNIT - 1);
+                uint64_t pc = first * UNIT + (UNIT - 1);
                 /* The thread's first appearance counts no wall time: its
                  * first count alone, as when every count was a sample. */
                 if (counts == 0 && w > 1) {
-                    credit += b.per_count;
+                    credit += point_credit / (double)w;
+                    point_credit -= point_credit / (double)w;
                     push_point(p, &cap, pc, 1, ++counts, credit, seconds, ns_per_count);
                     w--;
                 }
-                credit += b.per_count * (double)w;
+                credit += point_credit;
                 counts += w;
                 push_point(p, &cap, pc, w, counts, credit, seconds, ns_per_count);
             }
@@ -726,6 +747,18 @@ static void fill_profile(const struct gmon_file *g, struct profile *p)
     set_meta(p, "gmon.basic_blocks", s);
     free(s);
     set_meta(p, "gmon.binary", "");
+    /* The bins' ranges, for splitting a bin between the functions it
+     * overlaps once the binary names them (gmon_set_binary). */
+    /* At most 48 bytes a range ("0x" + 16 digits, twice, "/", 10, ","). */
+    char *ranges = xmalloc(g->nhists * 48 + 1);
+    size_t used = 0;
+    ranges[0] = '\0';
+    for (size_t h = 0; h < g->nhists; h++)
+        used += (size_t)snprintf(ranges + used, 48 + 1, "%s0x%" PRIx64 "-0x%" PRIx64 "/%" PRIu32,
+                                 h ? "," : "", g->hists[h].low_pc, g->hists[h].high_pc,
+                                 g->hists[h].nbins);
+    set_meta(p, "gmon.histograms", ranges);
+    free(ranges);
 
     p->processes = xcalloc(1, sizeof(*p->processes));
     p->nprocesses = 1;
@@ -763,6 +796,161 @@ static void fill_profile(const struct gmon_file *g, struct profile *p)
         .ideal_samples = g->total_counts,
     };
     p->has_totals = true;
+}
+
+/* The histograms' ranges from the meta entry fill_profile() wrote; how
+ * many were read (0 when there is none or it does not parse). */
+static size_t read_ranges(const struct profile *p, struct gmon_hist **out)
+{
+    *out = NULL;
+    const char *s = profile_meta(p, "gmon.histograms");
+    size_t n = 0, cap = 0;
+    while (s && *s) {
+        struct gmon_hist h = {0};
+        char *end;
+        h.low_pc = strtoull(s, &end, 16);
+        if (*end != '-')
+            break;
+        h.high_pc = strtoull(end + 1, &end, 16);
+        if (*end != '/')
+            break;
+        unsigned long bins = strtoul(end + 1, &end, 10);
+        if (bins == 0 || bins > UINT32_MAX || h.high_pc <= h.low_pc || (*end && *end != ','))
+            break;
+        h.nbins = (uint32_t)bins;
+        *out = xgrow(*out, &cap, n + 1, sizeof(**out));
+        (*out)[n++] = h;
+        s = *end ? end + 1 : end;
+    }
+    return n;
+}
+
+/* The bin of H holding unit UNIT, as bin_of() draws its edges; false when
+ * none does. */
+static bool bin_holding(const struct gmon_hist *h, uint64_t unit, struct bin *out)
+{
+    const uint64_t low_unit = h->low_pc / UNIT;
+    if (unit < low_unit)
+        return false;
+    double guess = (double)(unit - low_unit) / hist_scale(h);
+    int64_t i = (int64_t)guess;
+    for (int64_t j = i - 2; j <= i + 2; j++) {
+        if (j < 0 || j >= (int64_t)h->nbins)
+            continue;
+        struct bin b = bin_of(h, (uint32_t)j, 1);
+        if (b.lo <= unit && unit < b.lo + b.width) {
+            *out = b;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The first symbol whose unit (address halved, gprof's scaled address) is
+ * above UNIT: gprof's functions start there. */
+static size_t first_symbol_after(const struct elf_symtab *tab, uint64_t unit)
+{
+    size_t lo = 0, hi = tab->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tab->syms[mid].addr / UNIT <= unit)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* gprof credits a bin to every function its range overlaps, in proportion
+ * to the overlap (binutils' hist_assign_samples): a function starts at its
+ * symbol's unit and runs to the next symbol's.  A point standing for
+ * several units (a bin of fewer counts than units) that a function starts
+ * inside becomes one sample per function, at the first unit of each,
+ * with the CPU time of its units; its counts are spread evenly over them,
+ * at least one each, so such a sample counts once more than the file. */
+static void split_straddling_bins(struct profile *p, const struct elf_symtab *tab)
+{
+    struct gmon_hist *hists;
+    size_t nhists = read_ranges(p, &hists);
+    if (nhists == 0 || tab->count == 0)
+        return;
+    struct prof_sample *out = NULL;
+    size_t nout = 0, cap = 0;
+    uint64_t prev_cpu = 0, prev_time = 0;
+    for (size_t i = 0; i < p->nsamples; i++) {
+        struct prof_sample *s = &p->samples[i];
+        uint64_t unit = s->nthreads == 1 ? s->threads[0].pc / UNIT : 0;
+        struct bin b = {0};
+        bool in_bin = false;
+        if (s->nthreads == 1) {
+            /* The ranges are sorted and apart: the last starting at or
+             * below the unit is the only one that may hold it. */
+            size_t lo = 0, hi = nhists;
+            while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (hists[mid].low_pc / UNIT <= unit)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            in_bin = bin_holding(&hists[lo], unit, &b);
+        }
+        /* The point's units: to the next point of the bin, or its end. */
+        uint64_t end = b.lo + b.width;
+        for (size_t j = i + 1; in_bin && j < p->nsamples; j++) {
+            if (p->samples[j].nthreads != 1 || p->samples[j].threads[0].pc / UNIT == unit)
+                continue;
+            uint64_t next = p->samples[j].threads[0].pc / UNIT;
+            if (next > unit && next < end)
+                end = next;
+            break;
+        }
+        size_t first_sym = first_symbol_after(tab, unit), nsplit = 0;
+        uint64_t starts[GMON_SPREAD_MAX + 1];
+        starts[nsplit++] = unit;
+        for (size_t k = first_sym; in_bin && k < tab->count && tab->syms[k].addr / UNIT < end; k++)
+            if (tab->syms[k].addr / UNIT != starts[nsplit - 1] && nsplit <= GMON_SPREAD_MAX)
+                starts[nsplit++] = tab->syms[k].addr / UNIT;
+        uint64_t cpu = s->nthreads ? s->threads[0].cpu_ns : 0, time = s->time_ns;
+        if (nsplit == 1) {
+            out = xgrow(out, &cap, nout + 1, sizeof(*out));
+            out[nout++] = *s;
+        } else {
+            uint64_t weight = prof_weight(s, 0);
+            out = xgrow(out, &cap, nout + nsplit, sizeof(*out));
+            for (size_t k = 0; k < nsplit; k++) {
+                uint64_t seg_end = k + 1 < nsplit ? starts[k + 1] : end;
+                double upto = (double)(seg_end - unit) / (double)(end - unit);
+                struct prof_sample *t = &out[nout++];
+                *t = (struct prof_sample){
+                    .time_ns = k + 1 < nsplit ? prev_time + (uint64_t)llround(
+                                                                (double)(time - prev_time) * upto)
+                                              : time,
+                    .nthreads = 1,
+                    .threads = xmalloc(sizeof(*t->threads)),
+                };
+                *t->threads = s->threads[0];
+                t->threads[0].pc = starts[k] * UNIT + (UNIT - 1);
+                t->threads[0].cpu_ns =
+                    k + 1 < nsplit ? prev_cpu + (uint64_t)llround((double)(cpu - prev_cpu) * upto)
+                                   : cpu;
+                uint64_t w = weight >= nsplit ? point_counts(weight, nsplit, k) : 1;
+                if (w != 1) {
+                    t->weights = xmalloc(sizeof(*t->weights));
+                    t->weights[0] = w;
+                }
+            }
+            free(s->threads);
+            free(s->weights);
+            free(s->thread_values);
+        }
+        prev_cpu = cpu;
+        prev_time = time;
+    }
+    free(p->samples);
+    p->samples = out;
+    p->nsamples = nout;
+    free(hists);
 }
 
 int gmon_load_buffer_opts(const char *name, const void *data, size_t len,

@@ -844,13 +844,16 @@ Test(gmon, synthetic_files_of_any_layout_spread_bins_and_merge_arcs)
         cr_expect_str_eq(profile_meta(&p, "gmon.layout"), cases[c].layout);
         /* Spread over the bin's two 2-byte units (2 counts, then 1: one
          * sample per unit standing for its counts, the very first count a
-         * sample of its own), each count 1 ms of CPU. */
+         * sample of its own).  gprof credits each unit half the bin's
+         * 3 ms, 1.5 ms, whatever the counts' whole spread; the first
+         * unit's two samples share its credit. */
         cr_assert_eq(p.nsamples, 3, "%s", cases[c].layout);
         const uint64_t pcs[] = {0x1009, 0x1009, 0x100b}; /* a unit's last byte */
+        const uint64_t cpu[] = {750000, 1500000, 3000000};
         for (size_t i = 0; i < 3; i++) {
             cr_expect_eq(p.samples[i].threads[0].pc, pcs[i]);
             cr_expect_eq(prof_weight(&p.samples[i], 0), 1);
-            cr_expect_eq(p.samples[i].threads[0].cpu_ns, (i + 1) * 1000000);
+            cr_expect_eq(p.samples[i].threads[0].cpu_ns, cpu[i]);
         }
         cr_expect_eq(p.frequency, 1000);
         cr_expect_eq(p.totals.samples, 3);
@@ -890,6 +893,66 @@ Test(gmon, huge_counts_cost_nothing_and_add_up_exactly)
     cr_expect_eq(p.samples[p.nsamples - 1].threads[0].cpu_ns, counts * 10000000,
                  "every count 10 ms of CPU");
     profile_free(&p);
+}
+
+/* Two adjacent functions of the running test binary, each at least 4 units
+ * long as gprof sees them (to the next symbol): *F is at index I, G at
+ * I + 1. */
+static size_t two_adjacent_functions(const struct elf_symtab *tab)
+{
+    for (size_t i = 0; i + 2 < tab->count; i++) {
+        uint64_t a = tab->syms[i].addr / 2, b = tab->syms[i + 1].addr / 2,
+                 c = tab->syms[i + 2].addr / 2;
+        if (b - a >= 4 && c - b >= 4 && (i == 0 || tab->syms[i - 1].addr / 2 < a) &&
+            tab->syms[i].size > 0 && tab->syms[i + 1].size > 0)
+            return i;
+    }
+    cr_assert_fail("no two adjacent functions in the test binary");
+    return 0;
+}
+
+/* A bin whose range holds the start of a function: gprof credits each
+ * function the bin overlaps its share of the bin's time (overlap / bin
+ * width), whatever the counts (binutils gprof/hist.c,
+ * hist_assign_samples).  One bin of 2 units, one in each function. */
+Test(gmon, a_bin_straddling_two_functions_is_split_as_gprof_splits_it)
+{
+    char *exe = realpath("/proc/self/exe", NULL);
+    cr_assert_not_null(exe);
+    struct elf_symtab tab;
+    cr_assert_eq(elf_symtab_load(exe, &tab), 0);
+    size_t i = two_adjacent_functions(&tab);
+    const char *f = tab.syms[i].name, *g = tab.syms[i + 1].name;
+    uint64_t start = tab.syms[i + 1].addr / 2; /* g's unit */
+    static const uint16_t counts[] = {1, 2, 3, 7};
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+        struct synth s;
+        synth_header(&s, 1);
+        size_t at = synth_hist(&s, 2 * (start - 1), 2 * (start + 1), 1, 100, "seconds", 0);
+        put(&s, at + 41, counts[c], 2);
+        struct gmon_read_options opts = {.binary = exe};
+        struct profile p;
+        cr_assert_eq(gmon_load_buffer_opts("straddle.out", s.d, s.len, &opts, &p), 0);
+        struct model m;
+        model_times(&p, &tab, false, &m);
+        /* Half the bin each: half of its counts' 10 ms. */
+        double want = counts[c] * 0.010 / 2;
+        cr_expect_float_eq(model_fn(&m, f)->seconds, want, 1e-9, "%u counts: %s %.4f s, want %.4f",
+                           counts[c], f, model_fn(&m, f)->seconds, want);
+        cr_expect_float_eq(model_fn(&m, g)->seconds, want, 1e-9, "%u counts: %s %.4f s, want %.4f",
+                           counts[c], g, model_fn(&m, g)->seconds, want);
+        cr_expect_float_eq(m.unnamed, 0, 1e-12);
+        /* Counts stay whole: spread over both units, one at least each. */
+        uint64_t weights = 0;
+        for (size_t k = 0; k < p.nsamples; k++)
+            weights += prof_weight(&p.samples[k], 0);
+        cr_expect_eq(weights, counts[c] < 2 ? 2 : counts[c], "%u counts: %" PRIu64 " in samples",
+                     counts[c], weights);
+        cr_expect_eq(p.totals.samples, counts[c]);
+        profile_free(&p);
+    }
+    elf_symtab_free(&tab);
+    free(exe);
 }
 
 Test(gmon, uneven_bins_credit_as_gprof_does)
