@@ -622,3 +622,75 @@ Test(python, each_switched_file_names_python_frames, .timeout = 120)
     free(dir);
     free(python);
 }
+
+/* Energy per Python function: shares.py meters its own power (each of
+ * three functions writes its power into the file `-p file:PATH,mW` reads
+ * as it starts) and measures each one's energy as its power times its CPU
+ * time; each function's share of the profile's energy must be its own.
+ * The ptrace engine (as auto picks for Python) reads the file at every
+ * tick, with the frames. */
+ParameterizedTestParameters(python, each_python_function_gets_its_own_energy)
+{
+    static struct python_param params[] = {
+        {"auto", "debian3.11"}, {"auto", "3.12"}, {"auto", "3.13"}};
+    return cr_make_param_array(struct python_param, params, sizeof(params) / sizeof(*params));
+}
+
+ParameterizedTest(struct python_param *param, python, each_python_function_gets_its_own_energy,
+                  .timeout = 240)
+{
+    static const char *const phases[] = {"phase_9w", "phase_3w", "phase_1w"};
+    char *python = find_python(param->which);
+    char *dir = test_mkdtemp(), *power = test_path(dir, "power"),
+         *truth_path = test_path(dir, "truth");
+    char *out = test_path(dir, "py.data"), *spec = xasprintf("file:%s,mW", power);
+    FILE *f = fopen(power, "w");
+    cr_assert_not_null(f);
+    fputs("  1000\n", f);
+    fclose(f);
+    char *ptprof = build_ptprof(), *script = workload_script();
+    const char *argv[] = {ptprof, "record", "--engine", param->engine, "-p",   spec,
+                          "-o",   out,      "--",       python,        script, "metered",
+                          power,  "4",      truth_path, NULL};
+    struct spawn_result res;
+    struct spawn_opts o = {.argv = argv, .timeout_s = 120};
+    spawn_run(&o, &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "record %s: %s\n%s", python,
+                 spawn_status_text(res.status), res.err);
+    spawn_result_free(&res);
+
+    struct fn_counts truth, energy;
+    read_truth(truth_path, &truth);
+    report_column(out, "energy", "total_pct", NULL, &energy);
+    /* On a busy machine the program waits for a CPU now and then, and the
+     * energy measured meanwhile is nobody's ([unattributed]): the three
+     * functions must hold most of the rest, and share it by their own. */
+    double attributed = 100 - fn_get(&energy, "[unattributed]"), sum = 0;
+    for (size_t i = 0; i < 3; i++)
+        sum += fn_get(&energy, phases[i]);
+    cr_expect_gt(sum, 0.8 * attributed,
+                 "%s: the phases have %.1f%% of the energy, %.1f%% is "
+                 "attributed",
+                 python, sum, attributed);
+    for (size_t i = 0; i < 3; i++) {
+        double got = 100 * fn_get(&energy, phases[i]) / sum;
+        double want = 100 * fn_get(&truth, phases[i]) / truth.total;
+        cr_expect(fabs(got - want) <= SHARE_TOLERANCE,
+                  "%s: %s has %.1f%% of the phases' energy, its power times its CPU time %.1f%%",
+                  python, phases[i], got, want);
+    }
+    for (size_t i = 0; i < 3; i++)
+        cr_log_info("%s: %s %.1f%% of the energy in the profile, %.2f J measured", python,
+                    phases[i], fn_get(&energy, phases[i]), fn_get(&truth, phases[i]));
+    fn_free(&truth);
+    fn_free(&energy);
+    free(script);
+    free(ptprof);
+    free(spec);
+    free(out);
+    free(truth_path);
+    free(power);
+    test_rmtree(dir);
+    free(dir);
+    free(python);
+}

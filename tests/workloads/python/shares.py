@@ -9,6 +9,12 @@
     shares.py naps SECONDS TRUTH     work (CPU) and nap (time.sleep) take turns, 20 ms each;
                                      TRUTH has their wall times
     shares.py serve STOP             a server: works until the file STOP exists
+    shares.py metered POWER SECONDS TRUTH
+                                     its own power meter: phase_9w, phase_3w and phase_1w
+                                     take turns (8 to 12 ms of CPU each), each writing its
+                                     power in mW into the file POWER as it starts; TRUTH
+                                     gets each one's energy, NAME JOULES (power x its CPU
+                                     time)
 
 Each function measures the CPU time it took (time.thread_time, inclusive) and
 TRUTH gets one line per function: NAME SECONDS.  serve prints "ready" once
@@ -170,6 +176,35 @@ def serve(stop):
     print("served %d" % served, flush=True)
 
 
+def phase_9w(until):
+    spin_until(until)
+
+
+def phase_3w(until):
+    spin_until(until)
+
+
+def phase_1w(until):
+    spin_until(until)
+
+
+def metered(power_path, seconds, path):
+    import random
+    fd = os.open(power_path, os.O_WRONLY | os.O_CREAT, 0o644)
+    rng = random.Random(os.getpid())
+    truth = {}
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        for fn, mw in ((phase_9w, 9000), (phase_3w, 3000), (phase_1w, 1000)):
+            os.pwrite(fd, b"%6d\n" % mw, 0)
+            start = time.thread_time()
+            fn(start + 0.008 + 0.004 * rng.random())
+            joules = mw / 1000 * (time.thread_time() - start)
+            truth[fn.__name__] = truth.get(fn.__name__, 0.0) + joules
+    os.close(fd)
+    write_truth(path, truth)
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "shares":
@@ -180,6 +215,8 @@ if __name__ == "__main__":
         naps(float(sys.argv[2]), sys.argv[3])
     elif mode == "children":
         children(float(sys.argv[2]), sys.argv[3])
+    elif mode == "metered":
+        metered(sys.argv[2], float(sys.argv[3]), sys.argv[4])
     elif mode == "child":
         print(child_work(float(sys.argv[2])))
     else:
