@@ -583,6 +583,8 @@ static void find_cut(struct recorder *r, struct thread *th, const struct prof_th
  * samples that hold the later entries (spells.h). */
 static void write_cuts(struct recorder *r)
 {
+    if (r->ncuts == 0)
+        return;
     qsort(r->cuts, r->ncuts, sizeof(*r->cuts), by_cut_time);
     for (size_t k = 0; k < r->ncuts; k++) {
         if (!sample_queue_insert(&r->queue, r->cuts[k].at_ns, &r->cuts[k].entry))
