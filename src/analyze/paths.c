@@ -11,6 +11,16 @@
 
 #define KERNEL_BINARY "[kernel]"
 #define NO_THREAD UINT32_MAX
+/* Paths cached at most: beyond, the cache starts over (a profile of as
+ * many distinct stacks as samples would keep one path per sample). */
+#define PATH_CACHE_MAX ((size_t)1 << 17)
+
+/* A path and what keeps it alive: the cache, or the holds on it. */
+struct held_path {
+    struct path path;
+    uint32_t holds;
+    bool cached;
+};
 
 struct cache_key {
     uint64_t pc;
@@ -36,6 +46,7 @@ struct path_builder {
     struct map_index *maps;
     struct cache_slot *slots;
     size_t nslots, count;
+    size_t max_paths; /* PATH_CACHE_MAX, fewer in tests */
     /* scratch */
     struct path_frame *frames;
     size_t frames_cap;
@@ -59,15 +70,35 @@ struct path_builder *path_builder_new(const struct profile *p, const struct fram
     b->maps = map_index_new(p);
     b->nslots = 1024;
     b->slots = xcalloc(b->nslots, sizeof(*b->slots));
+    b->max_paths = PATH_CACHE_MAX;
     return b;
+}
+
+static struct held_path *held_of(const struct path *p)
+{
+    return (struct held_path *)(uintptr_t)p; /* its first member */
+}
+
+/* The cache lets go of its paths: those held live on until released. */
+static void drop_cached(struct path_builder *b)
+{
+    for (size_t i = 0; i < b->nslots; i++) {
+        struct held_path *h = (struct held_path *)b->slots[i].path;
+        if (!h)
+            continue;
+        h->cached = false;
+        if (h->holds == 0)
+            free(h);
+        b->slots[i].path = NULL;
+    }
+    b->count = 0;
 }
 
 void path_builder_free(struct path_builder *b)
 {
     if (!b)
         return;
-    for (size_t i = 0; i < b->nslots; i++)
-        free(b->slots[i].path);
+    drop_cached(b);
     free(b->slots);
     map_index_free(b->maps);
     free(b->frames);
@@ -214,14 +245,16 @@ static struct path *build(struct path_builder *b, uint64_t time, const struct pr
         if (u == 0 || b->unique[u - 1] != b->unique[i])
             b->unique[u++] = b->unique[i];
 
-    struct path *path =
-        xmalloc(sizeof(*path) + n * sizeof(struct path_frame) + u * sizeof(uint32_t));
-    struct path_frame *frames = (struct path_frame *)(path + 1);
+    struct held_path *h =
+        xmalloc(sizeof(*h) + n * sizeof(struct path_frame) + u * sizeof(uint32_t));
+    struct path_frame *frames = (struct path_frame *)(h + 1);
     uint32_t *unique = (uint32_t *)(frames + n);
     memcpy(frames, b->frames, n * sizeof(*frames));
     memcpy(unique, b->unique, u * sizeof(*unique));
-    *path = (struct path){(uint32_t)n, (uint32_t)u, frames, unique};
-    return path;
+    h->path = (struct path){(uint32_t)n, (uint32_t)u, frames, unique};
+    h->holds = 0;
+    h->cached = true;
+    return &h->path;
 }
 
 const struct path *path_builder_get(struct path_builder *b, uint64_t time_ns,
@@ -243,9 +276,33 @@ const struct path *path_builder_get(struct path_builder *b, uint64_t time_ns,
     for (; b->slots[j].path; j = (j + 1) & (b->nslots - 1))
         if (b->slots[j].hash == h && key_eq(&b->slots[j].key, &k))
             return b->slots[j].path;
+    if (b->count >= b->max_paths) {
+        drop_cached(b);
+        j = h & (b->nslots - 1);
+    }
     struct path *path = build(b, time_ns, t, &k, thread_label);
     b->slots[j] = (struct cache_slot){k, h, path};
     if (2 * ++b->count > b->nslots)
         cache_grow(b);
     return path;
+}
+
+void path_builder_hold(const struct path *p)
+{
+    if (p)
+        held_of(p)->holds++;
+}
+
+void path_builder_release(const struct path *p)
+{
+    if (!p)
+        return;
+    struct held_path *h = held_of(p);
+    if (--h->holds == 0 && !h->cached)
+        free(h);
+}
+
+void path_builder_set_max_paths(struct path_builder *b, size_t max_paths)
+{
+    b->max_paths = max_paths ? max_paths : 1;
 }

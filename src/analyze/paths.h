@@ -25,8 +25,14 @@
  *
  * Paths are computed once per distinct (process, stack, PC, system call,
  * thread when the keys include it) and per state of the process's maps
- * (a new map or unmap starts a new state), and stay valid until
- * path_builder_free().  Strings from the resolver are copied.
+ * (a new map or unmap starts a new state).  The cache holds at most
+ * PATH_CACHE_MAX paths (paths.c), then starts over, so that memory
+ * follows the distinct stacks a stretch of samples holds, not all of them
+ * (a pprof of many tiny samples has as many stacks as samples): a path is
+ * valid until the next path_builder_get(), or, held with
+ * path_builder_hold(), until path_builder_release().  A path rebuilt is
+ * equal to the one before, not the same pointer.  Strings from the
+ * resolver are copied.
  */
 #ifndef PTPROF_ANALYZE_PATHS_H
 #define PTPROF_ANALYZE_PATHS_H
@@ -69,6 +75,12 @@ struct path_builder *path_builder_new(const struct profile *p, const struct fram
 const struct path *path_builder_get(struct path_builder *b, uint64_t time_ns,
                                     const struct prof_thread_sample *t, const char *thread_label,
                                     uint32_t thread_no);
+/* Keep P valid past later path_builder_get() calls (one hold each);
+ * release every hold before path_builder_free().  NULL is ignored. */
+void path_builder_hold(const struct path *p);
+void path_builder_release(const struct path *p);
+/* Tests: start the cache over past MAX_PATHS paths (at least 1). */
+void path_builder_set_max_paths(struct path_builder *b, size_t max_paths);
 void path_builder_free(struct path_builder *b);
 
 #endif

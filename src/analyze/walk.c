@@ -118,6 +118,8 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
     size_t nvalues = v->values ? v->values->n : 0;
     double *values = v->values ? xcalloc(nvalues + 1, sizeof(*values)) : NULL;
     struct path_builder *pb = path_builder_new(p, r, &opts->keys, keys, names);
+    if (opts->max_paths)
+        path_builder_set_max_paths(pb, opts->max_paths);
     const struct prof_thread **sorted = xcalloc(p->nthreads + 1, sizeof(*sorted));
     for (size_t i = 0; i < p->nthreads; i++)
         sorted[i] = &p->threads[i];
@@ -133,11 +135,14 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
         double unattributed, idle;
         metrics_sample(m, i, tm, &unattributed, &idle);
         const double *sample_values = metrics_values(m);
+        size_t old_cap = slots_cap;
         slots = xgrow(slots, &slots_cap, metrics_nslots(m) + 1, sizeof(*slots));
+        memset(slots + old_cap, 0, (slots_cap - old_cap) * sizeof(*slots));
         for (uint32_t j = 0; j < s->nthreads; j++) {
             const struct prof_thread_sample *t = &s->threads[j];
             struct slot_state *st = &slots[tm[j].slot];
             if (tm[j].first) {
+                path_builder_release(st->prev);
                 st->prev = NULL;
                 st->label =
                     xasprintf("%s#%u", thread_name(sorted, p->nthreads, t->tid), tm[j].slot + 1);
@@ -157,6 +162,9 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
                                    i,         s->time_ns,
                                    st->label, (t->flags & PROF_THREAD_STACK_TRUNCATED) != 0};
             v->sample(v->ctx, &e);
+            /* Held: the cache may start over before its thread's next. */
+            path_builder_hold(path);
+            path_builder_release(st->prev);
             st->prev = path;
             totals->thread_samples += tm[j].q[Q_SAMPLES];
         }
@@ -166,8 +174,10 @@ int walk_profile(const struct profile *p, const struct frame_resolver *r,
     }
     fill_totals(p, metrics_totals(m), totals);
     size_t nslots = metrics_nslots(m);
-    for (size_t i = 0; i < nslots; i++)
+    for (size_t i = 0; i < nslots; i++) {
         free(slots[i].label);
+        path_builder_release(slots[i].prev);
+    }
     free(slots);
     free(tm);
     free(values);
@@ -272,8 +282,10 @@ int walk_arcs(const struct profile *p, const struct frame_resolver *r,
         from.pc = a->from_pc ? a->from_pc - 1 : 0;
         to.pc = a->self_pc;
         struct walk_arc arc = {path_builder_get(pb, 0, &from, "", 0), NULL, a->count};
+        path_builder_hold(arc.caller); /* through the callee's lookup */
         arc.callee = path_builder_get(pb, 0, &to, "", 0);
         fn(ctx, &arc);
+        path_builder_release(arc.caller);
     }
     path_builder_free(pb);
     return 0;

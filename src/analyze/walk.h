@@ -82,6 +82,7 @@ struct walk_totals {
 struct walk_options {
     struct key_spec keys;
     struct metrics_options metrics;
+    size_t max_paths; /* paths cached at most (paths.h); 0: the default */
 };
 
 int walk_profile(const struct profile *p, const struct frame_resolver *r,

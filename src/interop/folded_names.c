@@ -149,21 +149,27 @@ static struct prof_sym_frame *copy_frames(const struct name_entry *e)
     return out;
 }
 
-void name_table_locations(const struct name_table *t, struct profile *p)
+void name_table_locations(struct name_table *t, struct profile *p)
 {
     size_t n = p->nlocations + 2 * t->count;
     p->locations = xrealloc(p->locations, (n ? n : 1) * sizeof(*p->locations));
     for (size_t i = 0; i < t->count; i++) {
-        const struct name_entry *e = &t->entries[i];
-        for (int ra = 0; ra <= 1; ra++)
+        struct name_entry *e = &t->entries[i];
+        for (int ra = 0; ra <= 1; ra++) {
+            /* The caller's entry takes the table's own copy: the names
+             * are most of what a file of distinct names costs. */
+            struct prof_sym_frame *frames = ra ? e->frames : copy_frames(e);
             p->locations[p->nlocations++] = (struct prof_location){
                 .pid = e->pid,
                 .pc = (uint64_t)(i + 1) << 4,
                 .return_address = ra,
                 .offset = e->offset,
                 .nframes = e->nframes,
-                .frames = copy_frames(e),
+                .frames = frames,
             };
+        }
+        e->frames = NULL;
+        e->nframes = 0;
     }
 }
 

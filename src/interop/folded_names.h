@@ -15,7 +15,8 @@
  *    distinct, multiples of 16 from 16 up.  Strings are copied.
  *  - name_table_locations() appends to P->locations two entries per
  *    location (return_address false and true), with OFFSET as given (what
- *    the pc key shows).  The table stays usable and must still be freed.
+ *    the pc key shows).  The names move out of the table (a file of
+ *    distinct names is mostly names): only name_table_free() may follow.
  *  Their stacks go through format/stack_table.h.
  */
 #ifndef PTPROF_INTEROP_FOLDED_NAMES_H
@@ -45,7 +46,7 @@ struct name_table *name_table_new(void);
 uint64_t name_table_pc(struct name_table *t, uint32_t pid, uint64_t offset,
                        const struct name_frame *frames, uint32_t nframes);
 size_t name_table_count(const struct name_table *t);
-void name_table_locations(const struct name_table *t, struct profile *p);
+void name_table_locations(struct name_table *t, struct profile *p);
 void name_table_free(struct name_table *t);
 
 #endif

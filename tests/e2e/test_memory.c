@@ -1,0 +1,173 @@
+/*
+ * test_memory.c - ptprof's memory follows what a profile holds (issue 19,
+ * point 5): the peak RSS of `ptprof report` on a large valid pprof file of
+ * many tiny samples (as many distinct stacks as samples, the shape that
+ * cost 1.4 GB at 34 MB) stays within the target: 4x the input, or 256 MB
+ * above the distinct stacks it holds, whichever is larger.  The file is
+ * made by the test; the peak is the child's ru_maxrss (getrusage), so the
+ * check holds however busy the machine is.  bench/memory.sh holds the
+ * table of every format and command.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../lib/spawn.h"
+
+#define MB (1024.0 * 1024.0)
+
+/* xorshift: the same file every run. */
+static uint32_t next_below(uint64_t *state, uint32_t n)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return (uint32_t)(*state % n);
+}
+
+static void varint(FILE *f, uint64_t v)
+{
+    for (; v >= 0x80; v >>= 7)
+        fputc((int)(v & 0x7f) | 0x80, f);
+    fputc((int)v, f);
+}
+
+static size_t varint_len(uint64_t v)
+{
+    size_t n = 1;
+    for (; v >= 0x80; v >>= 7)
+        n++;
+    return n;
+}
+
+/* A length-delimited field's tag and length. */
+static void field(FILE *f, unsigned number, size_t len)
+{
+    varint(f, (uint64_t)number << 3 | 2);
+    varint(f, len);
+}
+
+/* Writes to PATH a pprof profile ("samples"/"count") of at least BYTES:
+ * NFUNCTIONS functions each at a location of its own, then samples of
+ * value 1 whose stacks are 1-8 locations drawn at random.  Returns the
+ * frames of its stacks (leaves included) in *FRAMES and the samples. */
+static size_t write_pprof(const char *path, uint64_t bytes, uint64_t *frames)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert(f, "%s", path);
+    const unsigned nfunctions = 4096;
+    field(f, 1, 4); /* sample_type {type 1, unit 2} */
+    fputs("\x08\x01\x10\x02", f);
+    /* The string table: "", the sample type, then one name per function. */
+    static const char *const fixed[] = {"", "samples", "count"};
+    for (size_t i = 0; i < 3; i++) {
+        field(f, 6, strlen(fixed[i]));
+        fputs(fixed[i], f);
+    }
+    for (unsigned i = 1; i <= nfunctions; i++) {
+        char name[32];
+        int n = snprintf(name, sizeof(name), "function_%u", i);
+        field(f, 6, (size_t)n);
+        fputs(name, f);
+        /* Function {id i, name 2 + i}. */
+        field(f, 5, 1 + varint_len(i) + 1 + varint_len(2 + i));
+        fputc(0x08, f);
+        varint(f, i);
+        fputc(0x10, f);
+        varint(f, 2 + i);
+        /* Location {id i, address, line {function_id i}}. */
+        uint64_t addr = 0x400000 + 16ull * i;
+        size_t line_len = 1 + varint_len(i);
+        field(f, 4, 1 + varint_len(i) + 1 + varint_len(addr) + 1 + varint_len(line_len) + line_len);
+        fputc(0x08, f);
+        varint(f, i);
+        fputc(0x18, f);
+        varint(f, addr);
+        field(f, 4, line_len);
+        fputc(0x08, f);
+        varint(f, i);
+    }
+    uint64_t state = 0x9e3779b97f4a7c15ull;
+    size_t nsamples = 0;
+    *frames = 0;
+    while ((uint64_t)ftell(f) < bytes) {
+        uint32_t ids[8];
+        unsigned depth = 1 + next_below(&state, 8);
+        size_t ids_len = 0;
+        for (unsigned d = 0; d < depth; d++) {
+            ids[d] = 1 + next_below(&state, nfunctions);
+            ids_len += varint_len(ids[d]);
+        }
+        /* Sample {location_id packed, value [1]}. */
+        field(f, 2, 1 + varint_len(ids_len) + ids_len + 2);
+        field(f, 1, ids_len);
+        for (unsigned d = 0; d < depth; d++)
+            varint(f, ids[d]);
+        fputs("\x10\x01", f);
+        *frames += depth;
+        nsamples++;
+    }
+    cr_assert_eq(fclose(f), 0);
+    return nsamples;
+}
+
+/* The peak RSS in bytes of `ptprof ARGS... FILE` (output discarded), which
+ * must exit 0. */
+static double peak_rss(const char *cmd, const char *file)
+{
+    char *ptprof = build_ptprof();
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+            _exit(127);
+        execl(ptprof, ptprof, cmd, file, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    struct rusage ru;
+    cr_assert_eq(wait4(pid, &status, 0, &ru), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ptprof %s %s: %s", cmd, file,
+              spawn_status_text(status));
+    free(ptprof);
+    return (double)ru.ru_maxrss * 1024.0; /* kilobytes on Linux */
+}
+
+Test(memory, report_of_a_pprof_of_many_distinct_tiny_samples_stays_in_proportion, .timeout = 300)
+{
+    /* AddressSanitizer's shadow and quarantine are not ptprof's memory. */
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("peak RSS is not ptprof's under AddressSanitizer");
+#endif
+    char *dir = test_mkdtemp();
+    char *file = NULL;
+    cr_assert_geq(asprintf(&file, "%s/many.pprof", dir), 0);
+    uint64_t frames;
+    size_t nsamples = write_pprof(file, 10u << 20, &frames);
+    struct stat st;
+    cr_assert_eq(stat(file, &st), 0);
+    /* What the profile holds: every stack distinct, its frames as 8-byte
+     * addresses. */
+    double held = (double)frames * 8.0;
+    double bound = 4.0 * (double)st.st_size;
+    if (bound < 256 * MB + held)
+        bound = 256 * MB + held;
+    double rss = peak_rss("report", file);
+    cr_log_info(
+        "report: %zu samples, %.0f MB of stacks, %.1f MB input: peak %.0f MB, bound %.0f MB",
+        nsamples, held / MB, (double)st.st_size / MB, rss / MB, bound / MB);
+    cr_expect_leq(rss, bound,
+                  "ptprof report on %.1f MB of pprof (%zu samples) peaked at %.0f MB, over %.0f MB",
+                  (double)st.st_size / MB, nsamples, rss / MB, bound / MB);
+    test_rmtree(dir);
+    free(file);
+    free(dir);
+}
