@@ -42,12 +42,10 @@ bool sample_queue_full(const struct sample_queue *q)
     return q->count == SAMPLE_QUEUE_MAX;
 }
 
-struct open_sample *sample_queue_open(struct sample_queue *q, uint64_t time_ns,
-                                      const double *values)
+/* Slot S becomes an empty sample at TIME_NS with VALUES. */
+static void start(const struct sample_queue *q, struct open_sample *s, uint64_t time_ns,
+                  const double *values)
 {
-    if (sample_queue_full(q))
-        return NULL;
-    struct open_sample *s = at(q, q->count++);
     s->time_ns = time_ns;
     s->nthreads = 0;
     s->waiting = 0;
@@ -57,6 +55,15 @@ struct open_sample *sample_queue_open(struct sample_queue *q, uint64_t time_ns,
             s->values = xcalloc(q->nchannels, sizeof(*s->values));
         memcpy(s->values, values, q->nchannels * sizeof(*values));
     }
+}
+
+struct open_sample *sample_queue_open(struct sample_queue *q, uint64_t time_ns,
+                                      const double *values)
+{
+    if (sample_queue_full(q))
+        return NULL;
+    struct open_sample *s = at(q, q->count++);
+    start(q, s, time_ns, values);
     return s;
 }
 
@@ -98,14 +105,7 @@ bool sample_queue_insert(struct sample_queue *q, uint64_t time_ns,
     }
     q->count++;
     struct open_sample *s = at(q, pos);
-    s->time_ns = time_ns;
-    s->nthreads = 0;
-    s->waiting = 0;
-    if (q->nchannels) {
-        if (!s->values)
-            s->values = xcalloc(q->nchannels, sizeof(*s->values));
-        memcpy(s->values, v, q->nchannels * sizeof(*v));
-    }
+    start(q, s, time_ns, v);
     sample_add(s, ts);
     return true;
 }
