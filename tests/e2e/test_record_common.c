@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -202,4 +203,39 @@ double cpu_pressure(double seconds)
         total[i] = cpu_pressure_total_us();
     }
     return total[1] > total[0] ? (double)(total[1] - total[0]) / 1e6 / seconds : 0;
+}
+
+void machine_mark(struct machine_mark *m)
+{
+    memset(m, 0, sizeof(*m));
+    char *text = test_read_file("/proc/stat", NULL);
+    unsigned long long v[8] = {0};
+    if (text && sscanf(text, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                       &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+        /* user nice system idle iowait irq softirq steal: all but idle and
+         * iowait were taken from someone (steal by the host's other work). */
+        m->busy_ticks = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+        m->all_ticks = m->busy_ticks + v[3] + v[4];
+    }
+    free(text);
+    struct rusage self, children;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    const struct timeval *tv[] = {&self.ru_utime, &self.ru_stime, &children.ru_utime,
+                                  &children.ru_stime};
+    for (size_t i = 0; i < 4; i++)
+        m->ours_s += (double)tv[i]->tv_sec + (double)tv[i]->tv_usec / 1e6;
+}
+
+double others_busy_since(const struct machine_mark *m)
+{
+    struct machine_mark now;
+    machine_mark(&now);
+    if (now.all_ticks <= m->all_ticks)
+        return 0;
+    double hz = (double)sysconf(_SC_CLK_TCK);
+    double busy = (double)(now.busy_ticks - m->busy_ticks) / hz;
+    double all = (double)(now.all_ticks - m->all_ticks) / hz;
+    double others = busy - (now.ours_s - m->ours_s);
+    return others > 0 ? others / all : 0;
 }

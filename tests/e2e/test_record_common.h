@@ -77,4 +77,16 @@ int count_lines(const char *text);
 uint64_t cpu_pressure_total_us(void);
 double cpu_pressure(double seconds);
 
+/* The machine's CPU time at a mark (/proc/stat), and this process's and
+ * its reaped children's: others_busy_since() is the share (0 to 1) of the
+ * machine's CPU time since the mark that other processes used.  Two
+ * CPU-bound jobs on two CPUs show no pressure until a third task wants a
+ * CPU, but they take all of it: this sees them while a command ran. */
+struct machine_mark {
+    uint64_t busy_ticks, all_ticks; /* USER_HZ ticks over all CPUs */
+    double ours_s;                  /* this process and its reaped children */
+};
+void machine_mark(struct machine_mark *m);
+double others_busy_since(const struct machine_mark *m);
+
 #endif

@@ -214,7 +214,10 @@ ENGINE_TEST(record_idle, a_wait_after_a_busy_spell_keeps_its_wall_share, .timeou
     const char *args[] = {"-d", "-f", "1000", "--", wl, "1.5", "100", "20", NULL};
     struct recording r;
     double before = cpu_pressure(0.3);
+    struct machine_mark mark;
+    machine_mark(&mark);
     record_native_engine(&r, engine_p->name, args, 0, 60);
+    double others = others_busy_since(&mark);
     double after = cpu_pressure(0.3), busy = before > after ? before : after;
     const char *said = strstr(r.run.out, "naps: napped ");
     double napped, whole;
@@ -234,9 +237,11 @@ ENGINE_TEST(record_idle, a_wait_after_a_busy_spell_keeps_its_wall_share, .timeou
     /* The ptrace engine's waits on a machine whose CPUs other work keeps
      * busy come out wide (docs/recording.md, "How finely the ptrace engine
      * measures a wait"): shown, not judged, as in test_record_waits.c. */
-    bool judged = engine_is_perf(engine_p->name) || busy <= 0.15;
+    bool judged = engine_is_perf(engine_p->name) || (busy <= 0.15 && others <= 0.25);
     if (!judged)
-        cr_log_warn("ptrace engine, CPU pressure %.0f%% around the run: not judged", busy * 100);
+        cr_log_warn("ptrace engine, CPU pressure %.0f%% around the run, other work %.0f%% of the "
+                    "CPUs during it: not judged",
+                    busy * 100, others * 100);
     cr_expect(!judged || fabs(got - want) <= 2.0,
               "%s: nap() holds %.1f%% of the wall time, the program measured %.1f%%:\n%.2000s",
               engine_p->name, got, want, csv);
