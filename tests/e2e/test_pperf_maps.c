@@ -36,10 +36,8 @@
 
 #define SECONDS "1.5"
 /* Each of the three places holds about a third of the time; getppid()'s
- * third is mostly in the kernel, and a stop that comes at its system
- * call's exit counts there only within the kernel time the thread used
- * (docs/recording.md, "Where an interrupt stops a thread"): one run in a
- * full suite had 14.4 % there.  The rule checked is where each PC lands,
+ * third is mostly in the kernel, and fewer of its samples land in the
+ * wrapper's code: one run in a full suite had 14.4 % there.  The rule checked is where each PC lands,
  * which every PC of the run tests; this only says each place was seen
  * often enough to count. */
 #define MIN_SHARE 0.10
