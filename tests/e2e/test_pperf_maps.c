@@ -37,9 +37,9 @@
 #define SECONDS "1.5"
 /* Each of the three places holds about a third of the time; getppid()'s
  * third is mostly in the kernel, and fewer of its samples land in the
- * wrapper's code: one run in a full suite had 14.4 % there.  The rule checked is where each PC lands,
- * which every PC of the run tests; this only says each place was seen
- * often enough to count. */
+ * wrapper's code: one run in a full suite had 14.4 % there.  The rule checked is where each PC
+ * lands, which every PC of the run tests; this only says each place was seen often enough to count.
+ */
 #define MIN_SHARE 0.10
 
 static uint32_t le32(const unsigned char *p)

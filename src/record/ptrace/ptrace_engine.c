@@ -68,20 +68,20 @@ struct spell_cut_entry {
 
 /* Where a sample's time goes, summed over the run (the -d summary). */
 struct sample_costs {
-    uint64_t check_ns;  /* reading schedstat to find the idle threads */
-    uint64_t window_ns; /* first interrupt to the last resume */
-    uint64_t copy_ns;   /* copying registers, schedstat and stacks */
-    uint64_t unwind_ns; /* after the resume: unwinding */
-    uint64_t after_ns;  /* after the resume: everything (unwinding, writing, maps) */
-    uint64_t taken;     /* samples taken (written ones are r->samples) */
-    uint64_t polled;    /* ...of them with polling for the stops on */
-    uint64_t stopped;   /* threads copied in time, summed over samples */
-    uint64_t late;      /* threads copied after their sample was built */
-    uint64_t reused;    /* threads whose last copy was reused */
-    uint64_t left_out;  /* threads that ran less than a period since their copy */
+    uint64_t check_ns;      /* reading schedstat to find the idle threads */
+    uint64_t window_ns;     /* first interrupt to the last resume */
+    uint64_t copy_ns;       /* copying registers, schedstat and stacks */
+    uint64_t unwind_ns;     /* after the resume: unwinding */
+    uint64_t after_ns;      /* after the resume: everything (unwinding, writing, maps) */
+    uint64_t taken;         /* samples taken (written ones are r->samples) */
+    uint64_t polled;        /* ...of them with polling for the stops on */
+    uint64_t stopped;       /* threads copied in time, summed over samples */
+    uint64_t late;          /* threads copied after their sample was built */
+    uint64_t reused;        /* threads whose last copy was reused */
+    uint64_t left_out;      /* threads that ran less than a period since their copy */
     uint64_t cut_into_wait; /* intervals cut where a thread began to wait (spells.h) */
     uint64_t cut_from_wait; /* ...where it came out of a wait */
-    uint64_t truncated; /* stacks cut at the end of their copy */
+    uint64_t truncated;     /* stacks cut at the end of their copy */
 };
 
 /* A stack to copy, and the process whose memory holds it. */
@@ -115,7 +115,7 @@ struct recorder {
     bool in_stop_window; /* tracer_stop_all() is running */
     /* Intervals cut where a thread's state changed (spells.h): the last
      * round's instant and readings, to place the cuts between the two. */
-    bool cut_spells; /* off with PTPROF_SPELLS=0, and for --format pperf */
+    bool cut_spells;                     /* off with PTPROF_SPELLS=0, and for --format pperf */
     uint64_t round_ns[SAMPLE_QUEUE_MAX]; /* the last rounds' instants, a ring */
     size_t nrounds;
     struct spell_cut_entry *cuts; /* this round's, until its sample is built */
@@ -687,7 +687,6 @@ static void give_up_on_slow_stops(struct recorder *r)
         sample_queue_fill(&r->queue, &e, NULL, NULL);
     }
 }
-
 
 /* After the resume: everything that takes time, for the sample at WALL. */
 static void build_sample(struct recorder *r, uint64_t wall)

@@ -71,9 +71,9 @@ size_t sample_queue_fill(struct sample_queue *q, const struct prof_thread_sample
 /* A sample of the one thread sample TS at TIME_NS, in its place among the
  * queued samples, its channel values those of the sample after it, a
  * counter's read off the line between the samples before and after it
- * (so an interval's energy divides between the two by time).  False (nothing done) when the queue is
- * full, when a sample at or after TIME_NS was written already, or when
- * no queued sample comes after it. */
+ * (so an interval's energy divides between the two by time).  False (nothing done) when the queue
+ * is full, when a sample at or after TIME_NS was written already, or when no queued sample comes
+ * after it. */
 bool sample_queue_insert(struct sample_queue *q, uint64_t time_ns,
                          const struct prof_thread_sample *ts);
 void sample_queue_forget(struct sample_queue *q, uint32_t tid);
