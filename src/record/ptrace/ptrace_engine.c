@@ -114,7 +114,7 @@ struct recorder {
     bool leave_out; /* PTPROF_ROUNDS=periods: threads that ran little are left out (find_idle) */
     bool in_stop_window; /* tracer_stop_all() is running */
     /* Intervals cut where a thread's state changed (spells.h): the last
-     * round's instant and readings, to place the cuts between the two. */
+     * rounds' instants, to know a thread's mark is from the round before. */
     bool cut_spells;                     /* off with PTPROF_SPELLS=0, and for --format pperf */
     uint64_t round_ns[SAMPLE_QUEUE_MAX]; /* the last rounds' instants, a ring */
     size_t nrounds;
@@ -532,11 +532,6 @@ static bool by_periods(const struct recorder *r)
     return r->leave_out && !r->together;
 }
 
-/*
- * Threads that stopped after their sample was built (they waited for a
- * CPU): their copies fill the places kept for them in every open sample.
- * Places of threads that are gone are dropped.
- */
 static int by_cut_time(const void *a, const void *b)
 {
     const struct spell_cut_entry *x = a, *y = b;
@@ -612,6 +607,11 @@ static void set_mark(struct thread *th, const struct prof_thread_sample *e, uint
     th->mark.entry = *e;
 }
 
+/*
+ * Threads that stopped after their sample was built (they waited for a
+ * CPU): their copies fill the places kept for them in every open sample.
+ * Places of threads that are gone are dropped.
+ */
 static void finish_late_stops(struct recorder *r)
 {
     struct thread_table *tt = &r->tracer.threads;
@@ -710,11 +710,6 @@ static void build_sample(struct recorder *r, uint64_t wall)
             th->deferred = false;
             finish_capture(r, th, wall);
             th->finished = true;
-        }
-    }
-    for (size_t i = 0; i < tt->count; i++) {
-        struct thread *th = &tt->threads[i];
-        if (th->finished) {
             struct prof_thread_sample e = entry_of(th);
             find_cut(r, th, &e, wall);
         }
@@ -751,10 +746,8 @@ static void build_sample(struct recorder *r, uint64_t wall)
             sample_wait(s, (uint32_t)th->pid, (uint32_t)th->tid);
             continue;
         }
-        if (th->captured && !th->finished) {
-            th->deferred = false;
-            finish_capture(r, th, wall);
-        }
+        /* A copy of this round was finished above (announced, exiting
+         * and pending threads went on before here). */
         struct prof_thread_sample e = entry_of(th);
         sample_add(s, &e);
         set_mark(th, &e, wall);
