@@ -31,6 +31,7 @@ static void mean_totals(const struct report *const *in, size_t n, struct report_
         t->has_latency &= s->has_latency;
         t->truncated |= s->truncated;
         t->per_cpu_second &= s->per_cpu_second; /* runs of one kind only */
+        t->requested_per_thread |= s->requested_per_thread;
         if (!t->energy_source[0])
             memcpy(t->energy_source, s->energy_source, sizeof(t->energy_source));
     }

@@ -26,6 +26,7 @@ void report_totals_from_walk(struct report_totals *rt, const struct walk_totals 
     rt->has_latency = wt->has_latency;
     rt->truncated = wt->truncated;
     rt->per_cpu_second = wt->per_cpu_second;
+    rt->requested_per_thread = wt->requested_per_thread;
     rt->rate_span_s = wt->rate_span_s;
     memcpy(rt->energy_source, wt->energy_source, sizeof(rt->energy_source));
 }

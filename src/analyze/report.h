@@ -67,8 +67,9 @@ struct report_totals {
     double duration_s, latency_s, requested_hz;
     double cpu_s, wall_s, energy_j, unattributed_j, executions;
     bool has_energy, has_stacks, has_latency, truncated;
-    bool per_cpu_second; /* the achieved frequency is per CPU second (walk.h) */
-    double rate_span_s;  /* what it is per: the duration, or that CPU time */
+    bool per_cpu_second;       /* the achieved frequency is per CPU second (walk.h) */
+    double rate_span_s;        /* what it is per: the duration, or that CPU time */
+    bool requested_per_thread; /* the request is per thread, the rate not (walk.h) */
     char energy_source[256];
 };
 

@@ -721,6 +721,7 @@ struct timeline *timeline_finish(struct timeline_builder *b, const struct walk_t
          * measure (of CPU time for the perf engine's). */
         t->achieved_hz = wt->rate_span_s > 0 ? wt->recorded_samples / wt->rate_span_s : 0;
         t->achieved_per_cpu_second = wt->per_cpu_second;
+        t->requested_per_thread = wt->requested_per_thread;
         t->latency_per_sample_s = wt->has_latency && wt->recorded_samples > 0
                                       ? wt->latency_s / wt->recorded_samples
                                       : NAN;

@@ -118,6 +118,7 @@ struct timeline {
     double thread_samples;
     double requested_hz, achieved_hz; /* 0 if unknown */
     bool achieved_per_cpu_second;     /* as report: per CPU second (a perf engine profile) */
+    bool requested_per_thread;        /* as report: the request is per thread (walk.h) */
     double latency_per_sample_s;      /* NaN if unknown */
     bool truncated;
     char *key_names; /* "procedure", "binary:procedure"... */

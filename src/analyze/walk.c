@@ -44,6 +44,8 @@ static void fill_totals(const struct profile *p, const struct metrics_totals *mt
     t->requested_hz = p->frequency;
     const char *cpu_time = profile_meta(p, "cpu_time");
     t->per_cpu_second = cpu_time && strcmp(cpu_time, "sampled") == 0;
+    t->requested_per_thread =
+        !t->per_cpu_second && p->format && strcmp(p->format, "perf-data") == 0 && p->frequency > 0;
     double span = 0;
     if (p->nsamples > 1 && p->samples[p->nsamples - 1].time_ns > p->samples[0].time_ns)
         span = (double)(p->samples[p->nsamples - 1].time_ns - p->samples[0].time_ns) / 1e9;

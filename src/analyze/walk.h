@@ -71,6 +71,11 @@ struct walk_totals {
      * RATE_SPAN_S; otherwise it is per second of DURATION_S. */
     bool per_cpu_second;
     double rate_span_s;
+    /* Each sample is one thread's event, requested REQUESTED_HZ times per
+     * second of each thread's counting (a perf.data of an event that is not
+     * a clock): the achieved rate is of all threads per wall second, which
+     * no thread's request is comparable with. */
+    bool requested_per_thread;
     bool has_energy;
     bool has_stacks;  /* some thread sample has a return address */
     bool has_latency; /* the recorder reported its figures */

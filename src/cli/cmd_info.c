@@ -193,12 +193,18 @@ static void print_timing(const struct profile *p)
     else
         printf(", ideal unknown\n");
 
+    /* A perf.data of an event that is not a clock: its request is per
+     * thread, what was achieved is every thread's samples per wall second. */
+    const char *cpu_time = profile_meta(p, "cpu_time");
+    bool per_thread = p->format && strcmp(p->format, "perf-data") == 0 &&
+                      !(cpu_time && strcmp(cpu_time, "sampled") == 0);
     if (p->frequency > 0)
-        printf("  frequency:  %g Hz requested", p->frequency);
+        printf("  frequency:  %g Hz requested%s", p->frequency, per_thread ? " per thread" : "");
     else
         printf("  frequency:  unknown requested");
     if (wall > 0)
-        printf(", %.1f Hz achieved\n", (double)recorded / secs);
+        printf(", %.1f Hz achieved%s\n", (double)recorded / secs,
+               per_thread ? " per wall second, all threads" : "");
     else
         printf(", achieved unknown\n");
 

@@ -345,11 +345,14 @@ size_t report_totals_items(const struct report_totals *t, char items[][REPORT_TO
     snprintf(items[n++], REPORT_TOTALS_ITEM_LEN, "thread samples %s", count);
     snprintf(items[n++], REPORT_TOTALS_ITEM_LEN, "duration %.3f s", t->duration_s);
     if (!isnan(report_achieved_hz(t))) {
-        int k = snprintf(items[n], REPORT_TOTALS_ITEM_LEN, "frequency %.1f Hz%s",
-                         report_achieved_hz(t), t->per_cpu_second ? " per CPU s" : "");
+        int k =
+            snprintf(items[n], REPORT_TOTALS_ITEM_LEN, "frequency %.1f Hz%s", report_achieved_hz(t),
+                     t->per_cpu_second         ? " per CPU s"
+                     : t->requested_per_thread ? " per wall s, all threads"
+                                               : "");
         if (t->requested_hz > 0 && k > 0)
-            snprintf(items[n] + k, REPORT_TOTALS_ITEM_LEN - (size_t)k, " (requested %g)",
-                     t->requested_hz);
+            snprintf(items[n] + k, REPORT_TOTALS_ITEM_LEN - (size_t)k, " (requested %g%s)",
+                     t->requested_hz, t->requested_per_thread ? " per thread" : "");
         n++;
     }
     if (t->has_latency) {

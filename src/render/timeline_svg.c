@@ -506,11 +506,14 @@ static void title(const struct ctx *c)
             t->recorded_samples, t->thread_samples);
     if (t->achieved_hz > 0)
         fprintf(out, "%.1f Hz achieved%s", t->achieved_hz,
-                t->achieved_per_cpu_second ? " per CPU s" : "");
+                t->achieved_per_cpu_second ? " per CPU s"
+                : t->requested_per_thread  ? " per wall s, all threads"
+                                           : "");
     else
         fputs("frequency unknown", out);
     if (t->requested_hz > 0)
-        fprintf(out, " of %g Hz", t->requested_hz);
+        fprintf(out, " of %g Hz%s", t->requested_hz,
+                t->requested_per_thread ? " requested per thread" : "");
     if (isfinite(t->latency_per_sample_s))
         fprintf(out, ", %.1f µs latency per sample", t->latency_per_sample_s * 1e6);
     else

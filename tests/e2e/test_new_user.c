@@ -505,13 +505,14 @@ Test(new_user, gmon_callers_and_callees_are_gprofs_call_graph, .timeout = 240)
 
 /* --- 8. reports that misled ------------------------------------------------------- */
 
-/* perf record -e cpu-clock -F HZ -o DIR/perf.data -- WORKLOAD ARGS... */
-static char *perf_record(const char *dir, const char *hz, const char *workload, const char *arg)
+/* perf record -e EVENT -F HZ -o DIR/perf.data -- WORKLOAD ARG */
+static char *perf_record_event(const char *dir, const char *event, const char *hz,
+                               const char *workload, const char *arg)
 {
     char *perf = test_need_tool("perf"), *wl = build_workload(workload);
     char *path = test_path(dir, "perf.data");
-    const char *argv[] = {perf, "record", "-q", "-e", "cpu-clock", "-F", hz,
-                          "-o", path,     "--", wl,   arg,         NULL};
+    const char *argv[] = {perf, "record", "-q", "-e", event, "-F", hz,
+                          "-o", path,     "--", wl,   arg,   NULL};
     struct spawn_result res;
     run_argv(&res, argv, NULL, dir, 120);
     cr_assert_eq(spawn_exit_code(res.status), 0, "perf record: " RUN_FMT, RUN_ARGS(&res));
@@ -519,6 +520,11 @@ static char *perf_record(const char *dir, const char *hz, const char *workload, 
     free(perf);
     free(wl);
     return path;
+}
+
+static char *perf_record(const char *dir, const char *hz, const char *workload, const char *arg)
+{
+    return perf_record_event(dir, "cpu-clock", hz, workload, arg);
 }
 
 /* The header's "frequency X Hz..." of a report. */
@@ -544,6 +550,45 @@ Test(new_user, perf_data_frequency_is_per_cpu_second, .timeout = 120)
     double hz = report_frequency(res.out, &per_cpu);
     cr_expect(per_cpu, "the rate is not per CPU second:\n%.400s", res.out);
     cr_expect(hz > 3000 && hz < 5000, "%.1f Hz for perf record -F 4000:\n%.400s", hz, res.out);
+    spawn_result_free(&res);
+    free(data);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* An event that is not a clock (page faults) is requested per thread, as
+ * often as its faults allow: its samples are counted per wall second over
+ * all threads and the header says so, and does not set them against the
+ * request as if both were one rate. */
+Test(new_user, perf_data_of_another_event_says_what_its_rate_is_per, .timeout = 120)
+{
+    char *dir = test_mkdtemp();
+    char *data = perf_record_event(dir, "page-faults", "4000", "pagefaults", "1");
+    const char *args[] = {"report", data, "--no-cache", NULL};
+    struct spawn_result res;
+    ptprof_in(dir, NULL, args, &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    const char *at = strstr(res.out, "frequency ");
+    double hz = 0;
+    char per[80] = "";
+    cr_assert(at && sscanf(at, "frequency %lf Hz %79[^)]", &hz, per) == 2,
+              "no frequency in:\n%.400s", res.out);
+    cr_expect_str_eq(per, "per wall s, all threads (requested 4000 per thread",
+                     "the rate does not say what it is per:\n%.400s", res.out);
+    const char *s = strstr(res.out, "samples "), *d = strstr(res.out, "duration ");
+    cr_assert(s && d, "no samples or duration in:\n%.400s", res.out);
+    double samples = atof(s + strlen("samples ")), duration = atof(d + strlen("duration "));
+    cr_assert_gt(samples, 10, "too few page faults sampled to say:\n%.400s", res.out);
+    cr_expect(fabs(hz - samples / duration) <= 0.01 * hz + 0.1,
+              "%.1f Hz, but %.0f samples in %.3f s:\n%.400s", hz, samples, duration, res.out);
+    spawn_result_free(&res);
+
+    const char *info[] = {"info", data, NULL};
+    ptprof_in(dir, NULL, info, &res);
+    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
+    cr_expect(strstr(res.out, "4000 Hz requested per thread, ") &&
+                  strstr(res.out, "Hz achieved per wall second, all threads"),
+              "info does not say what the rate is per:\n%.600s", res.out);
     spawn_result_free(&res);
     free(data);
     test_rmtree(dir);
