@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gprof_run.h"
 #include "report_csv.h"
 #include "test_record_common.h"
 #include "util/xalloc.h"
@@ -118,18 +119,6 @@ static void cg_entry_of(const char *text, const char *fn, struct cg_entry *e)
     cr_assert_fail("no entry of %s in the call graph:\n%s", fn, text);
 }
 
-/* tests/REL from the source tree (this file is tests/e2e/test_gmon_cycles.c). */
-static char *source_path(const char *rel)
-{
-    const char *cut = strstr(__FILE__, "e2e/test_gmon_cycles.c");
-    cr_assert_not_null(cut);
-    char *path = xasprintf("%.*s%s", (int)(cut - __FILE__), __FILE__, rel);
-    char *abs = realpath(path, NULL);
-    cr_assert_not_null(abs, "cannot find %s (run from the source tree)", path);
-    free(path);
-    return abs;
-}
-
 /* "PROG-BASE:NAME", the key of a function's row. */
 static char *row_key(const char *name)
 {
@@ -167,30 +156,11 @@ static void expect_lines(const char *prog, const char *gmon, const char *fn, boo
 
 Test(gmon_cycles, a_cycles_callers_callees_and_totals_are_gprofs, .timeout = 240)
 {
-    char *gcc = test_tool_path("gcc"), *gprof = test_tool_path("gprof");
-    if (!gcc || !gprof) {
-        free(gcc);
-        free(gprof);
-        cr_skip_test("gcc or gprof is not installed: scripts/install-deps --test");
-    }
-    char *dir = test_mkdtemp(), *prog = test_path(dir, "mutual-pg");
-    char *src = source_path("workloads/mutual.c");
-    const char *cc[] = {gcc, "-std=gnu11", "-O2", "-g", "-pg", "-o", prog, src, NULL};
-    struct spawn_result res;
-    run_argv(&res, cc, NULL, dir, 120);
-    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
-    spawn_result_free(&res);
-    const char *run[] = {prog, "1", NULL};
-    const char *plain_gmon[] = {"GMON_OUT_PREFIX", NULL}; /* gmon.out, not gmon.out.PID */
-    run_argv(&res, run, plain_gmon, dir, 120);
-    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
-    spawn_result_free(&res);
-    char *gmon = test_path(dir, "gmon.out");
-    const char *gp[] = {gprof, "-b", "-q", prog, gmon, NULL};
-    run_argv(&res, gp, NULL, dir, 120);
-    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
-    char *graph = xstrdup(res.out);
-    spawn_result_free(&res);
+    char *dir = test_mkdtemp();
+    struct gprof_run run;
+    gprof_run_build(&run, dir, "mutual.c", "mutual-pg", "-O2", (const char *[]){"1", NULL});
+    const char *prog = run.prog, *gmon = run.gmon;
+    char *graph = gprof_run_text(&run, "-q");
 
     const char *flat_args[] = {prog, gmon, "--no-cache", NULL};
     char *flat = report_csv(flat_args);
@@ -229,11 +199,7 @@ Test(gmon_cycles, a_cycles_callers_callees_and_totals_are_gprofs, .timeout = 240
     }
     free(flat);
     free(graph);
-    free(gmon);
-    free(src);
-    free(prog);
-    free(gcc);
-    free(gprof);
+    gprof_run_free(&run);
     test_rmtree(dir);
     free(dir);
 }

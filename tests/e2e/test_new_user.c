@@ -20,6 +20,7 @@
 
 #include "format/load.h"
 #include "interop/pperf.h"
+#include "gprof_run.h"
 #include "report_csv.h"
 #include "test_record_common.h"
 #include "util/xalloc.h"
@@ -419,31 +420,11 @@ static size_t gprof_entry(const char *text, const char *fn, bool above, struct g
 
 Test(new_user, gmon_callers_and_callees_are_gprofs_call_graph, .timeout = 240)
 {
-    char *gcc = test_need_tool("gcc"), *gprof = test_need_tool("gprof");
-    char *dir = test_mkdtemp(), *prog = test_path(dir, "callers-pg");
-    const char *cut = strstr(__FILE__, "e2e/test_new_user.c");
-    cr_assert_not_null(cut);
-    char *rel = xasprintf("%.*sworkloads/callers.c", (int)(cut - __FILE__), __FILE__);
-    char *src = realpath(rel, NULL);
-    cr_assert_not_null(src, "cannot find %s (run from the source tree)", rel);
-    free(rel);
-    const char *cc[] = {gcc,  "-std=gnu11", "-O2", "-g",  "-pg", "-pthread",
-                        "-o", prog,         src,   "-lm", NULL};
-    struct spawn_result res;
-    run_argv(&res, cc, NULL, dir, 120);
-    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
-    spawn_result_free(&res);
-    const char *run[] = {prog, "1.5", NULL};
-    const char *plain_gmon[] = {"GMON_OUT_PREFIX", NULL}; /* gmon.out, not gmon.out.PID */
-    run_argv(&res, run, plain_gmon, dir, 120);
-    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
-    spawn_result_free(&res);
-    char *gmon = test_path(dir, "gmon.out");
-    const char *gp[] = {gprof, "-b", "-q", prog, gmon, NULL};
-    run_argv(&res, gp, NULL, dir, 120);
-    cr_assert_eq(spawn_exit_code(res.status), 0, RUN_CONTEXT(&res));
-    char *graph = xstrdup(res.out);
-    spawn_result_free(&res);
+    char *dir = test_mkdtemp();
+    struct gprof_run run;
+    gprof_run_build(&run, dir, "callers.c", "callers-pg", "-O2", (const char *[]){"1.5", NULL});
+    const char *prog = run.prog, *gmon = run.gmon;
+    char *graph = gprof_run_text(&run, "-q");
 
     /* Who calls hot, how often, and with how much of hot's time. */
     struct gprof_line lines[16];
@@ -494,11 +475,7 @@ Test(new_user, gmon_callers_and_callees_are_gprofs_call_graph, .timeout = 240)
     }
     free(csv);
     free(graph);
-    free(gmon);
-    free(src);
-    free(gcc);
-    free(gprof);
-    free(prog);
+    gprof_run_free(&run);
     test_rmtree(dir);
     free(dir);
 }

@@ -10,6 +10,7 @@
  */
 #include "../lib/spawn.h"
 #include "../unit/real_tools.h"
+#include "gprof_run.h"
 #include "symbol/elf_symtab.h"
 #include "util/xalloc.h"
 
@@ -25,21 +26,6 @@
 
 /* Percentage points a share may differ from the truth on a busy machine. */
 #define SHARE_TOLERANCE 3.0
-
-/* tests/REL from the source tree (this file is tests/e2e/test_symbols.c). */
-static char *source_path(const char *rel)
-{
-    const char *cut = strstr(__FILE__, "e2e/test_symbols.c");
-    cr_assert(cut, "unexpected __FILE__ %s", __FILE__);
-    char *path = xasprintf("%.*s%s", (int)(cut - __FILE__), __FILE__, rel);
-    if (path[0] != '/') {
-        char *abs = realpath(path, NULL);
-        cr_assert(abs, "cannot find %s (run from the source tree)", path);
-        free(path);
-        path = abs;
-    }
-    return path;
-}
 
 /* Run ARGV in CWD with ENV, expecting exit 0. */
 static void run_in(const char *const *argv, const char *const *env, const char *cwd,
@@ -161,14 +147,10 @@ static size_t add_straddling_bins(const char *gmon, const char *binary)
  * gprof rounds it).  By ELF symbol, as gprof names them: -k procedure
  * names a function inlined into another (shares.c's monotonic_read) on
  * its own. */
-static void expect_gprofs_self_seconds(const char *gprof, const char *dir, const char *binary,
-                                       const char *gmon)
+static void expect_gprofs_self_seconds(const struct gprof_run *run)
 {
-    const char *gp[] = {gprof, "-b", "-p", binary, gmon, NULL};
-    struct spawn_result res;
-    run_in(gp, NULL, dir, &res);
-    char *flat = xstrdup(res.out);
-    spawn_result_free(&res);
+    const char *binary = run->prog, *gmon = run->gmon;
+    char *flat = gprof_run_text(run, "-p");
     static char names[256][128];
     size_t n = gprof_functions(flat, names, 256);
     cr_expect_geq(n, 4, "gprof lists no functions:\n%s", flat);
@@ -187,26 +169,15 @@ static void expect_gprofs_self_seconds(const char *gprof, const char *dir, const
 
 Test(symbols, program_before_a_gmon_out_names_it_as_gprof_does, .timeout = 240)
 {
-    char *dir = test_mkdtemp(), *gcc = test_need_tool("gcc"), *gprof = test_need_tool("gprof");
-    char *src = source_path("workloads/shares.c"), *prog = test_path(dir, "shares-pg");
-    const char *cc[] = {gcc,  "-std=gnu11", "-O1", "-g",  "-pg", "-pthread",
-                        "-o", prog,         src,   "-lm", NULL};
-    struct spawn_result res;
-    run_in(cc, NULL, dir, &res);
-    spawn_result_free(&res);
-    const char *workload[] = {prog, "1", "1.5", NULL};
-    const char *env[] = {"GMON_OUT_PREFIX", NULL};
-    run_in(workload, env, dir, &res);
-    spawn_result_free(&res);
-    char *gmon = test_path(dir, "gmon.out");
+    char *dir = test_mkdtemp();
+    struct gprof_run run;
+    gprof_run_build(&run, dir, "shares.c", "shares-pg", "-O1", (const char *[]){"1", "1.5", NULL});
+    const char *gmon = run.gmon;
     /* The program moves away and is renamed: nothing called a.out. */
     char *moved = test_path(dir, "renamed-prog");
-    cr_assert_eq(rename(prog, moved), 0);
-
-    const char *gp[] = {gprof, "-b", "-p", moved, gmon, NULL};
-    run_in(gp, NULL, dir, &res);
-    char *flat = xstrdup(res.out);
-    spawn_result_free(&res);
+    cr_assert_eq(rename(run.prog, moved), 0);
+    free(run.prog);
+    run.prog = moved;
 
     struct fn_counts none, positional, option;
     report_column(gmon, "cpu", "cpu_time", NULL, &none);
@@ -221,14 +192,14 @@ Test(symbols, program_before_a_gmon_out_names_it_as_gprof_does, .timeout = 240)
     /* Every function gprof lists, as gprof credits it: also the bins that
      * straddle two functions (gprof splits them by the overlap), which a
      * run has or not by chance, and the copy has for certain. */
-    expect_gprofs_self_seconds(gprof, dir, moved, gmon);
-    char *straddled = test_path(dir, "straddled.out");
-    char *cp = xasprintf("cp '%s' '%s'", gmon, straddled);
+    expect_gprofs_self_seconds(&run);
+    struct gprof_run straddled = {.prog = moved, .gmon = test_path(dir, "straddled.out")};
+    char *cp = xasprintf("cp '%s' '%s'", gmon, straddled.gmon);
     cr_assert_eq(system(cp), 0);
     free(cp);
-    cr_expect_geq(add_straddling_bins(straddled, moved), 4, "a bin at each function's start");
-    expect_gprofs_self_seconds(gprof, dir, moved, straddled);
-    free(straddled);
+    cr_expect_geq(add_straddling_bins(straddled.gmon, moved), 4, "a bin at each function's start");
+    expect_gprofs_self_seconds(&straddled);
+    free(straddled.gmon);
     /* Wall-time bound work: on a busy machine it gets less CPU, but heavy
      * keeps about half of what the four got. */
     double four = 0;
@@ -240,6 +211,7 @@ Test(symbols, program_before_a_gmon_out_names_it_as_gprof_does, .timeout = 240)
     /* Every analysing command takes it: a flame graph and a conversion. */
     char *svg = test_path(dir, "f.svg"), *folded = test_path(dir, "g.folded");
     const char *fg[] = {"flamegraph", moved, gmon, "-o", svg, "--no-cache", NULL};
+    struct spawn_result res;
     ptprof_run(fg, &res);
     spawn_result_free(&res);
     const char *cv[] = {"convert", "--binary", moved, gmon, "-o", folded, "--no-cache", NULL};
@@ -257,13 +229,7 @@ Test(symbols, program_before_a_gmon_out_names_it_as_gprof_does, .timeout = 240)
     fn_free(&option);
     free(svg);
     free(folded);
-    free(flat);
-    free(gmon);
-    free(moved);
-    free(prog);
-    free(src);
-    free(gprof);
-    free(gcc);
+    gprof_run_free(&run);
     test_rmtree(dir);
     free(dir);
 }

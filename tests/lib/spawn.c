@@ -464,6 +464,19 @@ char *build_workload(const char *name)
     return path;
 }
 
+char *test_source_path(const char *relative)
+{
+    const char *cut = strstr(__FILE__, "lib/spawn.c");
+    if (!cut)
+        cr_assert_fail("unexpected __FILE__ %s", __FILE__);
+    char *path = str_printf("%.*s%s", (int)(cut - __FILE__), __FILE__, relative);
+    char *abs = realpath(path, NULL);
+    if (!abs)
+        cr_assert_fail("cannot find %s (run from the source tree)", path);
+    free(path);
+    return abs;
+}
+
 char *test_mkdtemp(void)
 {
     const char *tmp = getenv("TMPDIR");

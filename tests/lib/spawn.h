@@ -83,6 +83,9 @@ char *build_path(const char *relative);
 char *build_ptprof(void);
 char *build_sampler(void);
 char *build_workload(const char *name);
+/* tests/RELATIVE in the source tree, absolute, allocated; the test fails
+ * when it is not there (the tests run from the source tree). */
+char *test_source_path(const char *relative);
 
 /* A fresh directory under $TMPDIR (default /tmp), and its removal. */
 char *test_mkdtemp(void);
