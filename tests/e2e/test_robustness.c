@@ -360,6 +360,50 @@ Test(robustness, convert_killed_while_writing_leaves_no_temporary, .timeout = 60
     free(dir);
 }
 
+/* Where a file system has no O_TMPFILE (or /proc is missing, which names
+ * one), the temporary has a name, ".NAME.tmp.XXXXXX": a terminating signal
+ * (SIGXFSZ at 4 KiB) and a write error (the same limit with SIGXFSZ
+ * ignored: EFBIG) both remove it.  /proc is hidden in a mount namespace of
+ * the test's own; skipped where one cannot be made. */
+Test(robustness, a_named_temporary_is_removed_on_a_signal_and_on_an_error, .timeout = 60)
+{
+    char *unshare = test_tool_path("unshare");
+    if (!unshare)
+        cr_skip_test("unshare (util-linux) is not installed");
+    char *dir = test_mkdtemp(), *path = test_path(dir, "spin.data");
+    record_spin(path, "0.5");
+    char *ptprof = build_ptprof(), *out = test_path(dir, "copy.data");
+    static const char *const traps[] = {"", "trap '' XFSZ; "};
+    static const char *const what[] = {"killed by SIGXFSZ", "a write error (EFBIG)"};
+    for (size_t i = 0; i < 2; i++) {
+        char *script = xasprintf("mount -t tmpfs none /proc && ! test -e /proc/self/fd || exit 99; "
+                                 "%sulimit -f 4; exec '%s' convert '%s' -o '%s'",
+                                 traps[i], ptprof, path, out);
+        const char *sh[] = {unshare, "--mount", "--propagation", "private",
+                            "bash",  "-c",      script,          NULL};
+        struct spawn_result res;
+        run_argv(&res, sh, NULL, NULL, 30);
+        if (WIFEXITED(res.status) && WEXITSTATUS(res.status) == 99)
+            cr_skip_test("cannot hide /proc in a mount namespace: " RUN_FMT, RUN_ARGS(&res));
+        if (i == 0)
+            cr_expect(WIFSIGNALED(res.status) && WTERMSIG(res.status) == SIGXFSZ,
+                      RUN_CONTEXT(&res));
+        else
+            cr_expect(spawn_exit_code(res.status) != 0 && strstr(res.err, "copy.data"),
+                      "a write error is not said: " RUN_FMT, RUN_ARGS(&res));
+        cr_expect_eq(leftovers(dir, ".copy.data.tmp"), 0, "%s: a temporary is left", what[i]);
+        cr_expect(access(out, F_OK) != 0, "%s: a partial output at its path", what[i]);
+        spawn_result_free(&res);
+        free(script);
+    }
+    free(out);
+    free(ptprof);
+    free(path);
+    free(unshare);
+    test_rmtree(dir);
+    free(dir);
+}
+
 /* SIGKILL runs no code: the pperf writer's file has no name until it is
  * complete, so even then nothing is left. */
 Test(robustness, record_pperf_killed_leaves_no_temporary, .timeout = 60)
