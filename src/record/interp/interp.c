@@ -44,6 +44,7 @@ static const char *const failure_names[INTERP_FAILURES] = {
     [INTERP_TORN] = "torn (changed during the read)",
     [INTERP_STALE] = "moved since the sample",
     [INTERP_UNCHECKED] = "nothing to check against the sample",
+    [INTERP_LATE] = "too late after the sample",
 };
 
 bool interp_wanted(bool stacks)
@@ -131,6 +132,10 @@ bool interp_read(struct interp *in, struct process *p, pid_t tid, const struct i
     if (!ip->ops)
         return false;
     in->reads++;
+    if (when && when->sample && when->max_age_ns && when->age_ns > when->max_age_ns) {
+        in->failures[INTERP_LATE]++;
+        return false;
+    }
     enum interp_failure why = INTERP_BAD_READ;
     uint64_t start = monotonic_ns();
     bool ok = ip->ops->read_thread(ip->rt, tid, when, in->names, (uint32_t)p->pid, st, &why);
@@ -164,6 +169,11 @@ static uint64_t unreadable(const struct interp *in)
         if (i != INTERP_NO_THREAD)
             n += in->failures[i];
     return n;
+}
+
+bool interp_found(const struct interp *in)
+{
+    return in && in->found[0];
 }
 
 void interp_print_summary(const struct interp *in, FILE *f)

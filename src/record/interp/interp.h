@@ -89,6 +89,7 @@ enum interp_failure {
     INTERP_TORN,       /* the thread changed its frames during the read */
     INTERP_STALE,      /* read after the sample: the frames moved since it was taken */
     INTERP_UNCHECKED,  /* read after the sample, with nothing in it to check them against */
+    INTERP_LATE,       /* read longer after the sample than MAX_AGE_NS: not read */
     INTERP_FAILURES
 };
 
@@ -99,6 +100,11 @@ struct interp_when {
      * earlier, while the thread ran on; NULL: the frames wanted are the
      * thread's now (stopped, or blocked in a call). */
     const struct stack_snapshot *sample;
+    /* How long before the read SAMPLE was taken, and the most that is read:
+     * a thread that ran on long enough can have returned from the sample's
+     * call and called another whose frame lies at the same address, which
+     * the check against the sample cannot tell apart (docs/python.md). */
+    uint64_t age_ns, max_age_ns;
     /* The thread's stack as copied at the same stop, or NULL: frames that
      * lie in it (an eval loop's entry frame on the C stack) are read from
      * the copy rather than from the process. */
@@ -151,6 +157,8 @@ bool interp_read(struct interp *in, struct process *p, pid_t tid, const struct i
                  struct interp_stack *st);
 int interp_merge(struct interp *in, const struct process *p, const struct interp_stack *st,
                  uint64_t *pcs, int depth, int max);
+/* Frames of some process are read: the recorder keeps its reads timely. */
+bool interp_found(const struct interp *in);
 /* -d: what was read and what failed, and how consistency was kept
  * (CONSISTENCY: "read while stopped", ...). */
 void interp_print_summary(const struct interp *in, FILE *f);

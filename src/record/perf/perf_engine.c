@@ -62,6 +62,15 @@
 /* Records newer than this when a tick takes them wait for the next one:
  * another CPU may still be writing an older one. */
 #define HOLDBACK_NS (100 * 1000ULL)
+
+/* An interpreter's frames are read at the tick after their sample, while
+ * the thread runs on; a sample read more than this many full-rate tick
+ * periods after it (the profiler fell behind, on a loaded machine) keeps
+ * its native frames only: by then the call it sampled may have returned
+ * and another taken its frame's address, which the check against the
+ * sample cannot tell (docs/python.md).  Ticks come up to 1.25 periods
+ * apart (their spread). */
+#define INTERP_MAX_AGE_PERIODS 2.5
 /* How long the witness may take to report a signal the group received. */
 #define SIGNAL_ECHO_NS (100 * 1000 * 1000ULL)
 
@@ -548,7 +557,11 @@ static void on_sample(void *ctx, const struct perf_record *r)
         /* Read now, after the sample: kept only if the sample shows them. */
         struct stack_snapshot at_sample = {0};
         perf_sample_snapshot(s, PERF_REGS_USER_MASK, &at_sample);
-        struct interp_when when = {.sample = &at_sample};
+        uint64_t now = monotonic_ns();
+        struct interp_when when = {
+            .sample = &at_sample,
+            .age_ns = now > r->time ? now - r->time : 0,
+            .max_age_ns = (uint64_t)(INTERP_MAX_AGE_PERIODS * (double)e->rec.clock.period)};
         if (interp_read(e->rec.interp, p, (pid_t)s->tid, &when, &e->interp))
             depth = interp_merge(e->rec.interp, p, &e->interp, e->pcs, depth, STACK_MAX_DEPTH);
     }
@@ -988,7 +1001,9 @@ static double tick_rate(const struct record_options *opts, const struct pmu_sour
  * time however late it is seen (the context switch records place it);
  * what relaxing costs is the name of a wait that begins and ends between
  * two relaxed ticks, taken for the one seen after the same wait before
- * (wait_look(), docs/recording.md).
+ * (wait_look(), docs/recording.md).  Nor do they relax while an
+ * interpreter's frames are read: those must be read soon after their
+ * sample (INTERP_MAX_AGE_PERIODS).
  */
 #define RELAXED_HZ 100.0
 #define RELAX_AFTER_NS (50 * 1000 * 1000ULL)
@@ -997,7 +1012,7 @@ static void relax_ticks(struct engine *e, size_t new_waits)
 {
     struct tick_clock *c = &e->rec.clock;
     uint64_t stride = (uint64_t)llround(e->rec.tick_hz / RELAXED_HZ);
-    if (new_waits || e->rec.pmu || stride < 2) {
+    if (new_waits || e->rec.pmu || interp_found(e->rec.interp) || stride < 2) {
         e->quiet_ticks = 0;
         tick_clock_set_stride(c, 1);
         return;
