@@ -79,9 +79,14 @@ static void fill_totals(const struct profile *p, const struct metrics_totals *mt
 static double round_weight(const struct prof_sample *s)
 {
     uint64_t most = 1;
-    for (uint32_t j = 0; s->weights && j < s->nthreads; j++)
-        most = s->weights[j] > most ? s->weights[j] : most;
-    return (double)most;
+    uint32_t parts = 0;
+    for (uint32_t j = 0; j < s->nthreads; j++) {
+        parts += (s->threads[j].flags & PROF_THREAD_PART) != 0;
+        if (s->weights && s->weights[j] > most)
+            most = s->weights[j];
+    }
+    /* A sample holding only parts of intervals is no round (spells.h). */
+    return s->nthreads && parts == s->nthreads ? 0 : (double)most;
 }
 
 /* The column of each of P's value types in V's columns; NULL when V takes

@@ -98,6 +98,9 @@ enum prof_thread_flags {
     PROF_THREAD_STACK_TRUNCATED = 4, /* its stack lost outer frames (a depth limit, an
                                         unwinder that stopped short, the end of the
                                         recorder's stack copy) */
+    PROF_THREAD_PART = 8,            /* the earlier part of an interval, cut where the
+                                        thread's state or call changed: its time and
+                                        energy count, it is no sample of its own */
 };
 
 struct prof_thread_sample {

@@ -132,7 +132,8 @@ Test(sample_queue, a_full_queue_opens_nothing_and_force_writes_what_waits)
 /* A cut's sample (ptrace/spells.h) goes in its place among the queued
  * samples, an energy counter's reading on the line between its
  * neighbours', a power reading (which stands for the interval up to it)
- * the next one's, and never before a sample already written. */
+ * the next one's, or the one before's for a place that sample saw (a run
+ * cut in its middle), and never before a sample already written. */
 Test(sample_queue, an_inserted_sample_takes_its_place_and_its_share_of_the_readings)
 {
     char *dir = test_mkdtemp(), *path = NULL;
@@ -152,17 +153,18 @@ Test(sample_queue, an_inserted_sample_takes_its_place_and_its_share_of_the_readi
     struct prof_thread_sample a = ts(10, 0x100), b = ts(11, 0xb00), cut = ts(11, 0xc00);
     double v1[2] = {10, 1}, v2[2] = {30, 2}, v3[2] = {50, 3};
     sample_add(sample_queue_open(&q, 1000, v1), &a);
-    cr_assert_not(sample_queue_insert(&q, 1500, &cut), "nothing after it: no line to read off");
+    cr_assert_not(sample_queue_insert(&q, 1500, &cut, false),
+                  "nothing after it: no line to read off");
     struct open_sample *s2 = sample_queue_open(&q, 2000, v2);
     sample_add(s2, &a);
     sample_wait(s2, 1, 11);
     sample_add(sample_queue_open(&q, 3000, v3), &a);
-    cr_assert(sample_queue_insert(&q, 1500, &cut));
-    cr_assert(sample_queue_insert(&q, 2250, &cut));
+    cr_assert(sample_queue_insert(&q, 1500, &cut, false));
+    cr_assert(sample_queue_insert(&q, 2250, &cut, true));
     cr_assert_eq(q.count, 5);
     /* The first three are complete; 2000 waits for thread 11. */
     cr_assert_eq(sample_queue_flush(&q, out, false), 2);
-    cr_assert_not(sample_queue_insert(&q, 1200, &cut), "inserted before a written sample");
+    cr_assert_not(sample_queue_insert(&q, 1200, &cut, false), "inserted before a written sample");
     sample_queue_fill(&q, &b, NULL, NULL);
     cr_assert_eq(sample_queue_flush(&q, out, false), 3);
     struct prof_totals totals = {.samples = 5};
@@ -173,7 +175,7 @@ Test(sample_queue, an_inserted_sample_takes_its_place_and_its_share_of_the_readi
     load(path, &p);
     cr_assert_eq(p.nsamples, 5);
     const uint64_t times[] = {1000, 1500, 2000, 2250, 3000};
-    const double energy[] = {10, 20, 30, 35, 50}, power[] = {1, 2, 2, 3, 3};
+    const double energy[] = {10, 20, 30, 35, 50}, power[] = {1, 2, 2, 2, 3};
     for (size_t i = 0; i < 5; i++) {
         cr_assert_eq(p.samples[i].time_ns, times[i], "sample %zu at %llu", i,
                      (unsigned long long)p.samples[i].time_ns);

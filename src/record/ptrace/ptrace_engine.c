@@ -64,6 +64,7 @@
 struct spell_cut_entry {
     uint64_t at_ns;
     struct prof_thread_sample entry;
+    enum { CUT_INTO_WAIT, CUT_FROM_WAIT, CUT_MOVED_ON, CUT_EXIT_TAIL } kind;
 };
 
 /* Where a sample's time goes, summed over the run (the -d summary). */
@@ -81,6 +82,8 @@ struct sample_costs {
     uint64_t left_out;      /* threads that ran less than a period since their copy */
     uint64_t cut_into_wait; /* intervals cut where a thread began to wait (spells.h) */
     uint64_t cut_from_wait; /* ...where it came out of a wait */
+    uint64_t cut_moved_on;  /* ...in the middle, where it ran on in another call */
+    uint64_t exit_tails;    /* threads' runs from their last entry to their exit */
     uint64_t truncated;     /* stacks cut at the end of their copy */
 };
 
@@ -143,6 +146,7 @@ struct recorder {
 
     /* statistics */
     uint64_t samples, latency_ns;
+    uint64_t parts; /* of the samples written, one-thread parts of intervals (spells.h) */
     struct sample_costs costs;
 };
 
@@ -495,6 +499,7 @@ static void finish_capture(struct recorder *r, struct thread *th, uint64_t wall)
         th->pc = pcs[0];
     }
     depth = interp_merge(r->rec.interp, p, th->interp, pcs, depth, STACK_MAX_DEPTH);
+    th->callers = r->opts->stack_mode != STACK_NONE ? spell_callers(pcs, depth) : 0;
     th->stack = depth > 0 && r->opts->stack_mode != STACK_NONE
                     ? output_stack(r->rec.out, pcs, (uint32_t)depth)
                     : 0;
@@ -550,6 +555,15 @@ static uint64_t round_before(const struct recorder *r, uint64_t t)
     return 0;
 }
 
+/* A cut's entry is the earlier part of its thread's interval: time, not a
+ * sample (PROF_THREAD_PART). */
+static void add_cut(struct recorder *r, const struct spell_cut_entry *cut)
+{
+    r->cuts = xgrow(r->cuts, &r->cuts_cap, r->ncuts + 1, sizeof(*r->cuts));
+    r->cuts[r->ncuts] = *cut;
+    r->cuts[r->ncuts++].entry.flags |= PROF_THREAD_PART;
+}
+
 /* Whether TH's interval up to its entry E at T_NS (its first sample since
  * its mark) is cut (spells.h); if so, the cut is added to r->cuts. */
 static void find_cut(struct recorder *r, struct thread *th, const struct prof_thread_sample *e,
@@ -565,13 +579,38 @@ static void find_cut(struct recorder *r, struct thread *th, const struct prof_th
         .from_ns = th->sched_seen_ns,
         .cpu_ns = th->sched.cpu_ns,
         .wait_ns = th->sched.wait_ns,
+        .callers = th->callers,
         .entry = *e,
     };
     struct spell_cut_entry cut;
     if (!spell_cut(&th->mark, &now, &cut.at_ns, &cut.entry))
         return;
-    r->cuts = xgrow(r->cuts, &r->cuts_cap, r->ncuts + 1, sizeof(*r->cuts));
-    r->cuts[r->ncuts++] = cut;
+    cut.kind = spell_entry_blocked(&cut.entry)   ? CUT_FROM_WAIT
+               : spell_entry_blocked(&now.entry) ? CUT_INTO_WAIT
+                                                 : CUT_MOVED_ON;
+    add_cut(r, &cut);
+}
+
+/*
+ * A thread at its exit: what it ran since its last entry (half a tick on
+ * average, which no later entry would hold) goes to that entry's place,
+ * where the run was last seen, in an entry at the exit (spells.h).  The
+ * exit stop comes before the kernel tears the thread (or the process's
+ * address space) down, so that work is not in it.  A thread last seen
+ * blocked ran, if at all, only to leave its wait: nothing is added.
+ */
+static void thread_exiting(void *ctx, struct thread *th)
+{
+    struct recorder *r = ctx;
+    struct thread_sched now;
+    if (!r->cut_spells || !r->sampling || !th->mark.valid || spell_entry_blocked(&th->mark.entry) ||
+        !thread_read_sched(th, &now) || now.cpu_ns <= th->mark.cpu_ns)
+        return;
+    struct spell_cut_entry tail = {
+        .at_ns = realtime_ns(), .entry = th->mark.entry, .kind = CUT_EXIT_TAIL};
+    tail.entry.cpu_ns = now.cpu_ns;
+    if (tail.at_ns > th->mark.time_ns)
+        add_cut(r, &tail);
 }
 
 /* The cuts found, each as a sample of its own in its place before the
@@ -581,15 +620,29 @@ static void write_cuts(struct recorder *r)
     if (r->ncuts == 0)
         return;
     qsort(r->cuts, r->ncuts, sizeof(*r->cuts), by_cut_time);
+    const struct sample_queue *q = &r->queue;
+    uint64_t newest =
+        q->count ? q->samples[(q->head + q->count - 1) % SAMPLE_QUEUE_MAX].time_ns : q->written_ns;
+    size_t kept = 0;
     for (size_t k = 0; k < r->ncuts; k++) {
-        if (!sample_queue_insert(&r->queue, r->cuts[k].at_ns, &r->cuts[k].entry))
+        /* A run cut in the middle or at an exit is the earlier place's, as
+         * is the reading taken where it was seen; a wait's edge keeps the
+         * later reading, which stands for the interval up to it. */
+        bool earlier = r->cuts[k].kind == CUT_MOVED_ON || r->cuts[k].kind == CUT_EXIT_TAIL;
+        if (!sample_queue_insert(&r->queue, r->cuts[k].at_ns, &r->cuts[k].entry, earlier)) {
+            /* An exit after the newest sample waits for the next one. */
+            if (r->cuts[k].kind == CUT_EXIT_TAIL && r->cuts[k].at_ns > newest)
+                r->cuts[kept++] = r->cuts[k];
             continue;
-        if (spell_entry_blocked(&r->cuts[k].entry))
-            r->costs.cut_from_wait++;
-        else
-            r->costs.cut_into_wait++;
+        }
+        r->parts++;
+        uint64_t *count[] = {[CUT_INTO_WAIT] = &r->costs.cut_into_wait,
+                             [CUT_FROM_WAIT] = &r->costs.cut_from_wait,
+                             [CUT_MOVED_ON] = &r->costs.cut_moved_on,
+                             [CUT_EXIT_TAIL] = &r->costs.exit_tails};
+        (*count[r->cuts[k].kind])++;
     }
-    r->ncuts = 0;
+    r->ncuts = kept;
 }
 
 /* What THEN's entry (in the sample at WALL) was: the mark the next
@@ -604,6 +657,7 @@ static void set_mark(struct thread *th, const struct prof_thread_sample *e, uint
         !th->reused && th->resumed_ns > th->sched_seen_ns ? th->resumed_ns : th->sched_seen_ns;
     th->mark.cpu_ns = th->sched.cpu_ns;
     th->mark.wait_ns = th->sched.wait_ns;
+    th->mark.callers = th->callers;
     th->mark.entry = *e;
 }
 
@@ -1147,11 +1201,17 @@ static void print_syscall_exits(const struct recorder *r)
                 user, kernel, user + kernel > 0 ? 100.0 * kernel / (user + kernel) : 0.0);
 }
 
+/* The samples written that are rounds, not parts of intervals. */
+static uint64_t rounds_written(const struct recorder *r)
+{
+    return r->samples > r->parts ? r->samples - r->parts : 0;
+}
+
 static void print_summary(const struct recorder *r)
 {
     struct recording_summary common = {
         .latency_ns = r->latency_ns,
-        .samples = r->samples,
+        .samples = rounds_written(r),
         .ideal = ideal_samples(r),
         .samples_note = "",
         .threads = r->tracer.threads.seen,
@@ -1182,8 +1242,10 @@ static void print_summary(const struct recorder *r)
             (unsigned long long)c->truncated);
     fprintf(stderr,
             "[debug] spells:      %llu intervals cut where a thread began a wait, %llu where "
-            "it came out of one%s\n",
+            "it came out of one, %llu in the middle where it ran on in another call; %llu runs "
+            "from a thread's last entry to its exit%s\n",
             (unsigned long long)c->cut_into_wait, (unsigned long long)c->cut_from_wait,
+            (unsigned long long)c->cut_moved_on, (unsigned long long)c->exit_tails,
             r->cut_spells ? "" : " (off)");
     print_syscall_exits(r);
 }
@@ -1211,7 +1273,7 @@ static int finish_profile(struct recorder *r)
     struct prof_totals totals = {
         .wall_ns = r->rec.end_mono - r->rec.start_mono,
         .latency_ns = r->latency_ns,
-        .samples = r->samples,
+        .samples = rounds_written(r),
         .ideal_samples = ideal_samples(r),
     };
     /* The raw format keeps one address space: the first process's. */
@@ -1302,6 +1364,8 @@ static int ptrace_engine_run(const struct record_options *opts, const struct eng
     tracer_init(&r.tracer, r.rec.out, opts->inherit);
     r.tracer.on_stopped = capture_stopped;
     r.tracer.on_stopped_ctx = &r;
+    r.tracer.on_exiting = thread_exiting;
+    r.tracer.on_exiting_ctx = &r;
     unsigned nchannels = r.rec.pmu ? r.rec.pmu->nchannels : 0;
     bool *counter = xcalloc((size_t)nchannels + 1, sizeof(*counter));
     for (unsigned c = 0; c < nchannels; c++)

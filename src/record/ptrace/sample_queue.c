@@ -78,7 +78,7 @@ static struct prof_thread_sample *append(struct open_sample *s)
 }
 
 bool sample_queue_insert(struct sample_queue *q, uint64_t time_ns,
-                         const struct prof_thread_sample *ts)
+                         const struct prof_thread_sample *ts, bool earlier)
 {
     if (sample_queue_full(q) || time_ns <= q->written_ns)
         return false;
@@ -94,7 +94,10 @@ bool sample_queue_insert(struct sample_queue *q, uint64_t time_ns,
     double *v = q->scratch;
     for (unsigned c = 0; c < q->nchannels; c++) {
         double a = v0[c], b = next->values[c];
-        v[c] = q->counter[c] && t0 && isfinite(a) && isfinite(b) ? a + (b - a) * f : b;
+        if (q->counter[c] && t0 && isfinite(a) && isfinite(b))
+            v[c] = a + (b - a) * f;
+        else
+            v[c] = earlier && t0 ? a : b;
     }
     /* The free slot after the last moves to POS, the samples from POS on
      * one place later (each slot keeps its buffers). */

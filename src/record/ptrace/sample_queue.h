@@ -69,13 +69,15 @@ void sample_wait(struct open_sample *s, uint32_t pid, uint32_t tid);
 size_t sample_queue_fill(struct sample_queue *q, const struct prof_thread_sample *ts,
                          uint64_t *first_ns, uint64_t *last_ns);
 /* A sample of the one thread sample TS at TIME_NS, in its place among the
- * queued samples, its channel values those of the sample after it, a
- * counter's read off the line between the samples before and after it
- * (so an interval's energy divides between the two by time).  False (nothing done) when the queue
- * is full, when a sample at or after TIME_NS was written already, or when no queued sample comes
- * after it. */
+ * queued samples, its channel values those of the sample after it (of the
+ * one before it when EARLIER: TS is the place that sample saw, and the
+ * reading taken there is its), a counter's read off the line between the
+ * samples before and after it (so an interval's energy divides between the
+ * two by time).  False (nothing done) when the queue is full, when a
+ * sample at or after TIME_NS was written already, or when no queued sample
+ * comes after it. */
 bool sample_queue_insert(struct sample_queue *q, uint64_t time_ns,
-                         const struct prof_thread_sample *ts);
+                         const struct prof_thread_sample *ts, bool earlier);
 void sample_queue_forget(struct sample_queue *q, uint32_t tid);
 /* Writes the complete samples at the head; returns how many, or -1 when
  * the output failed.  With FORCE, samples still waiting are written too,

@@ -28,14 +28,24 @@ bool spell_cut(const struct spell_mark *prev, const struct spell_mark *now, uint
         return false;
     bool was_blocked = spell_entry_blocked(&prev->entry);
     bool is_blocked = spell_entry_blocked(&now->entry);
-    if (was_blocked == is_blocked && (!was_blocked || same_place(&prev->entry, &now->entry)))
+    bool moved_on = !was_blocked && !is_blocked && prev->callers && now->callers &&
+                    prev->callers != now->callers;
+    if (was_blocked == is_blocked && !moved_on &&
+        (!was_blocked || same_place(&prev->entry, &now->entry)))
         return false;
     uint64_t ran = minus(now->cpu_ns, prev->cpu_ns);
     uint64_t queued = minus(now->wait_ns, prev->wait_ns);
     uint64_t span = now->seen_ns - prev->from_ns;
     uint64_t at;
     *first = prev->entry;
-    if (was_blocked && is_blocked) {
+    if (moved_on) {
+        /* Ran on in another call: each place half of the run, the cut in
+         * the middle of the interval. */
+        if (ran < 2)
+            return false;
+        at = prev->time_ns + (now->time_ns - prev->time_ns) / 2;
+        first->cpu_ns = prev->cpu_ns + ran / 2;
+    } else if (was_blocked && is_blocked) {
         /* From one wait to another: where the first ended is not known,
          * its expected place is the middle of the time blocked; the run
          * between them is the second's, whose code made its call. */
@@ -59,4 +69,16 @@ bool spell_cut(const struct spell_mark *prev, const struct spell_mark *now, uint
         at = now->time_ns - 1;
     *at_ns = at;
     return true;
+}
+
+uint64_t spell_callers(const uint64_t *pcs, int depth)
+{
+    if (depth < 2)
+        return 0;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over the return addresses */
+    for (int i = 1; i < depth; i++) {
+        h ^= pcs[i];
+        h *= 1099511628211ull;
+    }
+    return h ? h : 1;
 }

@@ -98,6 +98,7 @@ struct thread {
     struct thread_sched sched;
     uint64_t sched_seen_ns;
     uint64_t resumed_ns; /* realtime ns of its last resume from a ptrace stop */
+    uint64_t callers;    /* its last copy's stack above the leaf, hashed (spells.h) */
     struct spell_mark mark;
     bool finished;
 };

@@ -221,6 +221,8 @@ struct thread *tracer_on_status(struct tracer *t, pid_t tid, int status)
         /* A leader that exits before its threads lingers as a zombie that
          * never stops again: interrupting it would wait forever. */
         th->exiting = true;
+        if (t->on_exiting)
+            t->on_exiting(t->on_exiting_ctx, th);
         struct process *p = &t->procs.procs[th->proc];
         /* The last moment this address space can be read. */
         if (tid == th->pid || live_threads_of(t, th->pid) == 0)

@@ -66,6 +66,10 @@ struct tracer {
     uint64_t held_threads; /* ...over this many threads */
     void (*on_stopped)(void *ctx, struct tracer *t, const pid_t *tids, size_t n);
     void *on_stopped_ctx;
+    /* At a thread's exit stop (PTRACE_EVENT_EXIT), while its schedstat
+     * can still be read; NULL: nothing. */
+    void (*on_exiting)(void *ctx, struct thread *th);
+    void *on_exiting_ctx;
     size_t ncpus;
 };
 
