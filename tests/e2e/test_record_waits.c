@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engines.h"
 #include "record_native.h"
@@ -21,8 +22,14 @@
 #include "test_record_common.h"
 
 #define NPHASES 3
-/* Percentage points a phase's share may be off the program's own. */
+/* Percentage points a phase's share may be off the program's own... */
 #define TOLERANCE_PP 2.0
+/* ...and with the ptrace engine when the program has at least as many
+ * threads as the machine has CPUs: the profiler's own thread then waits
+ * for a CPU too, at every tick, and how long a woken thread queued before
+ * it ran is estimated (spells.c); measured within 2.2 points (an
+ * ASan+UBSan recorder, which takes a millisecond of CPU a sample). */
+#define CROWDED_TOLERANCE_PP 3.0
 /* With some task waiting for a CPU more than this share of the run, the
  * machine was busy (see check_wall_shares). */
 #define MAX_PRESSURE 0.15
@@ -75,7 +82,11 @@ static void check_wall_shares(const char *engine, const char *sleep_ms, const ch
      * CPUs during it; then the ptrace engine's shares are shown, not
      * judged. */
     double busy = before > after ? before : after;
-    bool judged = strcmp(engine, "ptrace") != 0 || (busy <= MAX_PRESSURE && others <= MAX_OTHERS);
+    bool ptrace = strcmp(engine, "ptrace") == 0;
+    bool judged = !ptrace || (busy <= MAX_PRESSURE && others <= MAX_OTHERS);
+    double tolerance = ptrace && atol(threads) >= sysconf(_SC_NPROCESSORS_ONLN)
+                           ? CROWDED_TOLERANCE_PP
+                           : TOLERANCE_PP;
     if (!judged)
         cr_log_warn("ptrace engine, CPU pressure %.0f%% around the run, other work %.0f%% of the "
                     "CPUs during it: its shares on a busy machine are not judged",
@@ -84,7 +95,7 @@ static void check_wall_shares(const char *engine, const char *sleep_ms, const ch
         double want = 100.0 * (double)v[p] / truth_sum, share = 100.0 * got[p] / got_sum;
         cr_log_info("%s (%s/%s/%s ms, %s threads): %s %.1f%% of the wall time, measured %.1f%%",
                     engine, sleep_ms, read_ms, compute_ms, threads, phases[p], share, want);
-        cr_expect(!judged || fabs(share - want) <= TOLERANCE_PP,
+        cr_expect(!judged || fabs(share - want) <= tolerance,
                   "%s (%s/%s/%s ms, %s threads): %s has %.1f%% of the phases' wall time, the "
                   "program measured %.1f%%:\n%.3000s\n" REC_FMT,
                   engine, sleep_ms, read_ms, compute_ms, threads, phases[p], share, want, csv,

@@ -579,6 +579,7 @@ static void find_cut(struct recorder *r, struct thread *th, const struct prof_th
         .from_ns = th->sched_seen_ns,
         .cpu_ns = th->sched.cpu_ns,
         .wait_ns = th->sched.wait_ns,
+        .runs = th->sched.runs,
         .callers = th->callers,
         .entry = *e,
     };
@@ -657,6 +658,7 @@ static void set_mark(struct thread *th, const struct prof_thread_sample *e, uint
         !th->reused && th->resumed_ns > th->sched_seen_ns ? th->resumed_ns : th->sched_seen_ns;
     th->mark.cpu_ns = th->sched.cpu_ns;
     th->mark.wait_ns = th->sched.wait_ns;
+    th->mark.runs = th->sched.runs;
     th->mark.callers = th->callers;
     th->mark.entry = *e;
 }

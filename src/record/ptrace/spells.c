@@ -59,8 +59,14 @@ bool spell_cut(const struct spell_mark *prev, const struct spell_mark *now, uint
         at = now->time_ns - minus(span, ran + queued);
         first->cpu_ns = now->cpu_ns;
     } else {
-        /* Waited, then ran: the run is the span's end. */
-        at = now->time_ns - (ran < now->time_ns ? ran : now->time_ns);
+        /* Waited, then ran: the run is the span's end, with the time
+         * it was queued while running; the queue once woken is the
+         * wait's.  The kernel counts the times the thread was put on a
+         * CPU, not how long each queue was: the wait takes its share. */
+        uint64_t runs = minus(now->runs, prev->runs);
+        uint64_t preempted = runs > 1 ? queued - queued / runs : 0;
+        uint64_t run = ran + preempted;
+        at = now->time_ns - (run < now->time_ns ? run : now->time_ns);
         first->cpu_ns = prev->cpu_ns;
     }
     if (at <= prev->time_ns)

@@ -21,9 +21,13 @@
  *    entry, and the earlier place's entry takes all the CPU time;
  *  - blocked, then running: the wait (with the time it waited for a CPU
  *    once woken: by its own clock a call returns when the thread gets a
- *    CPU) goes to the earlier place, the run to the later one: the cut is
- *    the run's length before the later entry, and the CPU time is the
- *    later one's.
+ *    CPU) goes to the earlier place, the run (with the time it was queued
+ *    while running, preempted) to the later one: the cut is that long
+ *    before the later entry, and the CPU time is the later one's.  The
+ *    kernel counts how often the thread was put on a CPU, not how long
+ *    each queue was: of N times, one followed the wake-up, so the wait
+ *    takes 1/N of the time queued (all of it before this, four threads
+ *    on two CPUs gave their waits 2.7 points of their computing).
  *
  * Both running: where the earlier place's run ended is not known.  Charged
  * whole to the later entry, every interval in which a thread moved on
@@ -62,6 +66,7 @@ struct spell_mark {
                          was doing (its resume, else seen_ns) */
     uint64_t cpu_ns;  /* schedstat: time run */
     uint64_t wait_ns; /* schedstat: time waited for a CPU */
+    uint64_t runs;    /* schedstat: times put on a CPU */
     uint64_t callers; /* the stack above the leaf, hashed: which call the entry
                          is in (0: no stack, nothing to tell calls apart by) */
     struct prof_thread_sample entry;
