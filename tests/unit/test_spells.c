@@ -30,14 +30,22 @@ static struct spell_mark mark(uint64_t t_ms, bool blocked, uint64_t cpu_ms, uint
     return m;
 }
 
+/* Where spell_cut() cuts between PREV and NOW (which it must cut), in ns;
+ * *FIRST the earlier place's entry. */
+static uint64_t cut_at(const struct spell_mark *prev, const struct spell_mark *now,
+                       struct prof_thread_sample *first)
+{
+    uint64_t at = 0;
+    cr_assert(spell_cut(prev, now, &at, first), "the interval is not cut");
+    return at;
+}
+
 /* 10 ms: ran 3, queued 2 (preempted), blocked 5: the wait is the last 5. */
 Test(spells, a_run_then_a_wait_is_cut_where_the_wait_began)
 {
     struct spell_mark prev = mark(100, false, 50, 10, 7, 1), now = mark(110, true, 53, 12, 8, 1);
-    uint64_t at;
     struct prof_thread_sample first;
-    cr_assert(spell_cut(&prev, &now, &at, &first));
-    cr_expect_eq(at, 105 * MS);
+    cr_expect_eq(cut_at(&prev, &now, &first), 105 * MS);
     cr_expect_eq(first.pc, 0x2000u, "the earlier place is the run's");
     cr_expect_eq(first.cpu_ns, 53 * MS, "the run takes all the CPU time");
 }
@@ -47,10 +55,8 @@ Test(spells, a_run_then_a_wait_is_cut_where_the_wait_began)
 Test(spells, the_queue_of_a_thread_woken_once_is_the_waits)
 {
     struct spell_mark prev = mark(100, true, 50, 10, 7, 1), now = mark(110, false, 53, 12, 8, 1);
-    uint64_t at;
     struct prof_thread_sample first;
-    cr_assert(spell_cut(&prev, &now, &at, &first));
-    cr_expect_eq(at, 107 * MS, "the run is the last 3 ms");
+    cr_expect_eq(cut_at(&prev, &now, &first), 107 * MS, "the run is the last 3 ms");
     cr_expect_eq(first.cpu_ns, 50 * MS);
 }
 
@@ -59,21 +65,19 @@ Test(spells, the_queue_of_a_thread_woken_once_is_the_waits)
 Test(spells, the_queue_of_a_preempted_run_is_the_runs)
 {
     struct spell_mark prev = mark(100, true, 50, 10, 7, 1), now = mark(110, false, 53, 14, 11, 1);
-    uint64_t at;
     struct prof_thread_sample first;
-    cr_assert(spell_cut(&prev, &now, &at, &first));
-    cr_expect_eq(at, 104 * MS, "3 ms run and 3 of the 4 ms queued end the interval");
+    cr_expect_eq(cut_at(&prev, &now, &first), 104 * MS,
+                 "3 ms run and 3 of the 4 ms queued end the interval");
 }
 
 /* Running in one call, then in another: half the interval to each. */
 Test(spells, a_run_that_moved_to_another_call_is_cut_in_the_middle)
 {
     struct spell_mark prev = mark(100, false, 50, 10, 7, 1), now = mark(110, false, 58, 10, 7, 2);
-    uint64_t at;
     struct prof_thread_sample first;
-    cr_assert(spell_cut(&prev, &now, &at, &first));
-    cr_expect_eq(at, 105 * MS);
+    cr_expect_eq(cut_at(&prev, &now, &first), 105 * MS);
     cr_expect_eq(first.cpu_ns, 54 * MS);
     now.callers = 1;
+    uint64_t at;
     cr_expect_not(spell_cut(&prev, &now, &at, &first), "within one call the interval is whole");
 }
