@@ -60,31 +60,37 @@
  * to stop before going on without those still waiting for a CPU. */
 #define STOP_WINDOW_MIN_NS (100 * 1000ULL)
 
-/* An entry for the earlier part of a thread's interval (spells.h). */
+/* Where a thread's interval was cut (spells.h). */
+enum cut_kind {
+    CUT_INTO_WAIT, /* where the thread began a wait */
+    CUT_FROM_WAIT, /* where it came out of one */
+    CUT_MOVED_ON,  /* in the middle, where it ran on in another call */
+    CUT_EXIT_TAIL, /* its run from its last entry to its exit */
+    CUT_KINDS
+};
+
+/* An entry for the earlier part of a thread's interval. */
 struct spell_cut_entry {
     uint64_t at_ns;
     struct prof_thread_sample entry;
-    enum { CUT_INTO_WAIT, CUT_FROM_WAIT, CUT_MOVED_ON, CUT_EXIT_TAIL } kind;
+    enum cut_kind kind;
 };
 
 /* Where a sample's time goes, summed over the run (the -d summary). */
 struct sample_costs {
-    uint64_t check_ns;      /* reading schedstat to find the idle threads */
-    uint64_t window_ns;     /* first interrupt to the last resume */
-    uint64_t copy_ns;       /* copying registers, schedstat and stacks */
-    uint64_t unwind_ns;     /* after the resume: unwinding */
-    uint64_t after_ns;      /* after the resume: everything (unwinding, writing, maps) */
-    uint64_t taken;         /* samples taken (written ones are r->samples) */
-    uint64_t polled;        /* ...of them with polling for the stops on */
-    uint64_t stopped;       /* threads copied in time, summed over samples */
-    uint64_t late;          /* threads copied after their sample was built */
-    uint64_t reused;        /* threads whose last copy was reused */
-    uint64_t left_out;      /* threads that ran less than a period since their copy */
-    uint64_t cut_into_wait; /* intervals cut where a thread began to wait (spells.h) */
-    uint64_t cut_from_wait; /* ...where it came out of a wait */
-    uint64_t cut_moved_on;  /* ...in the middle, where it ran on in another call */
-    uint64_t exit_tails;    /* threads' runs from their last entry to their exit */
-    uint64_t truncated;     /* stacks cut at the end of their copy */
+    uint64_t check_ns;        /* reading schedstat to find the idle threads */
+    uint64_t window_ns;       /* first interrupt to the last resume */
+    uint64_t copy_ns;         /* copying registers, schedstat and stacks */
+    uint64_t unwind_ns;       /* after the resume: unwinding */
+    uint64_t after_ns;        /* after the resume: everything (unwinding, writing, maps) */
+    uint64_t taken;           /* samples taken (written ones are r->samples) */
+    uint64_t polled;          /* ...of them with polling for the stops on */
+    uint64_t stopped;         /* threads copied in time, summed over samples */
+    uint64_t late;            /* threads copied after their sample was built */
+    uint64_t reused;          /* threads whose last copy was reused */
+    uint64_t left_out;        /* threads that ran less than a period since their copy */
+    uint64_t cuts[CUT_KINDS]; /* parts of intervals written, by kind */
+    uint64_t truncated;       /* stacks cut at the end of their copy */
 };
 
 /* A stack to copy, and the process whose memory holds it. */
@@ -621,9 +627,7 @@ static void write_cuts(struct recorder *r)
     if (r->ncuts == 0)
         return;
     qsort(r->cuts, r->ncuts, sizeof(*r->cuts), by_cut_time);
-    const struct sample_queue *q = &r->queue;
-    uint64_t newest =
-        q->count ? q->samples[(q->head + q->count - 1) % SAMPLE_QUEUE_MAX].time_ns : q->written_ns;
+    uint64_t newest = sample_queue_newest_ns(&r->queue);
     size_t kept = 0;
     for (size_t k = 0; k < r->ncuts; k++) {
         /* A run cut in the middle or at an exit is the earlier place's, as
@@ -637,11 +641,7 @@ static void write_cuts(struct recorder *r)
             continue;
         }
         r->parts++;
-        uint64_t *count[] = {[CUT_INTO_WAIT] = &r->costs.cut_into_wait,
-                             [CUT_FROM_WAIT] = &r->costs.cut_from_wait,
-                             [CUT_MOVED_ON] = &r->costs.cut_moved_on,
-                             [CUT_EXIT_TAIL] = &r->costs.exit_tails};
-        (*count[r->cuts[k].kind])++;
+        r->costs.cuts[r->cuts[k].kind]++;
     }
     r->ncuts = kept;
 }
@@ -1246,8 +1246,8 @@ static void print_summary(const struct recorder *r)
             "[debug] spells:      %llu intervals cut where a thread began a wait, %llu where "
             "it came out of one, %llu in the middle where it ran on in another call; %llu runs "
             "from a thread's last entry to its exit%s\n",
-            (unsigned long long)c->cut_into_wait, (unsigned long long)c->cut_from_wait,
-            (unsigned long long)c->cut_moved_on, (unsigned long long)c->exit_tails,
+            (unsigned long long)c->cuts[CUT_INTO_WAIT], (unsigned long long)c->cuts[CUT_FROM_WAIT],
+            (unsigned long long)c->cuts[CUT_MOVED_ON], (unsigned long long)c->cuts[CUT_EXIT_TAIL],
             r->cut_spells ? "" : " (off)");
     print_syscall_exits(r);
 }

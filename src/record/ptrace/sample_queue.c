@@ -42,6 +42,12 @@ bool sample_queue_full(const struct sample_queue *q)
     return q->count == SAMPLE_QUEUE_MAX;
 }
 
+uint64_t sample_queue_newest_ns(const struct sample_queue *q)
+{
+    return q->count ? q->samples[(q->head + q->count - 1) % SAMPLE_QUEUE_MAX].time_ns
+                    : q->written_ns;
+}
+
 /* Slot S becomes an empty sample at TIME_NS with VALUES. */
 static void start(const struct sample_queue *q, struct open_sample *s, uint64_t time_ns,
                   const double *values)

@@ -58,6 +58,9 @@ struct sample_queue {
 void sample_queue_init(struct sample_queue *q, unsigned nchannels, const bool *counter);
 void sample_queue_free(struct sample_queue *q);
 bool sample_queue_full(const struct sample_queue *q);
+/* The time of the newest sample queued, else of the last written (0: none);
+ * sample_queue_insert() needs a queued sample after its time. */
+uint64_t sample_queue_newest_ns(const struct sample_queue *q);
 /* NULL when full. */
 struct open_sample *sample_queue_open(struct sample_queue *q, uint64_t time_ns,
                                       const double *values);
