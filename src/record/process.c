@@ -270,6 +270,25 @@ const struct map_entry *process_map_at(const struct process *p, uint64_t addr)
     return NULL;
 }
 
+const struct map_entry *process_stack_at(const struct process *p, uint64_t sp)
+{
+    const struct map_entry *m = process_map_at(p, sp);
+    if (m)
+        return m;
+    /* The first mapping above SP. */
+    size_t lo = 0, hi = p->maps.count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->maps.entries[mid].start <= sp)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < p->maps.count && strcmp(p->maps.entries[lo].path, "[stack]") == 0)
+        return &p->maps.entries[lo];
+    return NULL;
+}
+
 bool process_knows_pc(const struct process *p, uint64_t pc)
 {
     return process_map_at(p, pc) != NULL;

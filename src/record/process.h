@@ -58,6 +58,10 @@ void process_exec(struct process *p);
 bool process_knows_pc(const struct process *p, uint64_t pc);
 /* The mapping (as last read) holding ADDR, or NULL. */
 const struct map_entry *process_map_at(const struct process *p, uint64_t addr);
+/* The stack mapping holding SP: the one holding it, or else the main
+ * thread's "[stack]" just above it (that mapping grows down as the stack
+ * deepens, past the start read from the maps); NULL if neither. */
+const struct map_entry *process_stack_at(const struct process *p, uint64_t sp);
 
 /* Report the mapping E of P as a MAP record at TIME_NS: an executable
  * file mapping with its ELF build-id (read once per file). */

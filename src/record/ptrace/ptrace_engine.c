@@ -220,13 +220,14 @@ static int from_interrupted_pc(uint64_t *frames, int depth, uint64_t pc)
 /* --- inside the stop window ------------------------------------------------ */
 
 /* How far up the thread's stack may be copied: the end of the mapping
- * holding SP (looked up again only when SP leaves the one found last). */
+ * holding SP (looked up again only when SP leaves the one found last), or
+ * of the main thread's stack when it grew below the maps last read. */
 static uint64_t stack_top(struct recorder *r, struct thread *th, uint64_t sp)
 {
     if (sp >= th->stack_lo && sp < th->stack_hi)
         return th->stack_hi;
-    const struct map_entry *m = process_map_at(&r->tracer.procs.procs[th->proc], sp);
-    th->stack_lo = m ? m->start : 0;
+    const struct map_entry *m = process_stack_at(&r->tracer.procs.procs[th->proc], sp);
+    th->stack_lo = m ? (sp < m->start ? sp : m->start) : 0;
     th->stack_hi = m ? m->end : 0;
     return th->stack_hi;
 }
