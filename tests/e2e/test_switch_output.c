@@ -455,7 +455,8 @@ Test(switch_output, max_files_counts_the_converted_files, .timeout = 300)
     cr_expect_eq(n, 2, "--switch-max-files=2 left %zu files", n);
     for (size_t i = 0; i < n; i++) {
         expect_named(files[i], PREFIX, ".pb.gz");
-        cr_expect_gt(file_cpu(files[i]), 0, "%s holds no CPU time", files[i]);
+        /* The last one may be a moment after the last switch. */
+        cr_expect(file_cpu(files[i]) > 0 || i + 1 == n, "%s holds no CPU time", files[i]);
     }
     free_series(files, n);
     test_rmtree(dir);
