@@ -7,6 +7,10 @@
 #                           working directory is ROOT; TMP, a scratch
 #                           directory named after TAG, removed on exit
 #   say TEXT...             a progress line on stderr
+#   bench_machine           a line for the results: the CPUs, the load
+#                           average and the share of the CPU time the VM's
+#                           host took (steal) since bench_init: timing
+#                           figures carry it
 #   bench_cpuburn           CPUBURN, built into BUILD/bench when missing;
 #                           false, after an "n/a" line, when it cannot be
 #   burn_field FILE KEY     KEY=VALUE of cpuburn's last "cpuburn: ..." line
@@ -23,6 +27,21 @@ bench_init() {
     PTPROF=$BUILD/ptprof
     TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptprof-$2.XXXXXX") || exit 0
     trap 'rm -rf "$TMP"' EXIT
+    STEAL_MARK=$(cpu_ticks)
+}
+
+# "STEAL ALL": the machine's steal and total ticks so far (/proc/stat).
+cpu_ticks() {
+    awk '$1 == "cpu" { all = 0; for (i = 2; i <= 9; i++) all += $i; print $9, all; exit }' /proc/stat
+}
+
+bench_machine() {
+    local now steal
+    now=$(cpu_ticks)
+    # shellcheck disable=SC2086 # two numbers each
+    steal=$(echo $STEAL_MARK $now | awk '{ d = $4 - $2; printf "%.1f", (d > 0 ? 100 * ($3 - $1) / d : 0) }')
+    echo "Machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end;" \
+        "the VM's host took $steal% of the CPU time (steal) while this script ran."
 }
 
 say() { printf '%s\n' "$*" >&2; }

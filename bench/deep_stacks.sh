@@ -100,3 +100,4 @@ for row in "ptprof ptrace" "ptprof perf" "perf dwarf" "perf fp"; do
 done
 echo
 echo "Medians of $REPS runs on this machine (shared, busy: read the shares, not the rates)."
+bench_machine

@@ -137,6 +137,7 @@ cell() { # CASE TOOL NAME
 }
 
 echo "Load average (1, 5, 15 min) before: $LOAD_BEFORE; after: $LOAD_AFTER (2 CPUs; other jobs ran)."
+bench_machine
 echo "Each cell: the median share in the profiles over $REPS runs / the median of the program's own"
 echo "shares in the same runs (its own clocks), and in parentheses the largest distance of a run's"
 echo "share from the program's own in that run (percentage points)."

@@ -120,4 +120,4 @@ for hz in 1000 100; do
         "$(cell "$hz" perf offcpu)"
 done
 echo
-echo "Machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."
+bench_machine

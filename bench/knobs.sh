@@ -87,4 +87,5 @@ for c in "${CASES[@]}"; do
     done
 done
 echo
+bench_machine
 exit 0

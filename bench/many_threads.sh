@@ -77,8 +77,8 @@ for ((rep = 1; rep <= REPS; rep++)); do
     done
 done
 
-echo "Machine: $NPROC CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end;" \
-    "cpuburn at 1 kHz, -g none, medians of $REPS interleaved runs."
+bench_machine
+echo "cpuburn at 1 kHz, -g none, medians of $REPS interleaved runs."
 echo
 echo "| threads | profiler | slowdown | achieved rate | stopped / reused / left out / deferred per round | window per round |"
 echo "|---:|---|---:|---:|---|---:|"

@@ -100,4 +100,5 @@ for c in "${CASES[@]}"; do
     done
 done
 echo
+bench_machine
 exit 0

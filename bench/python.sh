@@ -115,3 +115,4 @@ echo "program); ptprof-native: the same engine without them (PTPROF_INTERP=0). p
 echo "record -g on python -X perf (the interpreter writes a perf map of its trampolines)."
 echo "Targets (issue 17): >= 99% of 1 kHz with one Python thread; slowdown with Python"
 echo "frames no more than 1.5x the slowdown without them."
+bench_machine

@@ -120,4 +120,5 @@ else
     echo "One conversion: n/a"
 fi
 echo
+bench_machine
 exit 0

@@ -133,3 +133,4 @@ done
 echo
 echo "ptrace-raw is the ptrace engine keeping every stop where it was taken (PTPROF_CALL_EXITS=raw);"
 echo "perf record's call site is the vDSO function with the kernel's samples under it (--children)."
+bench_machine
