@@ -162,13 +162,14 @@ static void check_accuracy(const struct accuracy_check *c)
                     c->engine, c->workload, what, c->mode, c->threads, nsamples, funcs[f], truth[f],
                     got[f], err);
     }
+    double max_error = build_tolerance(c->max_error);
     for (int f = 0; f < NFUNCS; f++)
-        cr_expect_leq(fabs(got[f] - truth[f]), c->max_error,
+        cr_expect_leq(fabs(got[f] - truth[f]), max_error,
                       "%s engine, %s%s -g %s, %d threads, %zu samples: %s has %.2f%% of the %s, "
                       "the workload measured %.2f%% (error %+.2f points, at most %.1f)",
                       c->engine, c->workload, what, c->mode, c->threads, nsamples, funcs[f], got[f],
                       c->unnormalised ? "CPU time" : "work functions' total", truth[f],
-                      got[f] - truth[f], c->max_error);
+                      got[f] - truth[f], max_error);
     recording_free(&r);
     free(truth_path);
 }

@@ -11,6 +11,7 @@
 #include "../lib/spawn.h"
 #include "../unit/real_tools.h"
 #include "engines.h"
+#include "test_record_common.h"
 #include "format/load.h"
 #include "util/xalloc.h"
 
@@ -81,7 +82,7 @@ static void check_jitcode(const char *engine, const char *how, const char *mode,
     report_column(data, "cpu", "cpu_time_pct", NULL, &self);
     report_column(data, "cpu", "total_pct", NULL, &total);
     double want = truth_pct(truth, "jit_spin");
-    cr_expect(fabs(fn_get(&self, "jit_spin") - want) <= SHARE_TOLERANCE,
+    cr_expect(fabs(fn_get(&self, "jit_spin") - want) <= build_tolerance(SHARE_TOLERANCE),
               "%s, -g %s: jit_spin %.1f%%, the run measured %.1f%%", label, mode,
               fn_get(&self, "jit_spin"), want);
     /* Native code called from a JIT frame: the JIT frame is on its stack,

@@ -183,6 +183,15 @@ void load_engine_profile(const char *engine, const char *path, struct profile *o
                       "%s: sample %zu is earlier than the one before (%s engine)", path, i, engine);
 }
 
+double build_tolerance(double tolerance)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return 2 * tolerance;
+#else
+    return tolerance;
+#endif
+}
+
 uint64_t cpu_pressure_total_us(void)
 {
     char *text = test_read_file("/proc/pressure/cpu", NULL);

@@ -60,6 +60,15 @@ bool elf_is_et_exec(const char *path);
  * ..." in ERR: the rate R, and M in *RELAXED; fails the test without it. */
 double perf_ticks_line(const char *err, long *relaxed);
 
+/* The room a share checked against a program's own truth gets in this
+ * build: TOLERANCE, or twice it when the recorder under test is the
+ * ASan+UBSan build.  That recorder spends several times the plain one's
+ * CPU per sample and falls behind on a busy machine where the plain one
+ * keeps up; the shares' bounds are the plain build's claim, judged in the
+ * plain pass, and a misattribution (the wrong function, a lost phase) is
+ * still many times wider than either. */
+double build_tolerance(double tolerance);
+
 /* Occurrences of NEEDLE in TEXT. */
 int count_occurrences(const char *text, const char *needle);
 /* Lines in TEXT (a final line without '\n' counts too). */

@@ -172,7 +172,7 @@ static void check_shares(const char *engine, const char *hz, const char *seconds
      * up to four times, and by the share of the run between late readings
      * (what the profile shows); it is TOLERANCE on a quiet machine. */
     double attributed = total - unattributed, off_cpu = 1 - t->cpu / t->wall;
-    double bound = tolerance / (off_cpu < 0.75 ? 1 - off_cpu : 0.25) + late;
+    double bound = build_tolerance(tolerance) / (off_cpu < 0.75 ? 1 - off_cpu : 0.25) + late;
     for (size_t i = 0; i < NFUNCS; i++) {
         double share = got[i] / attributed, want = t->running[i] / running_j;
         cr_expect(fabs(share - want) <= bound,

@@ -68,7 +68,7 @@ static void check_shares(struct recording *r, const char *engine, const char *co
         double want = 100.0 * truth[f] / truth_sum, share = 100.0 * got[f] / got_sum;
         cr_log_info("%s: %s %.1f%% of the four functions' CPU time, measured %.1f%%", engine,
                     funcs[f], share, want);
-        cr_expect(fabs(share - want) <= TOLERANCE_PP,
+        cr_expect(fabs(share - want) <= build_tolerance(TOLERANCE_PP),
                   "%s: %s has %.1f%% of the four functions' CPU time, the program measured "
                   "%.1f%%:\n%.3000s",
                   engine, funcs[f], share, want, csv);

@@ -84,9 +84,9 @@ static void check_wall_shares(const char *engine, const char *sleep_ms, const ch
     double busy = before > after ? before : after;
     bool ptrace = strcmp(engine, "ptrace") == 0;
     bool judged = !ptrace || (busy <= MAX_PRESSURE && others <= MAX_OTHERS);
-    double tolerance = ptrace && atol(threads) >= sysconf(_SC_NPROCESSORS_ONLN)
-                           ? CROWDED_TOLERANCE_PP
-                           : TOLERANCE_PP;
+    double tolerance = build_tolerance(ptrace && atol(threads) >= sysconf(_SC_NPROCESSORS_ONLN)
+                                           ? CROWDED_TOLERANCE_PP
+                                           : TOLERANCE_PP);
     if (!judged)
         cr_log_warn("ptrace engine, CPU pressure %.0f%% around the run, other work %.0f%% of the "
                     "CPUs during it: its shares on a busy machine are not judged",
