@@ -25,6 +25,7 @@
  *   [debug] frequency:   F Hz requested, G Hz achieved [(per CPU second)]
  *   [debug] threads:     T seen
  *   [debug] deadlines:   D dropped (...)
+ *   [debug] host steal:  P% of the CPUs' time (...)   (host_steal.h)
  * then the ptrace engine adds
  *   [debug] signals:     K passed to the target
  *   [debug] window:      W us from the first interrupt to the last resume

@@ -88,6 +88,7 @@ int recording_begin(struct recording *r)
     unsetenv("DEBUGINFOD_URLS");
     recorder_prefer_latency();
     r->start_mono = monotonic_ns();
+    host_steal_mark(&r->steal_start);
     if (r->opts->duration > 0)
         r->deadline = r->start_mono + (uint64_t)(r->opts->duration * 1e9);
     if (r->pmu && r->join_readings)
@@ -175,6 +176,14 @@ void recording_print_summary(const struct recording *r, const struct recording_s
             "[debug] deadlines:   %llu dropped (a sample ran into them, or left the "
             "program less than %.0f us)\n",
             (unsigned long long)r->clock.dropped, (double)r->clock.min_gap / 1e3);
+    struct host_steal now;
+    host_steal_mark(&now);
+    fprintf(stderr,
+            "[debug] host steal:  %.1f%% of the CPUs' time (the VM's host ran other work; %s)\n",
+            100 * host_steal_share(&r->steal_start, &now),
+            r->choice->engine == ENGINE_PERF
+                ? "task-clock counts it where a thread was on the CPU, its own clock does not"
+                : "not in the threads' CPU time");
     if (r->pmu)
         fprintf(
             stderr, "[debug] measurement: %llu readings (%.2f Hz), %llu failed and taken again%s\n",

@@ -55,6 +55,7 @@
 
 #include "pmu/pmu.h"
 #include "record/engine.h"
+#include "record/host_steal.h"
 #include "record/output.h"
 #include "record/reading_join.h"
 #include "record/snapshots.h"
@@ -93,7 +94,8 @@ struct recording {
      * either way (tick_clock.h); 0: RECORDING_TICK_SPREAD_PERCENT. */
     unsigned tick_spread_pct;
     uint64_t start_mono, end_mono;
-    uint64_t deadline; /* --duration, monotonic; 0 = none */
+    struct host_steal steal_start; /* at start_mono: -d's host steal */
+    uint64_t deadline;             /* --duration, monotonic; 0 = none */
     /* --switch-output (snapshots.h), NULL: one file */
     struct snapshots *snapshots;
     /* interpreter frames (interp/interp.h), NULL: off */

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "engines.h"
+#include "record/host_steal.h"
 #include "test_record_common.h"
 #include "../unit/real_tools.h"
 #include "util/xalloc.h"
@@ -117,7 +118,10 @@ ENGINE_TEST(switch_output, a_file_every_second_and_no_cpu_lost, .timeout = 300)
                           "3.5",  NULL};
     const char *env[] = {env_truth, NULL};
     struct spawn_result res;
+    struct host_steal before, after;
+    host_steal_mark(&before);
     run_argv(&res, argv, env, NULL, 120);
+    host_steal_mark(&after);
     cr_assert_eq(spawn_exit_code(res.status), 0, "%s: " RUN_CONTEXT(&res), engine);
     spawn_result_free(&res);
 
@@ -137,11 +141,16 @@ ENGINE_TEST(switch_output, a_file_every_second_and_no_cpu_lost, .timeout = 300)
         cpu += c;
     }
     /* Every file counts from each thread's previous sample: together they
-     * are the run's CPU time, none lost or counted twice at a switch. */
-    double truth_s = measured_cpu(truth);
-    cr_expect(fabs(cpu - truth_s) <= 0.05 * truth_s,
-              "%s: the files hold %.3f s of CPU time, the program used %.3f s", engine, cpu,
-              truth_s);
+     * are the run's CPU time, none lost or counted twice at a switch.  The
+     * perf engine's task-clock also counts the time the VM's host took
+     * while a thread was on a CPU, which the program's clock does not
+     * (host_steal.h): a third of the time stolen made 3.8 s of 2.6. */
+    double truth_s = measured_cpu(truth), steal = host_steal_share(&before, &after);
+    double over = strcmp(engine, "perf") == 0 && steal < 0.5 ? steal / (1 - steal) : 0;
+    cr_expect(cpu >= 0.95 * truth_s && cpu <= (1.05 + over) * truth_s,
+              "%s: the files hold %.3f s of CPU time, the program used %.3f s (the host took "
+              "%.1f%% of the CPUs' time)",
+              engine, cpu, truth_s, 100 * steal);
     free_series(files, n);
     free(env_truth);
     free(truth);
