@@ -159,6 +159,26 @@ static void index_lanes(struct writer *w, const struct profile *p)
     strtab_free(seen);
 }
 
+/* The order the lanes are written in (the lanes stay by thread slot):
+ * each process's main thread moved up to before the first lane of its
+ * process, the others keeping their order. */
+static size_t *lanes_in_order(const struct writer *w)
+{
+    size_t *order = xcalloc(w->nlanes ? w->nlanes : 1, sizeof(*order));
+    for (size_t i = 0; i < w->nlanes; i++) {
+        size_t to = i;
+        if (w->lanes[i].tid == w->lanes[i].pid)
+            for (size_t k = 0; k < i; k++)
+                if (w->lanes[order[k]].pid == w->lanes[i].pid) {
+                    to = k;
+                    break;
+                }
+        memmove(&order[to + 1], &order[to], (i - to) * sizeof(*order));
+        order[to] = i;
+    }
+    return order;
+}
+
 static const char *program_of(const struct profile *p, uint32_t pid)
 {
     const char *exe = "";
@@ -198,8 +218,9 @@ static void write_document(FILE *f, struct writer *w, const struct profile *p, c
     }
     fputs("]},\n\"profiles\":[", f);
     bool first = true;
+    size_t *order = lanes_in_order(w);
     for (size_t i = 0; i < w->nlanes; i++) {
-        struct lane *l = &w->lanes[i];
+        struct lane *l = &w->lanes[order[i]];
         if (!l->nevents)
             continue;
         close_to(l, 0);
@@ -221,6 +242,7 @@ static void write_document(FILE *f, struct writer *w, const struct profile *p, c
         }
         fputs("]}", f);
     }
+    free(order);
     fputs("],\n\"name\":", f);
     json_string(f, name);
     fputs(",\"activeProfileIndex\":0,\"exporter\":\"ptprof " PTPROF_VERSION "\"}\n", f);

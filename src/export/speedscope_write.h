@@ -13,8 +13,11 @@
  *    lowest source line a sample saw in it) where known; with
  *    O->keys_given a frame is a key as report shows it (-k binary,procedure
  *    gives "BINARY:FUNCTION") and has no file or line unless the keys do;
- *  - "profiles": one "evented" profile per thread that has samples, in
- *    order of first appearance, named "PROGRAM[PID] NAME#N (tid TID)"; its
+ *  - "profiles": one "evented" profile per thread that has samples, the
+ *    processes in order of first appearance, each one's main thread (TID
+ *    = PID) first and its other threads in order of first appearance, so
+ *    the viewer opens on the program's main thread whichever thread the
+ *    kernel sampled first; named "PROGRAM[PID] NAME#N (tid TID)"; its
  *    events open and close the frames of consecutive samples' call paths
  *    (outermost first, properly nested), each sample advancing the
  *    thread's clock by its worth in O->metric (default: the profile's own

