@@ -254,38 +254,32 @@ void process_exec(struct process *p)
     }
 }
 
-const struct map_entry *process_map_at(const struct process *p, uint64_t addr)
+/* The first mapping (sorted, never overlapping) that ends above ADDR: the
+ * one holding it, else the next one up; NULL past the last. */
+static const struct map_entry *first_ending_above(const struct process *p, uint64_t addr)
 {
     size_t lo = 0, hi = p->maps.count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const struct map_entry *e = &p->maps.entries[mid];
-        if (addr < e->start)
-            hi = mid;
-        else if (addr >= e->end)
+        if (p->maps.entries[mid].end <= addr)
             lo = mid + 1;
         else
-            return e;
+            hi = mid;
     }
-    return NULL;
+    return lo < p->maps.count ? &p->maps.entries[lo] : NULL;
+}
+
+const struct map_entry *process_map_at(const struct process *p, uint64_t addr)
+{
+    const struct map_entry *e = first_ending_above(p, addr);
+    return e && e->start <= addr ? e : NULL;
 }
 
 const struct map_entry *process_stack_at(const struct process *p, uint64_t sp)
 {
-    const struct map_entry *m = process_map_at(p, sp);
-    if (m)
-        return m;
-    /* The first mapping above SP. */
-    size_t lo = 0, hi = p->maps.count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->maps.entries[mid].start <= sp)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < p->maps.count && strcmp(p->maps.entries[lo].path, "[stack]") == 0)
-        return &p->maps.entries[lo];
+    const struct map_entry *e = first_ending_above(p, sp);
+    if (e && (e->start <= sp || strcmp(e->path, "[stack]") == 0))
+        return e;
     return NULL;
 }
 

@@ -41,6 +41,11 @@ Test(process_stack, the_main_stack_is_found_below_its_last_read_start)
     cr_assert(m, "no mapping for a stack that grew down");
     cr_assert_str_eq(m->path, "[stack]");
     cr_assert_eq(m->end, 0x7ffffffff000);
+    /* Only the stack's copy reaches up to it: the address holds no map. */
+    cr_assert_null(process_map_at(&p, 0x7ffffffde000 - 450 * 1024));
+    cr_assert_eq(process_map_at(&p, 0x7ffffffde000), m);
+    cr_assert_null(process_map_at(&p, 0x7ffffffff000));
+    cr_assert_eq(process_map_at(&p, 0x555555555fff), &p.maps.entries[0]);
     maps_clear(&p.maps);
 }
 
