@@ -88,7 +88,8 @@ int recording_begin(struct recording *r)
     unsetenv("DEBUGINFOD_URLS");
     recorder_prefer_latency();
     r->start_mono = monotonic_ns();
-    host_steal_mark(&r->steal_start);
+    if (r->opts->debug)
+        host_steal_mark(&r->steal_start); /* for -d's summary only */
     if (r->opts->duration > 0)
         r->deadline = r->start_mono + (uint64_t)(r->opts->duration * 1e9);
     if (r->pmu && r->join_readings)
