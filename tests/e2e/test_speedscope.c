@@ -279,7 +279,8 @@ Test(speedscope, a_go_pprof_profile_in_the_viewer, .timeout = 600)
 Test(speedscope, the_main_thread_is_the_profile_it_opens_on)
 {
     char *dir = test_mkdtemp();
-    char *script = xasprintf("%s/two.perf.txt", dir), *json = xasprintf("%s/two.speedscope.json", dir);
+    char *script = xasprintf("%s/two.perf.txt", dir),
+         *json = xasprintf("%s/two.speedscope.json", dir);
     FILE *f = fopen(script, "w");
     cr_assert(f);
     for (int i = 0; i < 3; i++)
