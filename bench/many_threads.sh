@@ -5,7 +5,8 @@
 #
 # cpuburn with 1, 4, 16 and 64 threads on the machine's CPUs at 1 kHz
 # (-g none), bare, under `ptprof record --engine ptrace` (also with
-# PTPROF_ROUNDS=periods, docs/recording.md), `--engine perf`
+# PTPROF_ROUNDS=periods, and with PTPROF_OWN_SESSION=0: the recorder in the
+# program's session, as before; docs/recording.md), `--engine perf`
 # and `perf record -e cpu-clock`, the runs of one repetition interleaved,
 # BENCH_REPS_THREADS (3) repetitions, medians.  For each: the slowdown of
 # the work against the bare run; for ptprof the achieved rate (per wall
@@ -47,11 +48,13 @@ for ((rep = 1; rep <= REPS; rep++)); do
         say "many_threads: rep $rep, $t threads"
         "$CPUBURN" "$t" "$UNITS" >"$TMP/out" 2>/dev/null &&
             keep "$t" bare "$rep" wall "$(burn_field "$TMP/out" wall)"
-        for engine in ptrace periods perf; do
+        for engine in ptrace shared periods perf; do
             [ "$engine" = perf ] && [ "$have_perf" = 0 ] && continue
-            rounds=
+            rounds= own=
             [ "$engine" = periods ] && rounds=periods
-            PTPROF_ROUNDS=$rounds "$PTPROF" record --engine "${engine/periods/ptrace}" -f 1000 \
+            [ "$engine" = shared ] && own=0
+            PTPROF_ROUNDS=$rounds PTPROF_OWN_SESSION=$own "$PTPROF" record \
+                --engine "$(echo "$engine" | sed 's/periods\|shared/ptrace/')" -f 1000 \
                 -g none -d -o "$TMP/p" -- "$CPUBURN" "$t" "$UNITS" >"$TMP/out" 2>"$TMP/err" ||
                 continue
             keep "$t" "$engine" "$rep" wall "$(burn_field "$TMP/out" wall)"
@@ -84,14 +87,14 @@ echo "| threads | profiler | slowdown | achieved rate | stopped / reused / left 
 echo "|---:|---|---:|---:|---|---:|"
 for t in 1 4 16 64; do
     bare=$(raw_median "$RAW" "$t" bare wall)
-    for tool in ptrace periods perf perf-record; do
+    for tool in ptrace shared periods perf perf-record; do
         w=$(raw_median "$RAW" "$t" "$tool" wall)
         if [ -z "$w" ] || [ -z "$bare" ]; then continue; fi
         slow=$(awk -v w="$w" -v b="$bare" 'BEGIN { printf "%+.1f%%", 100 * (w / b - 1) }')
         rate=$(raw_median "$RAW" "$t" "$tool" rate)
         [ -n "$rate" ] && rate=$(awk -v r="$rate" 'BEGIN { printf "%.1f%%", r / 10 }')
         round="" window=""
-        if [ "$tool" = ptrace ] || [ "$tool" = periods ]; then
+        if [ "$tool" != perf ] && [ "$tool" != perf-record ]; then
             round="$(raw_median "$RAW" "$t" "$tool" stopped) / $(raw_median "$RAW" "$t" "$tool" reused) / $(raw_median "$RAW" "$t" "$tool" leftout) / $(raw_median "$RAW" "$t" "$tool" deferred)"
             window="$(raw_median "$RAW" "$t" "$tool" window) us"
         fi
@@ -99,6 +102,7 @@ for t in 1 4 16 64; do
         case $tool in
         ptrace | perf) name="ptprof record --engine $tool" ;;
         periods) name="PTPROF_ROUNDS=periods ptprof record --engine ptrace" ;;
+        shared) name="PTPROF_OWN_SESSION=0 ptprof record --engine ptrace" ;;
         perf-record) name="perf record -e cpu-clock" ;;
         esac
         echo "| $t | $name | $slow | ${rate:-–} | ${round:-–} | ${window:-–} |"

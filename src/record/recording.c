@@ -1,6 +1,7 @@
 /* recording.c - see recording.h */
 #include "record/recording.h"
 #include "record/interp/interp.h"
+#include "record/own_session.h"
 #include "record/priority.h"
 #include "record/profiler_signals.h"
 #include "record/record_meta.h"
@@ -162,6 +163,9 @@ void recording_print_summary(const struct recording *r, const struct recording_s
     double span = s->per_cpu_second ? (double)s->ideal / r->opts->frequency : wall;
     fprintf(stderr, "[debug] engine:      %s (%s)\n", engine_name(r->choice->engine),
             r->choice->reason);
+    const char *session = own_session_describe();
+    if (session)
+        fprintf(stderr, "[debug] session:     %s\n", session);
     fprintf(stderr, "[debug] wall time:   %.6f s\n", wall);
     fprintf(stderr, "[debug] latency:     %.6f s total, %.2f us per sample%s\n",
             (double)s->latency_ns / 1e9,

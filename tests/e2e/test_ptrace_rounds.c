@@ -5,13 +5,21 @@
  * for the CPUs.  A native recording with PTPROF_ROUNDS=periods and more
  * busy threads than CPUs leaves out of a round the threads that ran less
  * than half a period since their copy, and -d says so, round by round.
+ * With 64 busy threads on the machine's CPUs every function keeps its
+ * share of the CPU time within a point of what the workload measured, and
+ * the recorder runs in a session of its own while the program keeps the
+ * caller's (docs/recording.md, "Many threads").
  */
 #include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "report_csv.h"
 #include "test_record_common.h"
 
 #define NTHREADS 8
@@ -120,4 +128,129 @@ Test(ptrace_rounds, periods_rounds_leave_out_threads_that_ran_little, .timeout =
     spawn_result_free(&res);
     test_rmtree(dir);
     free(profile);
+}
+
+/* --- 64 busy threads ---------------------------------------------------- */
+
+#define BUSY_THREADS "64"
+#define MAX_SHARE_ERROR 1.0 /* points, each function's inclusive share */
+
+static const char *const clock_funcs[] = {"work_alpha", "work_beta", "work_gamma", "work_delta"};
+
+static void sixty_four_threads_keep_their_shares(const char *stacks)
+{
+    char *dir = test_mkdtemp(), *profile = NULL;
+    cr_assert(asprintf(&profile, "%s/profile", dir) > 0);
+    char *ptprof = build_ptprof(), *clockwork = build_workload("clockwork");
+    const char *argv[] = {ptprof,    "record",     "--engine", "ptrace",   "-g",    stacks,
+                          "-f",      "1000",       "-d",       "-o",       profile, "--",
+                          clockwork, BUSY_THREADS, "100",      "together", NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, NULL, 300);
+    cr_assert_eq(spawn_exit_code(res.status), 0, "ptprof record\n" RUN_FMT, RUN_ARGS(&res));
+    const char *args[] = {profile, "-k", "procedure", NULL};
+    char *csv = report_csv(args);
+    double got[4], truth[4], got_sum = 0, true_sum = 0;
+    for (int f = 0; f < 4; f++) {
+        truth[f] = workload_value(res.out, clock_funcs[f]);
+        got[f] = report_csv_value(csv, clock_funcs[f], "total_pct");
+        cr_assert(truth[f] > 0, "no CPU time measured for %s:\n%s", clock_funcs[f], res.out);
+        cr_assert(!isnan(got[f]), "-g %s: no row for %s in\n%.3000s", stacks, clock_funcs[f], csv);
+        got_sum += got[f];
+        true_sum += truth[f];
+    }
+    double bound = build_tolerance(MAX_SHARE_ERROR);
+    for (int f = 0; f < 4; f++) {
+        double share = 100.0 * got[f] / got_sum, want = 100.0 * truth[f] / true_sum;
+        cr_log_info("-g %s, %s busy threads: %-10s %6.2f%%, true %6.2f%% (%+.2f)", stacks,
+                    BUSY_THREADS, clock_funcs[f], share, want, share - want);
+        cr_expect_leq(fabs(share - want), bound,
+                      "-g %s, %s busy threads: %s has %.2f%% of the four functions' time "
+                      "inclusive, the workload measured %.2f%% (at most %.1f points apart)\n%s",
+                      stacks, BUSY_THREADS, clock_funcs[f], share, want, bound, res.err);
+    }
+    free(csv);
+    spawn_result_free(&res);
+    free(ptprof);
+    free(clockwork);
+    free(profile);
+    test_rmtree(dir);
+}
+
+Test(ptrace_rounds, sixty_four_busy_threads_keep_their_shares_without_stacks, .timeout = 300)
+{
+    sixty_four_threads_keep_their_shares("none");
+}
+
+Test(ptrace_rounds, sixty_four_busy_threads_keep_their_shares_with_dwarf_stacks, .timeout = 300)
+{
+    sixty_four_threads_keep_their_shares("dwarf");
+}
+
+/* From /proc/PID/stat: the parent, process group and session of PID. */
+static void process_ids(pid_t pid, pid_t *ppid, pid_t *pgrp, pid_t *sid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s: cannot open", path);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *after = strrchr(buf, ')');
+    int p = 0, g = 0, s = 0;
+    cr_assert(after && sscanf(after, ") %*c %d %d %d", &p, &g, &s) == 3, "%s: %s", path, buf);
+    *ppid = p;
+    *pgrp = g;
+    *sid = s;
+}
+
+static bool autogroup_enabled(void)
+{
+    FILE *f = fopen("/proc/sys/kernel/sched_autogroup_enabled", "r");
+    int c = f ? fgetc(f) : EOF;
+    if (f)
+        fclose(f);
+    return c == '1';
+}
+
+Test(ptrace_rounds, the_recorder_has_a_session_of_its_own_and_the_program_keeps_yours,
+     .timeout = 120)
+{
+    if (!autogroup_enabled())
+        cr_skip_test("the kernel's autogroup is off: the recorder stays in the program's session");
+    char *dir = test_mkdtemp(), *profile = NULL;
+    cr_assert(asprintf(&profile, "%s/profile", dir) > 0);
+    char *ptprof = build_ptprof(), *spin = build_workload("spin");
+    const char *argv[] = {ptprof,  "record", "--engine", "ptrace", "-d", "-o",
+                          profile, "--",     spin,       "20",     NULL};
+    struct spawn_opts opts = {.argv = argv, .timeout_s = 60};
+    struct spawn_proc p;
+    spawn_start(&opts, &p);
+    spawn_pump_until(&p, "spin: ready", 20);
+    int target = 0;
+    cr_assert(sscanf(strstr(p.out, "spin: ready"), "spin: ready, pid %d", &target) == 1);
+    pid_t front = p.pid, front_parent, front_pgrp, front_sid;
+    pid_t recorder, target_pgrp, target_sid, recorder_parent, recorder_pgrp, recorder_sid;
+    process_ids(front, &front_parent, &front_pgrp, &front_sid);
+    process_ids(target, &recorder, &target_pgrp, &target_sid);
+    process_ids(recorder, &recorder_parent, &recorder_pgrp, &recorder_sid);
+    killpg(front_pgrp, SIGINT);
+    struct spawn_result res;
+    spawn_finish(&p, &res);
+
+    cr_expect_eq(target_sid, front_sid, "the program left the caller's session");
+    cr_expect_eq(target_pgrp, front_pgrp, "the program left the caller's process group");
+    cr_expect_eq(recorder_parent, front, "the program's tracer %d is not ptprof's child",
+                 (int)recorder);
+    cr_expect_eq(recorder_sid, recorder, "the recorder %d is in session %d, not its own",
+                 (int)recorder, (int)recorder_sid);
+    cr_expect_eq(spawn_exit_code(res.status), 128 + SIGINT, RUN_CONTEXT(&res));
+    cr_expect(strstr(res.err, "[debug] session:     the recorder in a session of its own"),
+              "-d does not say where the recorder ran:\n%s", res.err);
+    spawn_result_free(&res);
+    free(ptprof);
+    free(spin);
+    free(profile);
+    test_rmtree(dir);
 }

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -133,6 +134,18 @@ double perf_ticks_line(const char *err, long *relaxed)
     cr_assert(close && close[1] == ',', "ticks line without a rate: %.80s", line);
     *relaxed = atol(close + 2);
     return atof(paren + 1);
+}
+
+double workload_value(const char *out, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *line = out; line && *line; line = strchr(line, '\n')) {
+        if (*line == '\n')
+            line++;
+        if (strncmp(line, name, len) == 0 && line[len] == ' ')
+            return strtod(line + len + 1, NULL);
+    }
+    return NAN;
 }
 
 int count_occurrences(const char *text, const char *needle)

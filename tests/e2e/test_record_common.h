@@ -70,6 +70,10 @@ double perf_ticks_line(const char *err, long *relaxed);
 double build_tolerance(double tolerance);
 
 /* Occurrences of NEEDLE in TEXT. */
+/* The number after "NAME " at the start of a line of OUT (a workload's
+ * own measure, "work_alpha 1234"), or NAN. */
+double workload_value(const char *out, const char *name);
+
 int count_occurrences(const char *text, const char *needle);
 /* Lines in TEXT (a final line without '\n' counts too). */
 int count_lines(const char *text);

@@ -55,26 +55,14 @@ struct truth {
     double user_ns, sys_ns;
 };
 
-static double truth_value(const char *out, const char *name)
-{
-    size_t len = strlen(name);
-    for (const char *line = out; line && *line; line = strchr(line, '\n')) {
-        if (*line == '\n')
-            line++;
-        if (strncmp(line, name, len) == 0 && line[len] == ' ')
-            return strtod(line + len + 1, NULL);
-    }
-    return NAN;
-}
-
 static void read_truth(const char *out, struct truth *t)
 {
     for (int f = 0; f < NFUNCS; f++) {
-        t->ns[f] = truth_value(out, funcs[f]);
+        t->ns[f] = workload_value(out, funcs[f]);
         cr_assert(t->ns[f] > 0, "the workload printed no CPU time for %s:\n%s", funcs[f], out);
     }
-    t->user_ns = truth_value(out, "user_ns");
-    t->sys_ns = truth_value(out, "sys_ns");
+    t->user_ns = workload_value(out, "user_ns");
+    t->sys_ns = workload_value(out, "sys_ns");
     cr_assert(t->user_ns > 0 && !isnan(t->sys_ns), "the workload printed no rusage:\n%s", out);
 }
 

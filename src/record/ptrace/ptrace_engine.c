@@ -20,6 +20,7 @@
 #include "record/ptrace/idle_cpu.h"
 #include "record/jit_maps.h"
 #include "record/output.h"
+#include "record/own_session.h"
 #include "record/profiler_signals.h"
 #include "record/recorder.h"
 #include "record/recording.h"
@@ -89,6 +90,7 @@ struct sample_costs {
     uint64_t late;            /* threads copied after their sample was built */
     uint64_t reused;          /* threads whose last copy was reused */
     uint64_t left_out;        /* threads that ran less than a period since their copy */
+    uint64_t crowded_rounds;  /* rounds that could leave threads out (round_leaves_out) */
     uint64_t cuts[CUT_KINDS]; /* parts of intervals written, by kind */
     uint64_t truncated;       /* stacks cut at the end of their copy */
 };
@@ -120,7 +122,11 @@ struct recorder {
      * round stops only the threads that ran a period of CPU time since
      * their last copy, and a copy taken late goes to the next sample. */
     bool together;
-    bool leave_out; /* PTPROF_ROUNDS=periods: threads that ran little are left out (find_idle) */
+    /* Which rounds leave out the threads that ran little (find_idle):
+     * crowded ones (the default), all (PTPROF_ROUNDS=periods) or none
+     * (PTPROF_ROUNDS=every); this round's answer in round_by_periods. */
+    enum { ROUNDS_WHEN_CROWDED, ROUNDS_BY_PERIODS, ROUNDS_EVERY_THREAD } rounds;
+    bool round_by_periods;
     bool in_stop_window; /* tracer_stop_all() is running */
     /* Intervals cut where a thread's state changed (spells.h): the last
      * rounds' instants, to know a thread's mark is from the round before. */
@@ -536,12 +542,32 @@ static void write_ready(struct recorder *r, bool force)
     r->samples += (uint64_t)n;
 }
 
-/* Rounds that leave out the threads that ran little (PTPROF_ROUNDS=periods,
- * never for --format pperf): a copy taken late goes to the next round's
- * sample instead of a place kept in its own (find_idle()). */
+/* Rounds that leave out the threads that ran little (find_idle(), never
+ * for --format pperf): a copy taken late goes to the next round's sample
+ * instead of a place kept in its own. */
 static bool by_periods(const struct recorder *r)
 {
-    return r->leave_out && !r->together;
+    return r->round_by_periods;
+}
+
+/* More threads than this per CPU make a round crowded: each gets at most
+ * an eighth of a CPU, and stopping every one that ran costs more rounds
+ * than a tracer gets CPU time for (docs/recording.md, "Many threads"). */
+#define CROWDED_THREADS_PER_CPU 8
+
+static bool round_leaves_out(const struct recorder *r)
+{
+    if (r->together)
+        return false;
+    switch (r->rounds) {
+    case ROUNDS_BY_PERIODS:
+        return true;
+    case ROUNDS_EVERY_THREAD:
+        return false;
+    case ROUNDS_WHEN_CROWDED:
+        break;
+    }
+    return r->tracer.threads.count > (size_t)CROWDED_THREADS_PER_CPU * r->tracer.ncpus;
 }
 
 static int by_cut_time(const void *a, const void *b)
@@ -866,6 +892,8 @@ static void find_idle(struct recorder *r)
     struct thread_table *tt = &r->tracer.threads;
     uint64_t mono = monotonic_ns(), period = r->rec.clock.period, due = period / 2;
     size_t nran = 0;
+    r->round_by_periods = round_leaves_out(r);
+    r->costs.crowded_rounds += r->round_by_periods;
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
         th->captured = false;
@@ -1108,7 +1136,10 @@ static void read_benchmark_knobs(struct recorder *r)
     const char *cpu = getenv("PTPROF_CPU");
     r->pin_cpu = cpu && *cpu ? atoi(cpu) : -1;
     const char *rounds = getenv("PTPROF_ROUNDS");
-    r->leave_out = rounds && strcmp(rounds, "periods") == 0;
+    r->rounds = !rounds || !*rounds              ? ROUNDS_WHEN_CROWDED
+                : strcmp(rounds, "periods") == 0 ? ROUNDS_BY_PERIODS
+                : strcmp(rounds, "every") == 0   ? ROUNDS_EVERY_THREAD
+                                                 : ROUNDS_WHEN_CROWDED;
     const char *exits = getenv("PTPROF_CALL_EXITS");
     r->syscall_exits.raw = exits && strcmp(exits, "raw") == 0;
     const char *spells = getenv("PTPROF_SPELLS");
@@ -1241,6 +1272,17 @@ static void print_summary(const struct recorder *r)
             "round, waiting for a CPU) per round\n",
             (double)c->stopped / taken, (double)c->reused / taken, (double)c->left_out / taken,
             (double)c->late / taken);
+    char crowded[64];
+    snprintf(crowded, sizeof(crowded), "those with more than %d threads per CPU",
+             CROWDED_THREADS_PER_CPU);
+    fprintf(stderr,
+            "[debug] rounds:      %llu of %llu leaving out the threads that ran less than half a "
+            "period (%s)\n",
+            (unsigned long long)c->crowded_rounds, (unsigned long long)c->taken,
+            r->together                        ? "never: every sample holds every thread"
+            : r->rounds == ROUNDS_BY_PERIODS   ? "PTPROF_ROUNDS=periods: all"
+            : r->rounds == ROUNDS_EVERY_THREAD ? "PTPROF_ROUNDS=every: none"
+                                               : crowded);
     fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",
             (unsigned long long)c->truncated);
     fprintf(stderr,
@@ -1361,6 +1403,9 @@ static void abandon_target(struct recorder *r)
 static int ptrace_engine_run(const struct record_options *opts, const struct engine_choice *choice)
 {
     struct recorder r = {.opts = opts};
+    /* Before any thread or file: the recorder may become a child process. */
+    if (!opts->attach_pid)
+        own_session_split();
     /* Everything that can fail for the user's reasons fails before the
      * target exists. */
     int rc = recording_open(&r.rec, opts, choice);
@@ -1392,6 +1437,7 @@ static int ptrace_engine_run(const struct record_options *opts, const struct eng
     rc = start_target(&r);
     if (rc != 0)
         goto out;
+    own_session_leave();
     if (opts->attach_pid)
         learn_blocked_calls(&r);
     pin_tracer(&r);
