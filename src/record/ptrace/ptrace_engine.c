@@ -1233,6 +1233,17 @@ static void print_syscall_exits(const struct recorder *r)
                 "[debug] program:     %.3f s user, %.3f s kernel (%.1f%% of its CPU time in the "
                 "kernel)\n",
                 user, kernel, user + kernel > 0 ? 100.0 * kernel / (user + kernel) : 0.0);
+    /* The tracer's own schedstat: a rate short of the one asked for is
+     * either its work or its waits for a CPU (docs/recording.md). */
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long on_cpu = 0, waiting = 0, slices = 0;
+    if (f && fscanf(f, "%llu %llu %llu", &on_cpu, &waiting, &slices) == 3)
+        fprintf(stderr,
+                "[debug] tracer:      %.3f s on a CPU, %.3f s ready but waiting for one, %llu "
+                "times scheduled\n",
+                (double)on_cpu / 1e9, (double)waiting / 1e9, slices);
+    if (f)
+        fclose(f);
 }
 
 /* The samples written that are rounds, not parts of intervals. */
