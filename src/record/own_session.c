@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,6 +120,7 @@ bool own_session_split(void)
     forwardable(&set);
     sigprocmask(SIG_BLOCK, &set, &before);
     fflush(NULL);
+    pid_t front_pid = getpid();
     pid_t recorder = fork();
     if (recorder < 0) {
         sigprocmask(SIG_SETMASK, &before, NULL);
@@ -128,6 +130,11 @@ bool own_session_split(void)
     }
     if (recorder > 0)
         front(recorder);
+    /* A SIGKILL to the front is a SIGKILL to the profiler: the recorder
+     * ends with it, and the kernel detaches the program, as before. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != front_pid) /* killed before the request: nothing was recorded */
+        _exit(PT_EXIT_INCOMPLETE);
     sigprocmask(SIG_SETMASK, &before, NULL);
     state = SPLIT;
     return true;

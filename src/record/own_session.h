@@ -17,7 +17,8 @@
  * recorder (which decides, as before, whether the program got it too), it
  * stops when the recorder stops for a job-control stop and continues it
  * when continued, and it exits as the recorder exits (the same status, or
- * the same signal).  It never returns.  The child returns true and goes on
+ * the same signal).  It never returns.  The child, which a SIGKILL of the
+ * front kills too (PR_SET_PDEATHSIG), returns true and goes on
  * as the recorder; it calls own_session_leave() once the program was
  * started, so the program keeps the shell's session and process group (its
  * terminal, job control and signals are as without us) while the recorder

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "record_native.h"
 #include "report_csv.h"
 #include "test_record_common.h"
 
@@ -136,24 +137,48 @@ Test(ptrace_rounds, periods_rounds_leave_out_threads_that_ran_little, .timeout =
 /* Points each function's inclusive share may be off: the issue's 1, or
  * four standard errors of a share of the threads' copies, if wider (the
  * four functions alternate every few microseconds, so each copy is a
- * draw: 1 point needs some 20,000 copies, a test takes about 5,000). */
+ * draw: 1 point needs some 20,000 equal copies, a test takes about
+ * 5,000). */
 #define MAX_SHARE_ERROR 1.0
 #define STANDARD_ERRORS 4.0
 
 static const char *const clock_funcs[] = {"work_alpha", "work_beta", "work_gamma", "work_delta"};
 
-/* From -d: how many threads' copies the rounds took (each a draw of
- * where a thread is), the rounds times the threads stopped in each. */
-static double threads_copied(const char *err)
+/* How many equal draws the profile's CPU time is worth: each thread
+ * entry is a draw of where its thread was, weighted by the CPU time it
+ * carries (since the thread's previous entry), and unequal weights count
+ * for less (Kish's effective sample size, (sum w)^2 / sum w^2).  A round
+ * that comes late gives its threads more time each, so fewer draws. */
+static double effective_copies(const char *path)
 {
-    const char *samples = strstr(err, "[debug] samples:"), *stops = strstr(err, "[debug] stops:");
-    double ideal, rounds, stopped;
-    cr_assert(samples && stops, "no samples or stops line in -d:\n%s", err);
-    cr_assert_eq(sscanf(samples, "[debug] samples: %lf ideal, %lf actual", &ideal, &rounds), 2,
-                 "%.200s", samples);
-    cr_assert_eq(sscanf(stops, "[debug] stops: %lf threads stopped", &stopped), 1, "%.200s", stops);
-    cr_assert_gt(rounds * stopped, 0, "no thread was copied:\n%s", err);
-    return rounds * stopped;
+    struct recording rec = {0};
+    recording_load(&rec, path);
+    uint32_t tids[1024];
+    uint64_t last[1024];
+    size_t ntids = 0;
+    double sum = 0, sum_sq = 0;
+    for (size_t i = 0; i < rec.prof.nsamples; i++) {
+        const struct prof_sample *s = &rec.prof.samples[i];
+        for (uint32_t t = 0; t < s->nthreads; t++) {
+            const struct prof_thread_sample *th = &s->threads[t];
+            size_t k = 0;
+            while (k < ntids && tids[k] != th->tid)
+                k++;
+            if (k == ntids) {
+                cr_assert_lt(ntids, 1024, "more threads than the workload has");
+                tids[ntids] = th->tid;
+                last[ntids++] = th->cpu_ns;
+                continue;
+            }
+            double w = th->cpu_ns > last[k] ? (double)(th->cpu_ns - last[k]) : 0;
+            last[k] = th->cpu_ns;
+            sum += w;
+            sum_sq += w * w;
+        }
+    }
+    profile_free(&rec.prof);
+    cr_assert_gt(sum_sq, 0, "%s: no thread entry carries CPU time", path);
+    return sum * sum / sum_sq;
 }
 
 static void sixty_four_threads_keep_their_shares(const char *stacks)
@@ -178,7 +203,7 @@ static void sixty_four_threads_keep_their_shares(const char *stacks)
         got_sum += got[f];
         true_sum += truth[f];
     }
-    double copies = threads_copied(res.err);
+    double copies = effective_copies(profile);
     for (int f = 0; f < 4; f++) {
         double share = 100.0 * got[f] / got_sum, want = 100.0 * truth[f] / true_sum;
         double p = want / 100, sampling = 100 * STANDARD_ERRORS * sqrt(p * (1 - p) / copies);

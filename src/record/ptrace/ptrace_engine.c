@@ -709,18 +709,18 @@ static void finish_late_stops(struct recorder *r)
         th->deferred = false;
         finish_capture(r, th, realtime_ns());
         r->costs.late++;
-        if (by_periods(r)) {
-            th->pending_entry = true; /* in the next round's sample */
-            if (th->check_reblocked)
-                note_reblocked(th);
-            continue;
-        }
+        /* A sample that waits for it gets it, whatever rounds are now (one
+         * built before the rounds became crowded waits for its copy and
+         * holds back every later one); else, in rounds by periods, the
+         * copy goes to the next round's sample. */
         struct prof_thread_sample e = entry_of(th);
         uint64_t first = 0, last = 0;
         if (sample_queue_fill(&r->queue, &e, &first, &last) > 0) {
             find_cut(r, th, &e, first);
             th->finished = true;
             set_mark(th, &e, last);
+        } else if (by_periods(r)) {
+            th->pending_entry = true;
         }
         if (th->check_reblocked)
             note_reblocked(th);
