@@ -240,3 +240,31 @@ const char *pq_describe(const struct pq_frame *frames, size_t n, char *buf, size
     }
     return buf;
 }
+
+uint64_t pq_cpu_delta(struct pq_cpu_deltas *d, const struct prof_thread_sample *ts)
+{
+    size_t k = 0;
+    while (k < d->count && d->tids[k] != ts->tid)
+        k++;
+    if (k == d->count) {
+        if (d->count == d->cap) {
+            d->cap = d->cap ? 2 * d->cap : 64;
+            d->tids = realloc(d->tids, d->cap * sizeof(*d->tids));
+            d->last = realloc(d->last, d->cap * sizeof(*d->last));
+            cr_assert(d->tids && d->last, "out of memory for %zu threads", d->cap);
+        }
+        d->tids[d->count] = ts->tid;
+        d->last[d->count++] = ts->cpu_ns;
+        return 0;
+    }
+    uint64_t delta = ts->cpu_ns > d->last[k] ? ts->cpu_ns - d->last[k] : 0;
+    d->last[k] = ts->cpu_ns;
+    return delta;
+}
+
+void pq_cpu_free(struct pq_cpu_deltas *d)
+{
+    free(d->tids);
+    free(d->last);
+    memset(d, 0, sizeof(*d));
+}

@@ -77,4 +77,15 @@ const char *pq_describe(const struct pq_frame *frames, size_t n, char *buf, size
 /* The file's last path component ("libc.so.6"), or "" for NULL. */
 const char *pq_basename(const char *path);
 
+/* Each thread entry's CPU time since its thread's previous entry, for a
+ * walk over the samples in order: 0 for a thread's first entry (and where
+ * its CPU time went back).  Zero-initialize, free with pq_cpu_free(). */
+struct pq_cpu_deltas {
+    uint32_t *tids;
+    uint64_t *last;
+    size_t count, cap;
+};
+uint64_t pq_cpu_delta(struct pq_cpu_deltas *d, const struct prof_thread_sample *ts);
+void pq_cpu_free(struct pq_cpu_deltas *d);
+
 #endif

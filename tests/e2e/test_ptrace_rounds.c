@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "profile_query.h"
 #include "record_native.h"
 #include "report_csv.h"
 #include "test_record_common.h"
@@ -153,29 +154,17 @@ static double effective_copies(const char *path)
 {
     struct recording rec = {0};
     recording_load(&rec, path);
-    uint32_t tids[1024];
-    uint64_t last[1024];
-    size_t ntids = 0;
+    struct pq_cpu_deltas cpu = {0};
     double sum = 0, sum_sq = 0;
     for (size_t i = 0; i < rec.prof.nsamples; i++) {
         const struct prof_sample *s = &rec.prof.samples[i];
         for (uint32_t t = 0; t < s->nthreads; t++) {
-            const struct prof_thread_sample *th = &s->threads[t];
-            size_t k = 0;
-            while (k < ntids && tids[k] != th->tid)
-                k++;
-            if (k == ntids) {
-                cr_assert_lt(ntids, 1024, "more threads than the workload has");
-                tids[ntids] = th->tid;
-                last[ntids++] = th->cpu_ns;
-                continue;
-            }
-            double w = th->cpu_ns > last[k] ? (double)(th->cpu_ns - last[k]) : 0;
-            last[k] = th->cpu_ns;
+            double w = (double)pq_cpu_delta(&cpu, &s->threads[t]);
             sum += w;
             sum_sq += w * w;
         }
     }
+    pq_cpu_free(&cpu);
     profile_free(&rec.prof);
     cr_assert_gt(sum_sq, 0, "%s: no thread entry carries CPU time", path);
     return sum * sum / sum_sq;

@@ -201,25 +201,12 @@ ENGINE_TEST(stacks, signal_handler_cpu_time_is_charged_to_the_handlers_work, .ti
     uint64_t at_entry = 0, in_work = 0;
     int work_samples = 0;
     /* CPU time between two samples of a thread goes to the later one. */
-    size_t cap = 64, n_seen = 0;
-    uint32_t *tids = calloc(cap, sizeof(*tids));
-    uint64_t *last = calloc(cap, sizeof(*last));
+    struct pq_cpu_deltas cpu = {0};
     for (size_t i = 0; i < r.prof.nsamples; i++) {
         const struct prof_sample *s = &r.prof.samples[i];
         for (uint32_t t = 0; t < s->nthreads; t++) {
             const struct prof_thread_sample *ts = &s->threads[t];
-            size_t k = 0;
-            while (k < n_seen && tids[k] != ts->tid)
-                k++;
-            uint64_t delta = 0;
-            if (k < n_seen) {
-                delta = ts->cpu_ns > last[k] ? ts->cpu_ns - last[k] : 0;
-            } else if (n_seen < cap) {
-                tids[n_seen++] = ts->tid;
-            } else {
-                continue;
-            }
-            last[k] = ts->cpu_ns;
+            uint64_t delta = pq_cpu_delta(&cpu, ts);
             struct pq_frame f[2];
             size_t n = pq_frames(&q, s, ts, f, 2);
             if (named(f, n, 0, "on_alarm"))
@@ -230,8 +217,7 @@ ENGINE_TEST(stacks, signal_handler_cpu_time_is_charged_to_the_handlers_work, .ti
             }
         }
     }
-    free(tids);
-    free(last);
+    pq_cpu_free(&cpu);
     pq_free(&q);
     cr_log_info("CPU time at on_alarm: %.1f ms, in alarm_work: %.1f ms", at_entry / 1e6,
                 in_work / 1e6);
