@@ -1233,8 +1233,12 @@ static void print_syscall_exits(const struct recorder *r)
                 "[debug] program:     %.3f s user, %.3f s kernel (%.1f%% of its CPU time in the "
                 "kernel)\n",
                 user, kernel, user + kernel > 0 ? 100.0 * kernel / (user + kernel) : 0.0);
-    /* The tracer's own schedstat: a rate short of the one asked for is
-     * either its work or its waits for a CPU (docs/recording.md). */
+}
+
+/* The tracer's own schedstat: a rate short of the one asked for is either
+ * its work or its waits for a CPU (docs/recording.md). */
+static void print_tracer_time(void)
+{
     FILE *f = fopen("/proc/thread-self/schedstat", "r");
     unsigned long long on_cpu = 0, waiting = 0, slices = 0;
     if (f && fscanf(f, "%llu %llu %llu", &on_cpu, &waiting, &slices) == 3)
@@ -1304,6 +1308,7 @@ static void print_summary(const struct recorder *r)
             (unsigned long long)c->cuts[CUT_MOVED_ON], (unsigned long long)c->cuts[CUT_EXIT_TAIL],
             r->cut_spells ? "" : " (off)");
     print_syscall_exits(r);
+    print_tracer_time();
 }
 
 static int sort_by_start(const void *a, const void *b)
