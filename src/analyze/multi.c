@@ -84,7 +84,45 @@ static void add_values(double *dst, const double *src, size_t nsrc, const uint32
         dst[column[k]] += src[k] / n;
 }
 
-void report_mean(const struct report *const *in, size_t n, struct report *out)
+/* Whether the one input's rows can become the mean's as they are: its
+ * value columns are the merged ones, in the same places. */
+static bool rows_can_move(const struct report *in, size_t nv, const uint32_t *column)
+{
+    if (in->values.n != nv)
+        return false;
+    for (size_t k = 0; k < nv; k++)
+        if (column[k] != k)
+            return false;
+    return true;
+}
+
+/* The mean of one report, whose rows are taken: the division by 1 is
+ * exact and the rows are already one per key, so they move as they are. */
+static void take_rows(struct report *in, struct report *out)
+{
+    for (size_t j = 0; j < in->nrows; j++)
+        memset(&in->rows[j].ci, 0, sizeof(in->rows[j].ci));
+    out->rows = in->rows;
+    out->nrows = in->nrows;
+    in->rows = NULL;
+    in->nrows = 0;
+}
+
+/* The rows of IN, which have been merged, freed. */
+static void free_rows(struct report *in)
+{
+    for (size_t j = 0; j < in->nrows; j++) {
+        free(in->rows[j].id);
+        free(in->rows[j].vself);
+    }
+    free(in->rows);
+    in->rows = NULL;
+    in->nrows = 0;
+}
+
+/* The mean of IN; TAKE is NULL, or IN itself, whose rows are then used up. */
+static void mean(const struct report *const *in, size_t n, struct report *const *take,
+                 struct report *out)
 {
     memset(out, 0, sizeof(*out));
     if (n == 0)
@@ -99,6 +137,7 @@ void report_mean(const struct report *const *in, size_t n, struct report *out)
         out->metric = in[0]->metric;
     out->vbase = nv ? xcalloc(nv, sizeof(*out->vbase)) : NULL;
 
+    bool move = take && n == 1 && rows_can_move(in[0], nv, column[0]);
     struct strtab *ids = strtab_new();
     size_t cap = 0;
     for (size_t i = 0; i < n; i++) {
@@ -110,6 +149,10 @@ void report_mean(const struct report *const *in, size_t n, struct report *out)
         }
         if (nv)
             add_values(out->vbase, in[i]->vbase, nsrc, column[i], (double)n);
+        if (move) {
+            take_rows(take[i], out);
+            continue;
+        }
         for (size_t j = 0; j < in[i]->nrows; j++) {
             const struct report_row *src = &in[i]->rows[j];
             uint32_t k = strtab_intern_str(ids, src->id);
@@ -134,9 +177,21 @@ void report_mean(const struct report *const *in, size_t n, struct report *out)
             dst->idle_s += src->idle_s / (double)n;
             dst->unattributed |= src->unattributed;
         }
+        if (take)
+            free_rows(take[i]);
     }
     strtab_free(ids);
     for (size_t i = 0; i < n; i++)
         free(column[i]);
     free(column);
+}
+
+void report_mean(const struct report *const *in, size_t n, struct report *out)
+{
+    mean(in, n, NULL, out);
+}
+
+void report_mean_taking(struct report *const *in, size_t n, struct report *out)
+{
+    mean((const struct report *const *)in, n, in, out);
 }

@@ -10,6 +10,10 @@
  * unit stays a column of its own, "NAME (UNIT)").  Keys, metric and focus
  * come from the first report.  The inputs are left as they are; rows come
  * out in no particular order.
+ * report_mean_taking() is the same mean, but the inputs' rows are used up:
+ * one input's rows become the mean's, several inputs' rows are freed once
+ * merged, so the report is not held twice.  The inputs keep everything but
+ * their rows (nrows 0) and still need report_free().
  */
 #ifndef PTPROF_ANALYZE_MULTI_H
 #define PTPROF_ANALYZE_MULTI_H
@@ -19,5 +23,6 @@
 #include "analyze/report.h"
 
 void report_mean(const struct report *const *in, size_t n, struct report *out);
+void report_mean_taking(struct report *const *in, size_t n, struct report *out);
 
 #endif

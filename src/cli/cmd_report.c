@@ -275,6 +275,7 @@ int cmd_report(int argc, char **argv)
 
     struct report *reports = xcalloc(nfiles, sizeof(*reports));
     const struct report **ptrs = xcalloc(nfiles, sizeof(*ptrs));
+    struct report **taken = xcalloc(nfiles, sizeof(*taken));
     struct strtab *keys = strtab_new(), *names = strtab_new();
     struct html_figures *figures = a.html ? html_figures_new(&a.an, keys) : NULL;
     size_t done = 0;
@@ -286,11 +287,15 @@ int cmd_report(int argc, char **argv)
             rc = PT_EXIT_BAD_INPUT;
             break;
         }
-        ptrs[done] = &reports[done];
+        ptrs[done] = taken[done] = &reports[done];
     }
     if (rc == PT_EXIT_OK) {
         struct report mean;
-        report_mean(ptrs, nfiles, &mean);
+        /* The runs' rows are needed again only for intervals and HTML. */
+        if (a.ci || a.html)
+            report_mean(ptrs, nfiles, &mean);
+        else
+            report_mean_taking(taken, nfiles, &mean);
         if (a.ci)
             report_uncertainty(&mean, ptrs, nfiles);
         report_select(&mean, a.limit, a.threshold);
@@ -317,6 +322,7 @@ int cmd_report(int argc, char **argv)
     strtab_free(keys);
     free(reports);
     free(ptrs);
+    free(taken);
     analysis_args_free(&a.an);
     return rc;
 }

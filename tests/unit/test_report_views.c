@@ -255,6 +255,56 @@ Test(report_views, mean_of_two_runs_per_key)
     report_free(&b);
 }
 
+/* The mean that uses its inputs up is the same mean: of one run, the run's
+ * own rows (not a copy), of several, the inputs' rows freed once merged. */
+Test(report_views, mean_taking_its_inputs_is_the_same_mean_without_a_copy)
+{
+    struct report a, b, a_copy, b_copy;
+    struct profile p = make_profile(1);
+    fake_analyze(&p, "procedure", &a);
+    fake_analyze(&p, "procedure", &a_copy);
+    p = make_profile(3);
+    fake_analyze(&p, "procedure", &b);
+    fake_analyze(&p, "procedure", &b_copy);
+
+    const struct report *one[] = {&a_copy};
+    struct report expected, m;
+    report_mean(one, 1, &expected);
+    struct report_row *rows = a.rows;
+    struct report *one_taken[] = {&a};
+    report_mean_taking(one_taken, 1, &m);
+    cr_expect_eq(m.rows, rows, "one run's rows are the mean's");
+    cr_expect_eq(a.nrows, 0);
+    cr_expect_eq(m.nrows, expected.nrows);
+    cr_expect(fake_close(m.totals.cpu_s, expected.totals.cpu_s));
+    cr_expect(
+        fake_close(fake_row(&m, "bar")->self[Q_CPU], fake_row(&expected, "bar")->self[Q_CPU]));
+    cr_expect(
+        fake_close(fake_row(&m, "main")->total[Q_CPU], fake_row(&expected, "main")->total[Q_CPU]));
+    report_free(&m);
+    report_free(&expected);
+    report_free(&a);
+
+    p = make_profile(1);
+    fake_analyze(&p, "procedure", &a);
+    const struct report *both[] = {&a_copy, &b_copy};
+    struct report *both_taken[] = {&a, &b};
+    report_mean(both, 2, &expected);
+    report_mean_taking(both_taken, 2, &m);
+    cr_expect_eq(a.nrows + b.nrows, 0, "merged rows are freed");
+    cr_expect(a.rows == NULL && b.rows == NULL);
+    cr_expect_eq(m.nrows, expected.nrows);
+    cr_expect(fake_close(m.totals.cpu_s, expected.totals.cpu_s));
+    cr_expect(
+        fake_close(fake_row(&m, "bar")->self[Q_CPU], fake_row(&expected, "bar")->self[Q_CPU]));
+    report_free(&m);
+    report_free(&expected);
+    report_free(&a);
+    report_free(&b);
+    report_free(&a_copy);
+    report_free(&b_copy);
+}
+
 static void add_row(struct report *r, const char *id, double self, double total)
 {
     r->rows = xrealloc(r->rows, (r->nrows + 1) * sizeof(*r->rows));
