@@ -276,6 +276,35 @@ Test(interp_python, a_frame_that_moved_since_the_sample_is_stale, .init = build_
     cr_expect_eq(failure, INTERP_UNCHECKED);
 }
 
+/* In a ptrace stop the thread's stack was just copied: the cframe (on the C
+ * stack) is read from the copy, not from the process, one read fewer while
+ * the thread stands still.  A copy of a thread that ran on is not used. */
+Test(interp_python, a_stop_takes_the_current_frame_from_its_stack_copy, .init = build_image,
+     .fini = free_image)
+{
+    uint8_t copy[256] = {0};
+    struct stack_snapshot snap = {.sp = addr(img.cframe) - 64, .size = sizeof(copy), .data = copy};
+    /* The copy says the outer frame is current; the process says the leaf. */
+    put(copy, 64 + rt.layout.cframe_current_frame, addr(img.frames[1]));
+    struct interp_when stop = {.stopped = true, .copy = &snap};
+    struct interp_stack st;
+    enum interp_failure failure;
+    cr_assert(python_read_thread(&rt, TID, &stop, names, 1, &st, &failure), "failure %d", failure);
+    cr_assert_eq(st.n, 1, "the copy's current frame, not the process's");
+    expect_frame(&st, 0, "outer", 20);
+    /* The cframe not in the copy: read from the process. */
+    snap.sp = addr(img.cframe) + 8;
+    snap.size = 32;
+    cr_assert(python_read_thread(&rt, TID, &stop, names, 1, &st, &failure));
+    cr_expect_eq(st.n, 2);
+    /* Not stopped: the copy is the past, the process is read. */
+    snap.sp = addr(img.cframe) - 64;
+    snap.size = sizeof(copy);
+    struct interp_when running = {.copy = &snap};
+    cr_assert(python_read_thread(&rt, TID, &running, names, 1, &st, &failure));
+    cr_expect_eq(st.n, 2);
+}
+
 Test(interp_python, the_location_table)
 {
     /* 2 units on line 11 (no column), 3 more short-form on it, 1 one-line

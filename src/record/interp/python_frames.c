@@ -9,7 +9,9 @@
  * INTERP_MAX_FRAMES frames shown, as many shim frames skipped, then the
  * read stops as cut, so a chain that loops ends there.
  *
- * Cost: a thread's frames sit below its current frame in its data stack
+ * Cost: in a ptrace stop, 3.11's and 3.12's _PyCFrame comes from the
+ * stack copied at the same stop (it lives on the C stack).  A thread's
+ * frames sit below its current frame in its data stack
  * chunk (callers at lower addresses), so one read of the chunk below the
  * current frame usually holds them all; then one read of every code
  * object's header at once.  A frame outside the window (a generator's, an
@@ -103,8 +105,21 @@ static uint64_t find_tstate(struct python_runtime *rt, pid_t tid, enum interp_fa
     return 0;
 }
 
-/* The thread's current frame pointer. */
-static bool current_frame(const struct python_runtime *rt, uint64_t frame_field, uint64_t *frame)
+/* The word at ADDR from the thread's stack COPY, when the copy holds it. */
+static bool copied_word(const struct stack_snapshot *copy, uint64_t addr, uint64_t *out)
+{
+    if (!copy || !copy->data || addr < copy->sp || copy->size < 8 ||
+        addr - copy->sp > copy->size - 8)
+        return false;
+    memcpy(out, copy->data + (addr - copy->sp), 8);
+    return true;
+}
+
+/* The thread's current frame pointer; the _PyCFrame (3.11, 3.12) from COPY,
+ * the stack copied at the same stop, where it holds it: one read fewer
+ * inside the stop. */
+static bool current_frame(const struct python_runtime *rt, uint64_t frame_field,
+                          const struct stack_snapshot *copy, uint64_t *frame)
 {
     if (!rt->layout.frame_via_cframe) {
         *frame = frame_field;
@@ -116,13 +131,15 @@ static bool current_frame(const struct python_runtime *rt, uint64_t frame_field,
         *frame = 0;
         return true;
     }
+    uint64_t at = frame_field + rt->layout.cframe_current_frame;
     return remote_pointer_ok(frame_field) &&
-           read_word(rt, frame_field + rt->layout.cframe_current_frame, frame);
+           (copied_word(copy, at, frame) || read_word(rt, at, frame));
 }
 
 /* The thread state of TID, through the cache, and its current frame. */
-static bool thread_frame(struct python_runtime *rt, pid_t tid, uint64_t *tstate,
-                         struct tstate_view *v, uint64_t *frame, enum interp_failure *failure)
+static bool thread_frame(struct python_runtime *rt, pid_t tid, const struct stack_snapshot *copy,
+                         uint64_t *tstate, struct tstate_view *v, uint64_t *frame,
+                         enum interp_failure *failure)
 {
     size_t slot = tstate_slot(tid);
     uint64_t ts = rt->tstates[slot].tid == tid ? rt->tstates[slot].tstate : 0;
@@ -134,7 +151,7 @@ static bool thread_frame(struct python_runtime *rt, pid_t tid, uint64_t *tstate,
             return false;
     }
     *tstate = ts;
-    if (!current_frame(rt, v->frame_field, frame)) {
+    if (!current_frame(rt, v->frame_field, copy, frame)) {
         *failure = INTERP_BAD_READ;
         return false;
     }
@@ -252,7 +269,9 @@ bool python_read_thread(void *runtime, pid_t tid, const struct interp_when *when
     struct tstate_view v;
     st->n = 0;
     st->cut = false;
-    if (!thread_frame(rt, tid, &tstate, &v, &frame, failure))
+    /* A copy is the thread's now only while it stands still. */
+    const struct stack_snapshot *copy = when->stopped ? when->copy : NULL;
+    if (!thread_frame(rt, tid, copy, &tstate, &v, &frame, failure))
         return false;
     if (when->sample && !same_as_sample(rt, when->sample, v.frame_field, frame, failure))
         return false;
@@ -279,7 +298,7 @@ bool python_read_thread(void *runtime, pid_t tid, const struct interp_when *when
             *failure = INTERP_BAD_OBJECT;
             return false;
         }
-        const uint8_t *buf = frame_bytes(rt, w, frame, fsize, v.chunk, when->copy);
+        const uint8_t *buf = frame_bytes(rt, w, frame, fsize, v.chunk, copy);
         if (!buf) {
             *failure = INTERP_BAD_READ;
             return false;
@@ -312,7 +331,7 @@ bool python_read_thread(void *runtime, pid_t tid, const struct interp_when *when
     /* The frames must still be the thread's: its current frame has not
      * moved while they were read (a running thread's would). */
     uint64_t again;
-    if (!read_tstate(rt, tstate, &v) || !current_frame(rt, v.frame_field, &again)) {
+    if (!read_tstate(rt, tstate, &v) || !current_frame(rt, v.frame_field, NULL, &again)) {
         *failure = INTERP_BAD_READ;
         return false;
     }
