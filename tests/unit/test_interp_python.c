@@ -305,6 +305,56 @@ Test(interp_python, a_stop_takes_the_current_frame_from_its_stack_copy, .init = 
     cr_expect_eq(st.n, 2);
 }
 
+/* In a ptrace stop the engine asks to defer: frames of code objects the
+ * cache knows are named after the resume, from their headers read again,
+ * with the names a read inside the stop gives. */
+Test(interp_python, known_code_is_named_after_the_resume, .init = build_image, .fini = free_image)
+{
+    struct interp_stack first, st;
+    enum interp_failure failure;
+    struct interp_when stop = {.stopped = true, .defer = true};
+    cr_assert(python_read_thread(&rt, TID, &stop, names, 1, &first, &failure));
+    cr_expect_eq(first.ndeferred, 0, "nothing known yet: named inside the stop");
+    cr_assert(python_read_thread(&rt, TID, &stop, names, 1, &st, &failure));
+    cr_assert_eq(st.n, 2);
+    cr_expect_eq(st.ndeferred, 2);
+    cr_expect(st.frames[0].pc == 0 && st.frames[1].pc == 0, "the names wait");
+    cr_assert(python_finish_thread(&rt, names, 1, &st, &failure), "failure %d", failure);
+    cr_expect_eq(st.frames[0].pc, first.frames[0].pc);
+    cr_expect_eq(st.frames[1].pc, first.frames[1].pc);
+    expect_frame(&st, 0, "Worker.leaf", 14);
+    cr_expect(st.frames[1].entry);
+    /* Without defer nothing waits. */
+    static const struct interp_when plain = {.stopped = true};
+    cr_assert(python_read_thread(&rt, TID, &plain, names, 1, &st, &failure));
+    cr_expect_eq(st.ndeferred, 0);
+    cr_expect_eq(st.frames[0].pc, first.frames[0].pc);
+}
+
+/* A code object that is not what it was when the thread stood still (freed,
+ * its memory now another code object's) gives a torn stack, never a name;
+ * the cache forgets it, so the next stop reads it anew. */
+Test(interp_python, code_that_changed_after_the_resume_is_torn, .init = build_image,
+     .fini = free_image)
+{
+    struct interp_stack st;
+    enum interp_failure failure;
+    struct interp_when stop = {.stopped = true, .defer = true};
+    cr_assert(python_read_thread(&rt, TID, &stop, names, 1, &st, &failure));
+    cr_assert(python_read_thread(&rt, TID, &stop, names, 1, &st, &failure));
+    cr_assert_eq(st.ndeferred, 2);
+    make_str(img.str[3], "Other.code");
+    put(img.code[0], rt.layout.code_qualname, addr(img.str[3]));
+    cr_expect(!python_finish_thread(&rt, names, 1, &st, &failure));
+    cr_expect_eq(failure, INTERP_TORN);
+    cr_assert(python_read_thread(&rt, TID, &stop, names, 1, &st, &failure));
+    cr_expect_eq(st.ndeferred, 1, "the changed code is read inside the stop again");
+    cr_assert(python_finish_thread(&rt, names, 1, &st, &failure));
+    struct interp_frame_name n;
+    cr_assert(interp_names_find(names, st.frames[0].pc, &n));
+    cr_expect_str_eq(n.function, "Other.code");
+}
+
 Test(interp_python, the_location_table)
 {
     /* 2 units on line 11 (no column), 3 more short-form on it, 1 one-line

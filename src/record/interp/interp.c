@@ -33,7 +33,9 @@ struct interp {
     size_t last;     /* the process looked up last */
     char found[128]; /* the first runtime found, described */
     uint64_t reads, read_ok, frames, cut;
-    uint64_t read_ns; /* spent reading (the ptrace engine: inside the stop window) */
+    uint64_t read_ns;   /* spent reading (the ptrace engine: inside the stop window) */
+    uint64_t finish_ns; /* spent naming deferred frames (after the resume) */
+    uint64_t finishes;
     uint64_t failures[INTERP_FAILURES];
 };
 
@@ -119,12 +121,20 @@ static struct interp_proc *look(struct interp *in, const struct process *p)
     return ip;
 }
 
+static void count_read(struct interp *in, const struct interp_stack *st)
+{
+    in->read_ok++;
+    in->frames += st->n;
+    in->cut += st->cut;
+}
+
 bool interp_read(struct interp *in, struct process *p, pid_t tid, const struct interp_when *when,
                  struct interp_stack *st)
 {
     if (!st)
         return false;
     st->n = 0;
+    st->ndeferred = 0;
     st->cut = false;
     if (!in || !p || p->exited)
         return false;
@@ -142,20 +152,44 @@ bool interp_read(struct interp *in, struct process *p, pid_t tid, const struct i
     in->read_ns += monotonic_ns() - start;
     if (!ok) {
         st->n = 0;
+        st->ndeferred = 0;
         in->failures[why < INTERP_FAILURES ? why : INTERP_BAD_READ]++;
         return false;
     }
-    in->read_ok++;
-    in->frames += st->n;
-    in->cut += st->cut;
+    if (st->ndeferred == 0)
+        count_read(in, st);
+    return true;
+}
+
+bool interp_finish(struct interp *in, const struct process *p, struct interp_stack *st)
+{
+    if (!st || st->ndeferred == 0)
+        return true;
+    struct interp_proc *ip = in && p ? proc_of(in, p->pid) : NULL;
+    enum interp_failure why = INTERP_BAD_READ;
+    bool ok = false;
+    if (ip && ip->ops && ip->ops->finish_thread && !p->exited) {
+        uint64_t start = monotonic_ns();
+        ok = ip->ops->finish_thread(ip->rt, in->names, (uint32_t)p->pid, st, &why);
+        in->finish_ns += monotonic_ns() - start;
+        in->finishes++;
+    }
+    st->ndeferred = 0;
+    if (!ok) {
+        st->n = 0;
+        if (in)
+            in->failures[why < INTERP_FAILURES ? why : INTERP_BAD_READ]++;
+        return false;
+    }
+    count_read(in, st);
     return true;
 }
 
 int interp_merge(struct interp *in, const struct process *p, const struct interp_stack *st,
                  uint64_t *pcs, int depth, int max)
 {
-    if (!in || !p || !st || st->n == 0)
-        return depth;
+    if (!in || !p || !st || st->n == 0 || st->ndeferred)
+        return depth; /* nothing, or not named yet */
     struct interp_proc *ip = proc_of(in, p->pid);
     if (!ip->ops)
         return depth;
@@ -190,6 +224,11 @@ void interp_print_summary(const struct interp *in, FILE *f)
             in->found, in->read_ok, in->read_ok ? (double)in->frames / (double)in->read_ok : 0.0,
             in->cut, INTERP_MAX_FRAMES, interp_names_count(in->names),
             in->reads ? (double)in->read_ns / 1e3 / (double)in->reads : 0.0);
+    if (in->finishes)
+        fprintf(f,
+                "[debug] interpreter: %" PRIu64 " reads named known frames after the resume: "
+                "%.2f us each\n",
+                in->finishes, (double)in->finish_ns / 1e3 / (double)in->finishes);
     fprintf(f, "[debug] interpreter: %" PRIu64 " of %" PRIu64 " reads unreadable (", unreadable(in),
             in->reads);
     for (int i = 0; i < INTERP_FAILURES; i++)

@@ -26,6 +26,11 @@
  * costs one check per exec or map change. Returns false (ST empty) when P runs no readable
  * interpreter, the thread has no interpreter state, or the read failed validation; the last is
  * counted as an unreadable stack, never shown.
+ *  - With WHEN->defer (a stopped thread), what a module can name from what
+ *    it already knows waits for interp_finish(), after the resume: the stop
+ *    reads only where the frames are.  The object that names a frame is
+ *    read again then and must say what it said before, or the stack is
+ *    counted torn and not shown.  interp_merge() merges nothing until then.
  *  - interp_merge() rewrites the native stack PCS (leaf first, DEPTH
  *    entries, room for MAX) with ST: each eval-loop frame is replaced by
  *    the interpreter frames it runs, native frames between them stay where
@@ -61,13 +66,22 @@
  * frame one call of the eval loop runs (the next frame belongs to an outer
  * eval-loop call). */
 struct interp_frame {
-    uint64_t pc;
+    uint64_t pc; /* 0 while its name waits for interp_finish() */
     bool entry;
+};
+
+/* A frame whose naming waits until the thread runs on (interp_when.defer):
+ * the object that names it (a code object), where in it the frame was, and
+ * what the module's cache said of that object, which must still hold. */
+struct interp_deferred {
+    uint64_t object, at;
+    uint64_t expect[4];
 };
 
 struct interp_stack {
     struct interp_frame frames[INTERP_MAX_FRAMES];
-    uint32_t n;
+    struct interp_deferred deferred[INTERP_MAX_FRAMES]; /* by frame, where its pc is 0 */
+    uint32_t n, ndeferred;
     bool cut; /* deeper than INTERP_MAX_FRAMES */
 };
 
@@ -109,6 +123,9 @@ struct interp_when {
      * lie in it (an eval loop's entry frame on the C stack) are read from
      * the copy rather than from the process. */
     const struct stack_snapshot *copy;
+    /* Stopped: frames whose objects the module already names are named
+     * after the resume, by interp_finish(), not inside the stop. */
+    bool defer;
 };
 
 /* One interpreter module. */
@@ -132,6 +149,10 @@ struct interp_ops {
     bool (*read_thread)(void *rt, pid_t tid, const struct interp_when *when,
                         struct interp_names *names, uint32_t pid, struct interp_stack *st,
                         enum interp_failure *failure);
+    /* Name ST's deferred frames, once the thread runs on: each object must
+     * still be what it was (else INTERP_TORN, and the module forgets it). */
+    bool (*finish_thread)(void *rt, struct interp_names *names, uint32_t pid,
+                          struct interp_stack *st, enum interp_failure *failure);
     /* Is PC (a return address when RA) in the eval loop? */
     bool (*is_eval_pc)(const void *rt, uint64_t pc, bool ra);
     void (*release)(void *rt);
@@ -155,6 +176,10 @@ struct interp;
 struct interp *interp_new(struct output *out, bool stacks);
 bool interp_read(struct interp *in, struct process *p, pid_t tid, const struct interp_when *when,
                  struct interp_stack *st);
+/* After a read with WHEN->defer, once the thread runs on: names the frames
+ * that waited.  On failure ST is left empty (native frames only) and the
+ * read counted as unreadable.  Nothing to do returns true. */
+bool interp_finish(struct interp *in, const struct process *p, struct interp_stack *st);
 int interp_merge(struct interp *in, const struct process *p, const struct interp_stack *st,
                  uint64_t *pcs, int depth, int max);
 /* Frames of some process are read: the recorder keeps its reads timely. */

@@ -74,6 +74,7 @@ const struct interp_ops python_interp_ops = {
     .still_mapped = python_still_mapped,
     .describe = python_describe,
     .read_thread = python_read_thread,
+    .finish_thread = python_finish_thread,
     .is_eval_pc = python_is_eval_pc,
     .release = python_release,
 };

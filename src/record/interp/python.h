@@ -122,6 +122,13 @@ size_t python_code_header_size(const struct python_layout *l);
 uint64_t python_code_name(struct python_runtime *rt, uint64_t code, const uint8_t *head,
                           uint64_t instr, struct interp_names *names, uint32_t pid,
                           enum interp_failure *failure);
+/* What the cache knows of code object CODE, or false: EXPECT gets what its
+ * header said (the names' and the table's objects, the first line). */
+bool python_code_cached(const struct python_runtime *rt, uint64_t code, uint64_t expect[4]);
+/* Whether HEAD, CODE's header read again, still says EXPECT; if not, the
+ * cache forgets CODE, so that the next read names it anew. */
+bool python_code_unchanged(struct python_runtime *rt, uint64_t code, const uint8_t *head,
+                           const uint64_t expect[4]);
 /* The line of bytecode offset LASTI (code units) in a 3.11+ location table
  * starting at FIRSTLINENO; FIRSTLINENO when LASTI is outside it. */
 uint32_t python_line_of(const uint8_t *table, size_t len, uint32_t firstlineno, int64_t lasti);
@@ -129,5 +136,7 @@ uint32_t python_line_of(const uint8_t *table, size_t len, uint32_t firstlineno, 
 bool python_read_thread(void *rt, pid_t tid, const struct interp_when *when,
                         struct interp_names *names, uint32_t pid, struct interp_stack *st,
                         enum interp_failure *failure);
+bool python_finish_thread(void *rt, struct interp_names *names, uint32_t pid,
+                          struct interp_stack *st, enum interp_failure *failure);
 
 #endif

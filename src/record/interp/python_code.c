@@ -255,6 +255,44 @@ uint64_t python_code_pc(struct python_runtime *rt, uint64_t code, uint64_t instr
     return python_code_name(rt, code, head, instr, names, pid, failure);
 }
 
+/* The fields of a code object's header that say which code it is. */
+static void header_fields(const struct python_layout *l, const uint8_t *head, uint64_t *type,
+                          uint64_t fields[4])
+{
+    uint32_t firstlineno;
+    memcpy(type, head + 8, 8);
+    memcpy(&fields[0], head + l->code_qualname, 8);
+    memcpy(&fields[1], head + l->code_filename, 8);
+    memcpy(&fields[2], head + l->code_linetable, 8);
+    memcpy(&firstlineno, head + l->code_firstlineno, 4);
+    fields[3] = firstlineno;
+}
+
+bool python_code_cached(const struct python_runtime *rt, uint64_t code, uint64_t expect[4])
+{
+    const struct code_entry *e = slot_of(rt->codes, code);
+    if (e->code != code || !e->function)
+        return false;
+    expect[0] = e->qualname;
+    expect[1] = e->filename;
+    expect[2] = e->linetable;
+    expect[3] = e->firstlineno;
+    return true;
+}
+
+bool python_code_unchanged(struct python_runtime *rt, uint64_t code, const uint8_t *head,
+                           const uint64_t expect[4])
+{
+    uint64_t type, now[4];
+    header_fields(&rt->layout, head, &type, now);
+    if (type == rt->img.code_type && memcmp(now, expect, sizeof(now)) == 0)
+        return true;
+    struct code_entry *e = slot_of(rt->codes, code);
+    if (e->code == code)
+        clear_entry(e);
+    return false;
+}
+
 uint64_t python_code_name(struct python_runtime *rt, uint64_t code, const uint8_t *head,
                           uint64_t instr, struct interp_names *names, uint32_t pid,
                           enum interp_failure *failure)

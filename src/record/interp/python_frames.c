@@ -15,7 +15,10 @@
  * chunk (callers at lower addresses), so one read of the chunk below the
  * current frame usually holds them all; then one read of every code
  * object's header at once.  A frame outside the window (a generator's, an
- * older chunk's) is read on its own.
+ * older chunk's) is read on its own.  Asked to defer (a ptrace stop), the
+ * frames of code objects the cache knows are named by
+ * python_finish_thread() once the thread runs on, their headers read
+ * again and held to what the cache knew.
  */
 #include "record/interp/python.h"
 #include "util/xalloc.h"
@@ -219,22 +222,34 @@ static const uint8_t *frame_bytes(const struct python_runtime *rt, struct python
     return w->window + (addr - lo);
 }
 
-/* Every frame's code object header at once, then their names. */
+/* Every frame's code object header at once, then their names.  With
+ * DEFER, a frame whose code object the cache knows only notes it
+ * (python_finish_thread() names it after the resume). */
 static bool name_frames(struct python_runtime *rt, struct python_walk *w,
-                        struct interp_names *names, uint32_t pid, struct interp_stack *st,
-                        enum interp_failure *failure)
+                        struct interp_names *names, uint32_t pid, bool defer,
+                        struct interp_stack *st, enum interp_failure *failure)
 {
     size_t hsize = python_code_header_size(&rt->layout);
     struct iovec local[INTERP_MAX_FRAMES], remote[INTERP_MAX_FRAMES];
     size_t head_of[INTERP_MAX_FRAMES]; /* per frame, the header of its code object */
     size_t n = 0;
+    st->ndeferred = 0;
     for (uint32_t i = 0; i < w->n; i++) {
+        st->frames[i] = (struct interp_frame){.pc = 0, .entry = w->entry[i]};
         if (!remote_pointer_ok(w->code[i])) {
             *failure = INTERP_BAD_OBJECT;
             return false;
         }
+        struct interp_deferred *d = &st->deferred[i];
+        if (defer && python_code_cached(rt, w->code[i], d->expect)) {
+            d->object = w->code[i];
+            d->at = w->instr[i];
+            st->ndeferred++;
+            head_of[i] = SIZE_MAX;
+            continue;
+        }
         uint32_t j = 0;
-        while (j < i && w->code[j] != w->code[i])
+        while (j < i && (head_of[j] == SIZE_MAX || w->code[j] != w->code[i]))
             j++;
         if (j < i) {
             head_of[i] = head_of[j]; /* recursion: read once */
@@ -250,11 +265,68 @@ static bool name_frames(struct python_runtime *rt, struct python_walk *w,
         return false;
     }
     for (uint32_t i = 0; i < w->n; i++) {
+        if (head_of[i] == SIZE_MAX)
+            continue;
         uint64_t pc = python_code_name(rt, w->code[i], w->heads[head_of[i]], w->instr[i], names,
                                        pid, failure);
         if (!pc)
             return false;
-        st->frames[st->n++] = (struct interp_frame){.pc = pc, .entry = w->entry[i]};
+        st->frames[i].pc = pc;
+    }
+    st->n = w->n;
+    return true;
+}
+
+bool python_finish_thread(void *runtime, struct interp_names *names, uint32_t pid,
+                          struct interp_stack *st, enum interp_failure *failure)
+{
+    struct python_runtime *rt = runtime;
+    struct python_walk *w = rt->walk;
+    size_t hsize = python_code_header_size(&rt->layout);
+    struct iovec local[INTERP_MAX_FRAMES], remote[INTERP_MAX_FRAMES];
+    size_t head_of[INTERP_MAX_FRAMES];
+    size_t n = 0;
+    if (!w || hsize == 0) {
+        *failure = INTERP_BAD_OBJECT;
+        return false;
+    }
+    for (uint32_t i = 0; i < st->n; i++) {
+        if (st->frames[i].pc)
+            continue;
+        uint32_t j = 0;
+        while (j < i && (st->frames[j].pc || st->deferred[j].object != st->deferred[i].object))
+            j++;
+        if (j < i) {
+            head_of[i] = head_of[j];
+            continue;
+        }
+        head_of[i] = n;
+        local[n] = (struct iovec){.iov_base = w->heads[n], .iov_len = hsize};
+        remote[n] =
+            (struct iovec){.iov_base = (void *)(uintptr_t)st->deferred[i].object, .iov_len = hsize};
+        n++;
+    }
+    if (n && process_vm_readv(rt->pid, local, n, remote, n, 0) != (ssize_t)(n * hsize)) {
+        *failure = INTERP_BAD_READ;
+        return false;
+    }
+    /* Each code object must be the one the stop found: it says what it said. */
+    for (uint32_t i = 0; i < st->n; i++) {
+        const struct interp_deferred *d = &st->deferred[i];
+        if (!st->frames[i].pc &&
+            !python_code_unchanged(rt, d->object, w->heads[head_of[i]], d->expect)) {
+            *failure = INTERP_TORN;
+            return false;
+        }
+    }
+    for (uint32_t i = 0; i < st->n; i++) {
+        const struct interp_deferred *d = &st->deferred[i];
+        if (st->frames[i].pc)
+            continue;
+        st->frames[i].pc =
+            python_code_name(rt, d->object, w->heads[head_of[i]], d->at, names, pid, failure);
+        if (!st->frames[i].pc)
+            return false;
     }
     return true;
 }
@@ -324,7 +396,7 @@ bool python_read_thread(void *runtime, pid_t tid, const struct interp_when *when
         frame = previous;
     }
     st->cut = frame != 0;
-    if (!name_frames(rt, w, names, pid, st, failure))
+    if (!name_frames(rt, w, names, pid, when->stopped && when->defer, st, failure))
         return false;
     if (when->stopped)
         return true;

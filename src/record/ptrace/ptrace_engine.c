@@ -245,7 +245,9 @@ static int by_pid(const void *a, const void *b)
 }
 
 /* The interpreter frames of the threads whose stacks were just copied,
- * exact while they stand still; frames on the C stack come from the copy. */
+ * exact while they stand still; frames on the C stack come from the copy.
+ * The names of code the reader already knows wait for the resume
+ * (interp_finish() in unwind_captured()). */
 static void read_interp_frames(struct recorder *r, struct tracer *t, size_t n)
 {
     for (size_t i = 0; r->rec.interp && i < n; i++) {
@@ -254,7 +256,7 @@ static void read_interp_frames(struct recorder *r, struct tracer *t, size_t n)
             continue;
         if (!th->interp)
             th->interp = xcalloc(1, sizeof(*th->interp));
-        struct interp_when when = {.stopped = true, .copy = th->snap};
+        struct interp_when when = {.stopped = true, .copy = th->snap, .defer = true};
         interp_read(r->rec.interp, &t->procs.procs[th->proc], th->tid, &when, th->interp);
     }
 }
@@ -511,6 +513,7 @@ static void finish_capture(struct recorder *r, struct thread *th, uint64_t wall)
         depth = syscall_exits_to_caller(&r->syscall_exits, th->proc, p, pcs, depth);
         th->pc = pcs[0];
     }
+    interp_finish(r->rec.interp, p, th->interp);
     depth = interp_merge(r->rec.interp, p, th->interp, pcs, depth, STACK_MAX_DEPTH);
     th->callers = r->opts->stack_mode != STACK_NONE ? spell_callers(pcs, depth) : 0;
     th->stack = depth > 0 && r->opts->stack_mode != STACK_NONE
