@@ -370,9 +370,14 @@ static double pprof_cpu(const char *go, const char *dir, const char *file)
 ENGINE_TEST(switch_output, pprof_files_read_by_pprof_and_report, .timeout = 300)
 {
     char *dir = test_mkdtemp();
+    struct host_steal before, after;
+    host_steal_mark(&before);
     record_series(engine_p->name, dir, PREFIX "svc.pb.gz", NULL);
+    host_steal_mark(&after);
     char *truth = xasprintf("%s/truth.txt", dir);
-    double truth_s = measured_cpu(truth);
+    double truth_s = measured_cpu(truth), steal = host_steal_share(&before, &after);
+    /* The time the VM's host took counts for the perf engine (above). */
+    double over = strcmp(engine_p->name, "perf") == 0 && steal < 0.5 ? steal / (1 - steal) : 0;
     free(truth);
     char **files;
     size_t n = series(dir, &files);
@@ -390,14 +395,15 @@ ENGINE_TEST(switch_output, pprof_files_read_by_pprof_and_report, .timeout = 300)
         if (go)
             go_cpu += pprof_cpu(go, dir, files[i]);
     }
-    cr_expect(fabs(cpu - truth_s) <= 0.05 * truth_s,
-              "%s: the pprof files hold %.3f s of CPU time (report), the program used %.3f s",
-              engine_p->name, cpu, truth_s);
+    cr_expect(cpu >= 0.95 * truth_s && cpu <= (1.05 + over) * truth_s,
+              "%s: the pprof files hold %.3f s of CPU time (report), the program used %.3f s (the "
+              "host took %.1f%% of the CPUs' time)",
+              engine_p->name, cpu, truth_s, 100 * steal);
     if (go)
-        cr_expect(
-            fabs(go_cpu - truth_s) <= 0.05 * truth_s,
-            "%s: the pprof files hold %.3f s of CPU time (go tool pprof), the program used %.3f s",
-            engine_p->name, go_cpu, truth_s);
+        cr_expect(go_cpu >= 0.95 * truth_s && go_cpu <= (1.05 + over) * truth_s,
+                  "%s: the pprof files hold %.3f s of CPU time (go tool pprof), the program used "
+                  "%.3f s (the host took %.1f%% of the CPUs' time)",
+                  engine_p->name, go_cpu, truth_s, 100 * steal);
     else
         cr_log_warn("go is not installed: the files were not read by go tool pprof");
     free(go);
