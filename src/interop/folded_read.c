@@ -156,11 +156,28 @@ static bool pprof_address(const char *s, size_t n, uint64_t *addr)
     return true;
 }
 
+/* An inlined frame's mark at the end of its name: google-pprof --collapsed
+ * writes "[inline]", FlameGraph's stackcollapse-perf.pl --inline "_[i]".
+ * The name is the function's (google-pprof --text counts it under it). */
+static bool inline_mark(const char *s, size_t *n)
+{
+    static const char *const marks[] = {"[inline]", "_[i]"};
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+        size_t len = strlen(marks[i]);
+        if (*n > len && memcmp(s + *n - len, marks[i], len) == 0) {
+            *n -= len;
+            return true;
+        }
+    }
+    return false;
+}
+
 static uint64_t frame_pc(struct reader *r, const char *s, size_t n)
 {
     uint64_t offset = 0;
     if (pprof_address(s, n, &offset))
         n -= 18;
+    bool inlined = inline_mark(s, &n);
     if (n == 0) {
         s = "[unknown]";
         n = strlen(s);
@@ -168,7 +185,7 @@ static uint64_t frame_pc(struct reader *r, const char *s, size_t n)
     r->frame = xgrow(r->frame, &r->frame_cap, n + 1, 1);
     memcpy(r->frame, s, n);
     r->frame[n] = '\0';
-    struct name_frame f = {.function = r->frame, .binary = "[unknown]"};
+    struct name_frame f = {.function = r->frame, .binary = "[unknown]", .inlined = inlined};
     return name_table_pc(r->names, 0, offset, &f, 1);
 }
 

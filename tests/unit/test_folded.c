@@ -125,6 +125,41 @@ Test(folded, huge_counts_cost_nothing_and_add_up_exactly)
     profile_free(&p);
 }
 
+/* google-pprof --collapsed marks a function inlined at the sampled address
+ * "[inline]" (its --text counts it under the function's name), FlameGraph's
+ * stackcollapse-perf.pl --inline "_[i]": the function's name, an inlined
+ * frame.  A mark alone, or elsewhere in a name, is part of the name. */
+Test(folded, inline_marks_name_the_function_and_mark_the_frame)
+{
+    struct profile p;
+    load_ok("main;work;now[inline] 3\nmain;work;now 1\nmain;clock_[i] 1\n[inline] 1\n"
+            "a[inline]b 1\n",
+            &p);
+    char names[256];
+    stack_names(&p, p.samples[0].threads[0].stack, names, sizeof(names));
+    cr_expect_str_eq(names, "now;work;main");
+    stack_names(&p, p.samples[p.nsamples - 3].threads[0].stack, names, sizeof(names));
+    cr_expect_str_eq(names, "clock;main");
+    stack_names(&p, p.samples[p.nsamples - 2].threads[0].stack, names, sizeof(names));
+    cr_expect_str_eq(names, "[inline]");
+    stack_names(&p, p.samples[p.nsamples - 1].threads[0].stack, names, sizeof(names));
+    cr_expect_str_eq(names, "a[inline]b");
+    size_t inlined = 0, plain = 0;
+    for (size_t i = 0; i < p.nlocations; i++) {
+        const struct prof_location *l = &p.locations[i];
+        if (l->nframes != 1)
+            continue;
+        if (strcmp(l->frames[0].function, "now") == 0 ||
+            strcmp(l->frames[0].function, "clock") == 0)
+            inlined += l->frames[0].inlined;
+        if (strcmp(l->frames[0].function, "now") == 0)
+            plain += !l->frames[0].inlined;
+    }
+    cr_expect_gt(inlined, 0, "now[inline] and clock_[i] are inlined frames");
+    cr_expect_gt(plain, 0, "now without the mark is a frame of its own");
+    profile_free(&p);
+}
+
 Test(folded, google_pprof_addresses_are_not_part_of_names)
 {
     struct profile p;
