@@ -108,18 +108,6 @@ static void take_rows(struct report *in, struct report *out)
     in->nrows = 0;
 }
 
-/* The rows of IN, which have been merged, freed. */
-static void free_rows(struct report *in)
-{
-    for (size_t j = 0; j < in->nrows; j++) {
-        free(in->rows[j].id);
-        free(in->rows[j].vself);
-    }
-    free(in->rows);
-    in->rows = NULL;
-    in->nrows = 0;
-}
-
 /* The mean of IN; TAKE is NULL, or IN itself, whose rows are then used up. */
 static void mean(const struct report *const *in, size_t n, struct report *const *take,
                  struct report *out)
@@ -178,7 +166,7 @@ static void mean(const struct report *const *in, size_t n, struct report *const 
             dst->unattributed |= src->unattributed;
         }
         if (take)
-            free_rows(take[i]);
+            report_free_rows(take[i]); /* merged */
     }
     strtab_free(ids);
     for (size_t i = 0; i < n; i++)

@@ -77,13 +77,20 @@ void report_row_values(struct report_row *row, size_t n)
     row->vtotal = n ? row->vself + n : NULL;
 }
 
-void report_free(struct report *r)
+void report_free_rows(struct report *r)
 {
     for (size_t i = 0; i < r->nrows; i++) {
         free(r->rows[i].id);
         free(r->rows[i].vself);
     }
     free(r->rows);
+    r->rows = NULL;
+    r->nrows = 0;
+}
+
+void report_free(struct report *r)
+{
+    report_free_rows(r);
     free(r->vbase);
     value_columns_free(&r->values);
     free(r->focus_function);

@@ -115,5 +115,7 @@ double report_base(const struct report *r, const struct metric *m);
 /* Zeroed VSELF and VTOTAL for ROW of a report with N value columns. */
 void report_row_values(struct report_row *row, size_t n);
 void report_free(struct report *r);
+/* Only the rows (nrows 0 after); the rest stays for report_free(). */
+void report_free_rows(struct report *r);
 
 #endif
