@@ -299,13 +299,10 @@ uint64_t python_code_name(struct python_runtime *rt, uint64_t code, const uint8_
 {
     const struct python_layout *l = &rt->layout;
     *failure = INTERP_BAD_OBJECT;
-    uint64_t type, qualname, filename, linetable;
-    uint32_t firstlineno;
-    memcpy(&type, head + 8, 8);
-    memcpy(&qualname, head + l->code_qualname, 8);
-    memcpy(&filename, head + l->code_filename, 8);
-    memcpy(&linetable, head + l->code_linetable, 8);
-    memcpy(&firstlineno, head + l->code_firstlineno, 4);
+    uint64_t type, fields[4];
+    header_fields(l, head, &type, fields);
+    uint64_t qualname = fields[0], filename = fields[1], linetable = fields[2];
+    uint32_t firstlineno = (uint32_t)fields[3];
     if (type != rt->img.code_type)
         return 0;
     struct code_entry *e = slot_of(rt->codes, code);

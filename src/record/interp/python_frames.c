@@ -222,6 +222,35 @@ static const uint8_t *frame_bytes(const struct python_runtime *rt, struct python
     return w->window + (addr - lo);
 }
 
+/* The headers of the code objects CODE[i] of the N frames, those with
+ * WANT[i], read at once into W->heads, each object once: HEAD_OF[i] is
+ * the index of frame i's header, SIZE_MAX for a frame not wanted. */
+static bool read_code_heads(const struct python_runtime *rt, struct python_walk *w,
+                            const uint64_t *code, const bool *want, uint32_t n, size_t *head_of)
+{
+    size_t hsize = python_code_header_size(&rt->layout);
+    struct iovec local[INTERP_MAX_FRAMES], remote[INTERP_MAX_FRAMES];
+    size_t heads = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        head_of[i] = SIZE_MAX;
+        if (!want[i])
+            continue;
+        uint32_t j = 0;
+        while (j < i && (head_of[j] == SIZE_MAX || code[j] != code[i]))
+            j++;
+        if (j < i) {
+            head_of[i] = head_of[j]; /* recursion: read once */
+            continue;
+        }
+        head_of[i] = heads;
+        local[heads] = (struct iovec){.iov_base = w->heads[heads], .iov_len = hsize};
+        remote[heads] = (struct iovec){.iov_base = (void *)(uintptr_t)code[i], .iov_len = hsize};
+        heads++;
+    }
+    return heads == 0 ||
+           process_vm_readv(rt->pid, local, heads, remote, heads, 0) == (ssize_t)(heads * hsize);
+}
+
 /* Every frame's code object header at once, then their names.  With
  * DEFER, a frame whose code object the cache knows only notes it
  * (python_finish_thread() names it after the resume). */
@@ -229,10 +258,8 @@ static bool name_frames(struct python_runtime *rt, struct python_walk *w,
                         struct interp_names *names, uint32_t pid, bool defer,
                         struct interp_stack *st, enum interp_failure *failure)
 {
-    size_t hsize = python_code_header_size(&rt->layout);
-    struct iovec local[INTERP_MAX_FRAMES], remote[INTERP_MAX_FRAMES];
-    size_t head_of[INTERP_MAX_FRAMES]; /* per frame, the header of its code object */
-    size_t n = 0;
+    bool now[INTERP_MAX_FRAMES]; /* named inside the stop */
+    size_t head_of[INTERP_MAX_FRAMES];
     st->ndeferred = 0;
     for (uint32_t i = 0; i < w->n; i++) {
         st->frames[i] = (struct interp_frame){.pc = 0, .entry = w->entry[i]};
@@ -241,31 +268,19 @@ static bool name_frames(struct python_runtime *rt, struct python_walk *w,
             return false;
         }
         struct interp_deferred *d = &st->deferred[i];
-        if (defer && python_code_cached(rt, w->code[i], d->expect)) {
+        now[i] = !(defer && python_code_cached(rt, w->code[i], d->expect));
+        if (!now[i]) {
             d->object = w->code[i];
             d->at = w->instr[i];
             st->ndeferred++;
-            head_of[i] = SIZE_MAX;
-            continue;
         }
-        uint32_t j = 0;
-        while (j < i && (head_of[j] == SIZE_MAX || w->code[j] != w->code[i]))
-            j++;
-        if (j < i) {
-            head_of[i] = head_of[j]; /* recursion: read once */
-            continue;
-        }
-        head_of[i] = n;
-        local[n] = (struct iovec){.iov_base = w->heads[n], .iov_len = hsize};
-        remote[n] = (struct iovec){.iov_base = (void *)(uintptr_t)w->code[i], .iov_len = hsize};
-        n++;
     }
-    if (n && process_vm_readv(rt->pid, local, n, remote, n, 0) != (ssize_t)(n * hsize)) {
+    if (!read_code_heads(rt, w, w->code, now, w->n, head_of)) {
         *failure = INTERP_BAD_READ;
         return false;
     }
     for (uint32_t i = 0; i < w->n; i++) {
-        if (head_of[i] == SIZE_MAX)
+        if (!now[i])
             continue;
         uint64_t pc = python_code_name(rt, w->code[i], w->heads[head_of[i]], w->instr[i], names,
                                        pid, failure);
@@ -282,49 +297,34 @@ bool python_finish_thread(void *runtime, struct interp_names *names, uint32_t pi
 {
     struct python_runtime *rt = runtime;
     struct python_walk *w = rt->walk;
-    size_t hsize = python_code_header_size(&rt->layout);
-    struct iovec local[INTERP_MAX_FRAMES], remote[INTERP_MAX_FRAMES];
+    uint64_t code[INTERP_MAX_FRAMES];
+    bool waits[INTERP_MAX_FRAMES];
     size_t head_of[INTERP_MAX_FRAMES];
-    size_t n = 0;
-    if (!w || hsize == 0) {
+    if (!w || python_code_header_size(&rt->layout) == 0) {
         *failure = INTERP_BAD_OBJECT;
         return false;
     }
     for (uint32_t i = 0; i < st->n; i++) {
-        if (st->frames[i].pc)
-            continue;
-        uint32_t j = 0;
-        while (j < i && (st->frames[j].pc || st->deferred[j].object != st->deferred[i].object))
-            j++;
-        if (j < i) {
-            head_of[i] = head_of[j];
-            continue;
-        }
-        head_of[i] = n;
-        local[n] = (struct iovec){.iov_base = w->heads[n], .iov_len = hsize};
-        remote[n] =
-            (struct iovec){.iov_base = (void *)(uintptr_t)st->deferred[i].object, .iov_len = hsize};
-        n++;
+        waits[i] = st->frames[i].pc == 0;
+        code[i] = st->deferred[i].object;
     }
-    if (n && process_vm_readv(rt->pid, local, n, remote, n, 0) != (ssize_t)(n * hsize)) {
+    if (!read_code_heads(rt, w, code, waits, st->n, head_of)) {
         *failure = INTERP_BAD_READ;
         return false;
     }
     /* Each code object must be the one the stop found: it says what it said. */
     for (uint32_t i = 0; i < st->n; i++) {
-        const struct interp_deferred *d = &st->deferred[i];
-        if (!st->frames[i].pc &&
-            !python_code_unchanged(rt, d->object, w->heads[head_of[i]], d->expect)) {
+        if (waits[i] &&
+            !python_code_unchanged(rt, code[i], w->heads[head_of[i]], st->deferred[i].expect)) {
             *failure = INTERP_TORN;
             return false;
         }
     }
     for (uint32_t i = 0; i < st->n; i++) {
-        const struct interp_deferred *d = &st->deferred[i];
-        if (st->frames[i].pc)
+        if (!waits[i])
             continue;
-        st->frames[i].pc =
-            python_code_name(rt, d->object, w->heads[head_of[i]], d->at, names, pid, failure);
+        st->frames[i].pc = python_code_name(rt, code[i], w->heads[head_of[i]], st->deferred[i].at,
+                                            names, pid, failure);
         if (!st->frames[i].pc)
             return false;
     }
