@@ -121,6 +121,11 @@ static struct interp_proc *look(struct interp *in, const struct process *p)
     return ip;
 }
 
+static void count_failure(struct interp *in, enum interp_failure why)
+{
+    in->failures[why < INTERP_FAILURES ? why : INTERP_BAD_READ]++;
+}
+
 static void count_read(struct interp *in, const struct interp_stack *st)
 {
     in->read_ok++;
@@ -153,7 +158,7 @@ bool interp_read(struct interp *in, struct process *p, pid_t tid, const struct i
     if (!ok) {
         st->n = 0;
         st->ndeferred = 0;
-        in->failures[why < INTERP_FAILURES ? why : INTERP_BAD_READ]++;
+        count_failure(in, why);
         return false;
     }
     if (st->ndeferred == 0)
@@ -178,7 +183,7 @@ bool interp_finish(struct interp *in, const struct process *p, struct interp_sta
     if (!ok) {
         st->n = 0;
         if (in)
-            in->failures[why < INTERP_FAILURES ? why : INTERP_BAD_READ]++;
+            count_failure(in, why);
         return false;
     }
     count_read(in, st);
