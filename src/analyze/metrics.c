@@ -349,7 +349,7 @@ void metrics_sample(struct metrics *m, size_t i, struct thread_metrics *out, dou
         const struct prof_thread_sample *t = &s->threads[j];
         struct thread_metrics *o = &out[j];
         memset(o, 0, sizeof(*o));
-        o->q[Q_SAMPLES] = t->flags & PROF_THREAD_PART ? 0 : (double)prof_weight(s, j);
+        o->q[Q_SAMPLES] = (double)prof_counted(s, j);
         o->slot = slot_of(m, t->tid, &o->first);
         struct thread_state *st = &m->threads[o->slot];
         if (o->first && m->count_from_start) {

@@ -67,7 +67,8 @@ struct path_out {
 struct sample_out {
     uint32_t pid, tid;
     uint32_t path;
-    size_t v; /* its values: vals[v .. v + ncols) */
+    uint64_t samples; /* exact: a double loses counts past 2^53 */
+    size_t v;         /* its other values: vals[v .. v + ncols) */
 };
 
 struct exporter {
@@ -334,7 +335,8 @@ static int measure(struct exporter *x, const struct export_options *o, bool *has
             const struct prof_thread_sample *t = &s->threads[j];
             struct sample_out *so = sample_of(x, t->pid, t->tid, path_of(x, s->time_ns, t));
             double *v = x->vals + so->v;
-            v[COL_SAMPLES] += tm[j].q[Q_SAMPLES];
+            uint64_t n = prof_counted(s, j);
+            so->samples = n > UINT64_MAX - so->samples ? UINT64_MAX : so->samples + n;
             v[COL_CPU] += tm[j].q[Q_CPU] * 1e9;
             v[COL_WALL] += tm[j].q[Q_WALL] * 1e9;
             v[COL_ENERGY] += tm[j].q[Q_ENERGY] * 1e6;
@@ -532,7 +534,9 @@ static int encode(struct exporter *x, const struct export_options *o, bool has_e
         s->n_value = ncols;
         s->value = values + ncols * i;
         for (size_t c = 0; c < ncols; c++)
-            s->value[c] = rounded(&acc[c], &done[c], x->vals[so->v + cols[c]]);
+            s->value[c] = cols[c] == COL_SAMPLES
+                              ? (int64_t)(so->samples < INT64_MAX ? so->samples : INT64_MAX)
+                              : rounded(&acc[c], &done[c], x->vals[so->v + cols[c]]);
         if (so->pid == UINT32_MAX)
             continue;
         s->label = label_ptrs + nlabels;

@@ -224,6 +224,12 @@ static inline uint64_t prof_weight(const struct prof_sample *s, uint32_t j)
 {
     return s->weights ? s->weights[j] : 1;
 }
+/* The samples thread J of S counts as: its weight, none when it is the
+ * earlier part of a cut interval (PROF_THREAD_PART). */
+static inline uint64_t prof_counted(const struct prof_sample *s, uint32_t j)
+{
+    return s->threads[j].flags & PROF_THREAD_PART ? 0 : prof_weight(s, j);
+}
 static inline const uint64_t *prof_thread_values(const struct profile *p,
                                                  const struct prof_sample *s, uint32_t j)
 {

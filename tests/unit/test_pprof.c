@@ -21,6 +21,7 @@
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1107,6 +1108,31 @@ Test(pprof_export, a_blocked_thread_seen_once_keeps_its_sample)
     cr_expect_float_eq(futex[Q_SAMPLES], 1, 1e-9);
     cr_expect_float_eq(futex[Q_CPU], 0, 1e-12);
     cr_expect_float_eq(futex[Q_WALL], 0, 1e-12);
+    profile_free(&back);
+    profile_free(&p);
+}
+
+/* A count is written as the integer it is: one sample standing for 2^61
+ * and more must not swallow the small counts written after it (they were
+ * summed as doubles, which have no room for them there). */
+Test(pprof_export, a_huge_count_keeps_the_small_ones_beside_it)
+{
+    struct profile p;
+    make_profile(&p);
+    const uint64_t huge = ((uint64_t)1 << 61) + 3;
+    uint64_t want = 0;
+    for (size_t i = 0; i < p.nsamples; i++) {
+        p.samples[i].weights = malloc(sizeof(uint64_t));
+        p.samples[i].weights[0] = i == 0 ? huge : 2;
+        want += p.samples[i].weights[0];
+    }
+    struct profile back;
+    encode_and_read_back(&p, &back);
+    uint64_t got = 0;
+    for (size_t i = 0; i < back.nsamples; i++)
+        for (uint32_t t = 0; t < back.samples[i].nthreads; t++)
+            got += prof_weight(&back.samples[i], t);
+    cr_expect_eq(got, want, "%" PRIu64 " samples read back of %" PRIu64, got, want);
     profile_free(&back);
     profile_free(&p);
 }
