@@ -115,4 +115,27 @@ echo "program); ptprof-native: the same engine without them (PTPROF_INTERP=0). p
 echo "record -g on python -X perf (the interpreter writes a perf map of its trampolines)."
 echo "Targets (issue 17): >= 99% of 1 kHz with one Python thread; slowdown with Python"
 echo "frames no more than 1.5x the slowdown without them."
+echo
+# verdict THREADS: the targets against this run's medians.
+verdict() {
+    local t=$1 b w n r v
+    b=$(median "$t" bare wall)
+    w=$(median "$t" ptprof wall)
+    n=$(median "$t" ptprof-native wall)
+    r=$(median "$t" ptprof rate)
+    [ -z "$b" ] || [ -z "$w" ] || [ -z "$n" ] && return
+    v=$(awk -v b="$b" -v w="$w" -v n="$n" 'BEGIN {
+        with = w / b - 1; without = n / b - 1
+        if (without <= 0) print "not judged (no slowdown without frames here)"
+        else print (with <= 1.5 * without ? "PASS" : "MISS") sprintf(" (%.2fx)", with / without) }')
+    printf -- '- %s thread(s): slowdown %s%% with frames, %s%% without: %s' "$t" \
+        "$(calc '100 * (w / b - 1)' w="$w" b="$b")" "$(calc '100 * (n / b - 1)' n="$n" b="$b")" "$v"
+    if [ "$t" = 1 ] && [ -n "$r" ]; then
+        printf '; rate %s%% of 1 kHz: %s' "$(calc '100 * r / 1000' r="$r")" \
+            "$(awk -v r="$r" 'BEGIN { print (r >= 990 ? "PASS" : "MISS") }')"
+    fi
+    echo
+}
+verdict 1
+verdict 4
 bench_machine
