@@ -647,15 +647,19 @@ static void add_location(struct reader *r, size_t *cap, uint32_t pid, size_t loc
             const char *name = str_at(r, fn->name), *sys = str_at(r, fn->system_name);
             if (!*name)
                 name = *sys ? sys : "[unknown]";
-            const char *binary = *path                                ? base_name(path)
+            /* Without a mapping, the function's own file is its module
+             * (a Python frame's .py file, as ptprof's recording names it). */
+            const char *file = str_at(r, fn->filename);
+            const char *module = *path ? path : strncmp(name, "[syscall ", 9) ? file : "";
+            const char *binary = *module                              ? base_name(module)
                                  : strncmp(name, "[syscall ", 9) == 0 ? "[kernel]"
                                                                       : "[unknown]";
             f[j] = (struct prof_sym_frame){
                 .binary = xstrdup(binary),
-                .path = xstrdup(path),
+                .path = xstrdup(module),
                 .function = xstrdup(name),
                 .mangled = xstrdup(sys),
-                .file = xstrdup(str_at(r, fn->filename)),
+                .file = xstrdup(file),
                 .line = ln->line > 0 && ln->line <= UINT32_MAX ? (uint32_t)ln->line : 0,
                 .inlined = j + 1 < nframes,
             };

@@ -272,6 +272,11 @@ ParameterizedTest(struct python_param *param, python, shares, .timeout = 240)
         cr_expect(strstr(csv, "shares.py:spin_until:"), "the binary of a Python frame:\n%.2000s",
                   csv);
         free(csv);
+        by_file[6] = pb; /* pprof has no mapping for it: its file is its module */
+        csv = ptprof_stdout(by_file);
+        cr_expect(strstr(csv, "shares.py:spin_until:"),
+                  "pprof: the binary of a Python frame:\n%.2000s", csv);
+        free(csv);
         fn_free(&from_pbin);
         fn_free(&from_pb);
         free(pbin);
