@@ -25,6 +25,7 @@
 #include "record/recorder.h"
 #include "record/recording.h"
 #include "unwind/regs.h"
+#include "record/ptrace/quiet_threads.h"
 #include "record/ptrace/sample_queue.h"
 #include "record/ptrace/syscall_exits.h"
 #include "record/stack_capture.h"
@@ -127,7 +128,8 @@ struct recorder {
      * (PTPROF_ROUNDS=every); this round's answer in round_by_periods. */
     enum { ROUNDS_WHEN_CROWDED, ROUNDS_BY_PERIODS, ROUNDS_EVERY_THREAD } rounds;
     bool round_by_periods;
-    bool in_stop_window; /* tracer_stop_all() is running */
+    struct quiet_threads quiet; /* a crowded round's quiet threads, by the process clock */
+    bool in_stop_window;        /* tracer_stop_all() is running */
     /* Intervals cut where a thread's state changed (spells.h): the last
      * rounds' instants, to know a thread's mark is from the round before. */
     bool cut_spells;                     /* off with PTPROF_SPELLS=0, and for --format pperf */
@@ -167,6 +169,7 @@ struct recorder {
 static void free_scratch(struct recorder *r)
 {
     free(r->cuts);
+    quiet_threads_free(&r->quiet);
     free(r->copies);
     free(r->batch_copies);
     free(r->maps_refreshed);
@@ -890,13 +893,60 @@ static uint64_t until_due(uint64_t period, uint64_t due, uint64_t ran, uint64_t 
  * thread that ran is stopped: a running thread's CPU time, read from
  * schedstat, lags by up to a scheduler tick.
  */
+/* Reads TH's schedstat and sorts it (find_idle()): reused when it has not
+ * run since its copy, else what it ran (ran_ns, counted in *NRAN).  False
+ * when it cannot be read. */
+static bool look_at(struct recorder *r, struct thread *th, size_t *nran, uint64_t *cpu_ns)
+{
+    struct thread_sched now;
+    if (!thread_read_sched(th, &now))
+        return false;
+    *cpu_ns = now.cpu_ns;
+    th->quiet = now.cpu_ns == th->idle_since.cpu_ns && now.runs == th->idle_since.runs;
+    if (th->quiet) {
+        th->reused = true;
+        th->cpu_ns = now.cpu_ns;
+        th->sched = now;
+        th->sched_seen_ns = realtime_ns();
+        r->costs.reused++;
+        return true;
+    }
+    th->ran_ns = now.cpu_ns > th->idle_since.cpu_ns ? now.cpu_ns - th->idle_since.cpu_ns : 0;
+    (*nran)++;
+    return true;
+}
+
+/* quiet_threads_end()'s: a postponed thread read after all, or reused. */
+struct settling {
+    struct recorder *r;
+    size_t nran;
+};
+static bool look_postponed(void *ctx, struct thread *th, uint64_t *cpu_ns)
+{
+    struct settling *s = ctx;
+    return look_at(s->r, th, &s->nran, cpu_ns);
+}
+static void reuse_postponed(void *ctx, struct thread *th)
+{
+    struct settling *s = ctx;
+    /* Its CPU time has not moved: what its last look read still holds. */
+    th->reused = true;
+    th->cpu_ns = th->idle_since.cpu_ns;
+    s->r->costs.reused++;
+}
+
 static void find_idle(struct recorder *r)
 {
     struct thread_table *tt = &r->tracer.threads;
     uint64_t mono = monotonic_ns(), period = r->rec.clock.period, due = period / 2;
-    size_t nran = 0;
     r->round_by_periods = round_leaves_out(r);
     r->costs.crowded_rounds += r->round_by_periods;
+    /* Crowded rounds read the quiet threads only when the process's clock
+     * says they ran (quiet_threads.h). */
+    struct quiet_threads *q = by_periods(r) && !r->quiet.off ? &r->quiet : NULL;
+    if (q)
+        quiet_threads_begin(q, r->tracer.procs.count);
+    struct settling settling = {r, 0};
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
         th->captured = false;
@@ -905,33 +955,31 @@ static void find_idle(struct recorder *r)
         th->reused = false;
         th->left_out = false;
         th->ran_ns = UINT64_MAX;
+        bool looked = false;
+        uint64_t cpu = 0;
         if (th->stopped || th->group_stop || th->late || th->in_vfork || th->announced ||
-            th->exiting || th->awaited || !th->idle_known || !th->captured_once)
-            continue;
-        if (th->pending_entry) {
+            th->exiting || th->awaited || !th->idle_known || !th->captured_once) {
+            th->quiet = false;
+        } else if (th->pending_entry) {
             th->reused = true; /* copied since the last round: not again */
-            continue;
-        }
-        if (by_periods(r) && mono < th->next_check) {
+            th->quiet = false;
+        } else if (by_periods(r) && mono < th->next_check) {
             th->left_out = true; /* cannot have run enough yet */
+            th->quiet = false;
             r->costs.left_out++;
+        } else if (q && quiet_threads_postpone(q, tt, i)) {
             continue;
+        } else {
+            looked = look_at(r, th, &settling.nran, &cpu);
         }
-        struct thread_sched now;
-        if (!thread_read_sched(th, &now))
-            continue;
-        if (now.cpu_ns == th->idle_since.cpu_ns && now.runs == th->idle_since.runs) {
-            th->reused = true;
-            th->cpu_ns = now.cpu_ns;
-            th->sched = now;
-            th->sched_seen_ns = realtime_ns();
-            r->costs.reused++;
-            continue;
-        }
-        th->ran_ns = now.cpu_ns > th->idle_since.cpu_ns ? now.cpu_ns - th->idle_since.cpu_ns : 0;
-        nran++;
+        if (q && looked)
+            quiet_threads_read(q, th, cpu);
+        else if (q)
+            quiet_threads_unlooked(q, th);
     }
-    if (!by_periods(r) || nran <= r->tracer.ncpus)
+    if (q)
+        quiet_threads_end(q, tt, look_postponed, reuse_postponed, &settling);
+    if (!by_periods(r) || settling.nran <= r->tracer.ncpus)
         return;
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
@@ -1126,7 +1174,8 @@ static void read_signals(struct recorder *r)
  * (copy the configured size, never more), PTPROF_CPU=N (keep the tracer
  * on CPU N), PTPROF_CALL_EXITS=raw (every sample that stopped at a system
  * call's exit stays there: syscall_exits.h), PTPROF_ROUNDS=periods (a
- * round leaves out the threads that ran little: find_idle()).
+ * round leaves out the threads that ran little: find_idle()), PTPROF_QUIET=0
+ * (a crowded round reads every thread's schedstat: quiet_threads.h).
  */
 static void read_benchmark_knobs(struct recorder *r)
 {
@@ -1145,6 +1194,8 @@ static void read_benchmark_knobs(struct recorder *r)
                                                  : ROUNDS_WHEN_CROWDED;
     const char *exits = getenv("PTPROF_CALL_EXITS");
     r->syscall_exits.raw = exits && strcmp(exits, "raw") == 0;
+    const char *quiet = getenv("PTPROF_QUIET");
+    r->quiet.off = quiet && strcmp(quiet, "0") == 0;
     const char *spells = getenv("PTPROF_SPELLS");
     r->cut_spells = !(spells && strcmp(spells, "0") == 0);
 }
@@ -1301,6 +1352,12 @@ static void print_summary(const struct recorder *r)
             : r->rounds == ROUNDS_BY_PERIODS   ? "PTPROF_ROUNDS=periods: all"
             : r->rounds == ROUNDS_EVERY_THREAD ? "PTPROF_ROUNDS=every: none"
                                                : crowded);
+    const struct quiet_threads *q = &r->quiet;
+    fprintf(stderr,
+            "[debug] quiet:       %.2f threads per round reused without reading their "
+            "schedstat, of %.2f put off until the process's CPU clock was read (%s)\n",
+            (double)q->reads_saved / taken, (double)q->postponed_seen / taken,
+            q->off ? "PTPROF_QUIET=0: never" : "crowded rounds");
     fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",
             (unsigned long long)c->truncated);
     fprintf(stderr,

@@ -78,6 +78,7 @@ struct thread {
      * the same, the thread has not run since and the capture is reused. */
     bool idle_known;
     struct thread_sched idle_since;
+    bool quiet;           /* its last look found it had not run since (quiet_threads.h) */
     bool check_reblocked; /* captured in a call: see whether it re-entered it */
     /* The current capture: CPU time since the previous one, and whether it
      * stopped on a system call's way out (syscall_exits.h). */

@@ -1,0 +1,173 @@
+/* quiet_threads.c - a crowded round's quiet threads from the process's
+ * CPU clock (quiet_threads.h). */
+#include "record/ptrace/quiet_threads.h"
+
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The kernel's CPU clock of process PID (include/linux/posix-timers.h):
+ * the pid inverted, shifted by 3, and CPUCLOCK_SCHED (2), not per thread. */
+#define PROCESS_SCHED_CLOCK(pid) ((clockid_t)((~(unsigned)(pid) << 3) | 2))
+
+bool process_cpu_ns(pid_t pid, uint64_t *ns)
+{
+    struct timespec ts;
+    if (pid <= 0 || clock_gettime(PROCESS_SCHED_CLOCK(pid), &ts) != 0)
+        return false;
+    *ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return true;
+}
+
+void quiet_threads_free(struct quiet_threads *q)
+{
+    free(q->procs);
+    free(q->postponed);
+    q->procs = NULL;
+    q->postponed = NULL;
+    q->nprocs = q->procs_cap = q->npostponed = q->postponed_cap = 0;
+}
+
+void quiet_threads_begin(struct quiet_threads *q, size_t nprocs)
+{
+    if (nprocs > q->nprocs) {
+        q->procs = xgrow(q->procs, &q->procs_cap, nprocs, sizeof(*q->procs));
+        memset(q->procs + q->nprocs, 0, (nprocs - q->nprocs) * sizeof(*q->procs));
+        q->nprocs = nprocs;
+    }
+    for (size_t i = 0; i < q->nprocs; i++) {
+        q->procs[i].seen = false;
+        q->procs[i].sum = 0;
+        q->procs[i].broken = false;
+        q->procs[i].postponed = 0;
+    }
+    q->npostponed = 0;
+}
+
+static struct quiet_process *process_of(struct quiet_threads *q, const struct thread *th)
+{
+    if (th->proc >= q->nprocs)
+        return NULL;
+    struct quiet_process *p = &q->procs[th->proc];
+    if (p->pid != th->pid) { /* a new process at that index: nothing known */
+        p->pid = th->pid;
+        p->offset_known = false;
+    }
+    p->seen = true;
+    return p;
+}
+
+void quiet_threads_read(struct quiet_threads *q, const struct thread *th, uint64_t cpu_ns)
+{
+    struct quiet_process *p = process_of(q, th);
+    if (p)
+        p->sum += cpu_ns;
+}
+
+void quiet_threads_unlooked(struct quiet_threads *q, const struct thread *th)
+{
+    struct quiet_process *p = process_of(q, th);
+    uint64_t cpu;
+    if (!p)
+        return;
+    if (thread_read_cpu(th, &cpu))
+        p->sum += cpu;
+    else
+        p->broken = true;
+}
+
+bool quiet_threads_postpone(struct quiet_threads *q, const struct thread_table *tt, size_t i)
+{
+    const struct thread *th = &tt->threads[i];
+    struct quiet_process *p = process_of(q, th);
+    if (q->off || !p || !p->offset_known || !th->quiet)
+        return false;
+    q->postponed = xgrow(q->postponed, &q->postponed_cap, q->npostponed + 1, sizeof(*q->postponed));
+    q->postponed[q->npostponed++] = i;
+    p->sum += th->idle_since.cpu_ns; /* quiet: as its last look read it */
+    p->postponed++;
+    q->postponed_seen++;
+    return true;
+}
+
+/* Postponed threads by process, then copied longest ago first. */
+static const struct thread_table *sort_table;
+static int by_process_then_copy(const void *a, const void *b)
+{
+    const struct thread *x = &sort_table->threads[*(const size_t *)a];
+    const struct thread *y = &sort_table->threads[*(const size_t *)b];
+    if (x->proc != y->proc)
+        return x->proc < y->proc ? -1 : 1;
+    return x->copied_at < y->copied_at ? -1 : x->copied_at > y->copied_at;
+}
+
+/* Every thread of P read: its offset, from its clock read after them. */
+static void set_offset(struct quiet_threads *q, struct quiet_process *p)
+{
+    uint64_t clock = 0;
+    p->offset_known = !p->broken && process_cpu_ns(p->pid, &clock) && clock >= p->sum;
+    q->clock_reads += !p->broken;
+    if (p->offset_known)
+        p->offset = clock - p->sum;
+}
+
+/* Settles process P's postponed threads, FIRST..END of q->postponed. */
+static void settle(struct quiet_threads *q, struct quiet_process *p, struct thread_table *tt,
+                   size_t first, size_t end,
+                   bool (*look)(void *ctx, struct thread *th, uint64_t *cpu_ns),
+                   void (*reuse)(void *ctx, struct thread *th), void *ctx)
+{
+    uint64_t clock = 0;
+    bool have_clock = !p->broken && process_cpu_ns(p->pid, &clock);
+    q->clock_reads += have_clock;
+    /* The time the quiet threads must have run for the clock to add up. */
+    bool settled = have_clock && clock >= p->offset && clock - p->offset >= p->sum;
+    uint64_t missing = settled ? clock - p->offset - p->sum : 0;
+    size_t k = first;
+    for (; k < end && (!settled || missing > 0); k++) {
+        struct thread *th = &tt->threads[q->postponed[k]];
+        uint64_t before = th->idle_since.cpu_ns, cpu;
+        if (!look(ctx, th, &cpu)) {
+            p->broken = true;
+            settled = false;
+            continue;
+        }
+        uint64_t ran = cpu > before ? cpu - before : 0;
+        p->sum += ran;
+        if (settled && ran > missing)
+            settled = false; /* it ran after the clock was read: no telling the rest */
+        else if (settled)
+            missing -= ran;
+    }
+    if (settled && missing == 0) {
+        q->clock_settled += k == first;
+        q->reads_saved += end - k;
+        for (; k < end; k++)
+            reuse(ctx, &tt->threads[q->postponed[k]]);
+        return;
+    }
+    set_offset(q, p); /* every thread read: the offset anew */
+}
+
+void quiet_threads_end(struct quiet_threads *q, struct thread_table *tt,
+                       bool (*look)(void *ctx, struct thread *th, uint64_t *cpu_ns),
+                       void (*reuse)(void *ctx, struct thread *th), void *ctx)
+{
+    sort_table = tt;
+    qsort(q->postponed, q->npostponed, sizeof(*q->postponed), by_process_then_copy);
+    sort_table = NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < q->nprocs; i++) {
+        struct quiet_process *p = &q->procs[i];
+        if (!p->seen)
+            continue; /* no thread of it this round */
+        size_t end = k + p->postponed;
+        if (p->postponed)
+            settle(q, p, tt, k, end, look, reuse, ctx);
+        else
+            set_offset(q, p);
+        k = end;
+    }
+}

@@ -1,0 +1,98 @@
+/*
+ * quiet_threads.h - a crowded round's quiet threads, known without reading
+ * each one's schedstat (the ptrace engine; docs/recording.md, "Many
+ * threads: which threads a round stops").
+ *
+ * At 64 busy threads on 2 CPUs most threads have not run since their last
+ * copy (they wait for a CPU), and reading each one's schedstat every round
+ * only to learn so was 40% of the recorder's own time.  The kernel sums the
+ * same counter over a process: clock_gettime() on the process's CPU clock
+ * is every thread's schedstat CPU time, plus the time of its threads gone,
+ * in one call of about 0.5 us at 64 threads.  So a round reads the threads
+ * that ran at their last look as before, and postpones the quiet ones
+ * (those that had not).  Then, per process, one read of its clock:
+ *
+ *  - it equals the offset (the time no thread of the table holds: threads
+ *    gone) plus every thread's time as last known: no quiet thread's CPU
+ *    time moved, and each is reused without a read;
+ *  - it is more: the quiet ones are read, those copied longest ago first
+ *    (a fair scheduler gives the CPU to the thread that waited longest),
+ *    until the time they ran makes up the difference; the rest are
+ *    reused without a read;
+ *  - the difference cannot be made up (a thread gone, time run after the
+ *    clock was read, the offset not known yet): every quiet thread is
+ *    read, as before, and the offset is set anew from the clock read
+ *    after them.
+ *
+ * What it cannot see: the kernel adds a running thread's time at its
+ * scheduler ticks and when it leaves the CPU, so a quiet thread put on a
+ * CPU less than a tick ago passes for quiet.  A crowded round leaves such
+ * a thread out anyway (it ran less than half a period since its copy):
+ * it is reused instead, its copy standing for the round, and its time
+ * goes to its next copy either way.  So only crowded rounds use this;
+ * the others read every thread.
+ *
+ * Contract: between quiet_threads_begin() and quiet_threads_end() the
+ * thread table does not change; every thread of the table is given to
+ * exactly one of quiet_threads_read() (the round read it),
+ * quiet_threads_unlooked() (the round did not read it: read here, for the
+ * sum only) or quiet_threads_postpone().  quiet_threads_end() settles the
+ * postponed through LOOK (read and sort it as the round does: false when
+ * it could not be read) or REUSE (it did not run).
+ */
+#ifndef PTPROF_RECORD_PTRACE_QUIET_THREADS_H
+#define PTPROF_RECORD_PTRACE_QUIET_THREADS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record/ptrace/threads.h"
+
+/* A process's accounts: the offset persists between rounds. */
+struct quiet_process {
+    pid_t pid;
+    bool offset_known;
+    uint64_t offset; /* its clock minus its threads' times: threads gone */
+    /* this round */
+    bool seen;        /* a thread of it was given */
+    uint64_t sum;     /* its threads' times as last known */
+    bool broken;      /* a thread could not be read: no sum */
+    size_t postponed; /* its quiet threads waiting for the clock */
+};
+
+struct quiet_threads {
+    bool off; /* PTPROF_QUIET=0: every thread is read */
+    struct quiet_process *procs;
+    size_t nprocs, procs_cap;
+    size_t *postponed; /* indexes into the thread table */
+    size_t npostponed, postponed_cap;
+    /* for -d */
+    uint64_t reads_saved;    /* quiet threads reused without a read */
+    uint64_t clock_reads;    /* process clocks read */
+    uint64_t clock_settled;  /* ...that settled every postponed thread of theirs */
+    uint64_t postponed_seen; /* threads postponed, summed over rounds */
+};
+
+void quiet_threads_free(struct quiet_threads *q);
+
+/* A round over NPROCS processes (the tracer's table) begins. */
+void quiet_threads_begin(struct quiet_threads *q, size_t nprocs);
+/* TH was read by the round: CPU_NS is its time now. */
+void quiet_threads_read(struct quiet_threads *q, const struct thread *th, uint64_t cpu_ns);
+/* TH was not read by the round (stopped, late, left out...): its time is
+ * read here, for the sum. */
+void quiet_threads_unlooked(struct quiet_threads *q, const struct thread *th);
+/* Whether thread I of TT, quiet at its last look, waits for its process's
+ * clock (true: the round leaves it to quiet_threads_end()). */
+bool quiet_threads_postpone(struct quiet_threads *q, const struct thread_table *tt, size_t i);
+/* Settles the postponed threads (above). */
+void quiet_threads_end(struct quiet_threads *q, struct thread_table *tt,
+                       bool (*look)(void *ctx, struct thread *th, uint64_t *cpu_ns),
+                       void (*reuse)(void *ctx, struct thread *th), void *ctx);
+
+/* The process's CPU clock: every thread's time, those gone included. */
+bool process_cpu_ns(pid_t pid, uint64_t *ns);
+
+#endif

@@ -1,0 +1,238 @@
+/* test_quiet_threads.c - a crowded round's quiet threads known from the
+ * process's CPU clock (src/record/ptrace/quiet_threads.h), on a real child
+ * process whose threads sleep until told to run. */
+#include "record/ptrace/quiet_threads.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SLEEPERS 8
+
+/* The child: SLEEPERS threads, each reading its own pipe; a byte makes it
+ * run about 20 ms of CPU time, then answer on the shared pipe and sleep
+ * again. */
+static int wake_fds[SLEEPERS][2], done_fd[2];
+
+static void *sleeper(void *arg)
+{
+    int k = (int)(long)arg;
+    char c;
+    while (read(wake_fds[k][0], &c, 1) == 1) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+        do
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 20000000L);
+        if (write(done_fd[1], &c, 1) != 1)
+            break;
+    }
+    return NULL;
+}
+
+static pid_t start_child(void)
+{
+    for (int k = 0; k < SLEEPERS; k++)
+        cr_assert_eq(pipe(wake_fds[k]), 0);
+    cr_assert_eq(pipe(done_fd), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        pthread_t t;
+        for (int k = 0; k < SLEEPERS; k++)
+            pthread_create(&t, NULL, sleeper, (void *)(long)k);
+        for (;;)
+            pause();
+    }
+    /* Every thread started and asleep. */
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    for (int tries = 0; tries < 500; tries++) {
+        int n = 0;
+        DIR *d = opendir(path);
+        for (struct dirent *e; d && (e = readdir(d));)
+            n += e->d_name[0] != '.';
+        if (d)
+            closedir(d);
+        if (n == SLEEPERS + 1)
+            break;
+        usleep(10000);
+    }
+    usleep(50000);
+    return pid;
+}
+
+/* The child's threads, the main one first, the sleepers in start order
+ * (their tids ascend), each quiet as of now, copied at its position. */
+static void add_threads(struct thread_table *tt, pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    cr_assert_not_null(d);
+    pid_t tids[SLEEPERS + 1];
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) && n <= SLEEPERS;)
+        if (e->d_name[0] != '.')
+            tids[n++] = atoi(e->d_name);
+    closedir(d);
+    cr_assert_eq(n, SLEEPERS + 1);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (tids[j] < tids[i]) {
+                pid_t x = tids[i];
+                tids[i] = tids[j];
+                tids[j] = x;
+            }
+    for (int i = 0; i < n; i++) {
+        struct thread *th = thread_add(tt, pid, tids[i]);
+        th->proc = 0;
+        th->copied_at = (uint64_t)i + 1;
+    }
+}
+
+/* Waits until thread TID of PID sleeps (back in its read): on a busy
+ * machine it may still be queued for a CPU long after its answer. */
+static void wait_asleep(pid_t pid, pid_t tid)
+{
+    char path[96], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    for (int tries = 0; tries < 3000; tries++) {
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = '\0';
+        const char *close = strrchr(buf, ')');
+        if (close && close[1] == ' ' && close[2] == 'S')
+            return;
+        usleep(1000);
+    }
+    cr_assert_fail("thread %d never went back to sleep", (int)tid);
+}
+
+/* What a round's LOOK and REUSE were given. */
+struct round_log {
+    size_t looks, reuses;
+    pid_t looked[SLEEPERS + 1];
+};
+
+static bool look(void *ctx, struct thread *th, uint64_t *cpu_ns)
+{
+    struct round_log *log = ctx;
+    log->looked[log->looks++] = th->tid;
+    return thread_read_cpu(th, cpu_ns);
+}
+
+static void reuse(void *ctx, struct thread *th)
+{
+    (void)th;
+    ((struct round_log *)ctx)->reuses++;
+}
+
+/* One round: every thread quiet as of its last look (idle_since), so all
+ * are postponed once the offset is known. */
+static struct round_log round_over(struct quiet_threads *q, struct thread_table *tt)
+{
+    struct round_log log = {0};
+    quiet_threads_begin(q, 1);
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        if (quiet_threads_postpone(q, tt, i))
+            continue;
+        uint64_t cpu;
+        cr_assert(thread_read_cpu(th, &cpu));
+        quiet_threads_read(q, th, cpu);
+    }
+    quiet_threads_end(q, tt, look, reuse, &log);
+    /* As the engine does at a look: what was read is the thread's mark. */
+    for (size_t i = 0; i < tt->count; i++) {
+        struct thread *th = &tt->threads[i];
+        cr_assert(thread_read_cpu(th, &th->idle_since.cpu_ns));
+        th->quiet = true;
+    }
+    return log;
+}
+
+Test(quiet_threads, the_process_clock_tells_which_quiet_thread_ran, .timeout = 60)
+{
+    pid_t pid = start_child();
+    struct thread_table tt;
+    threads_init(&tt);
+    add_threads(&tt, pid);
+    struct quiet_threads q = {0};
+
+    /* No offset yet: every thread is read, and the offset is set. */
+    struct round_log log = round_over(&q, &tt);
+    cr_expect_eq(q.postponed_seen, 0);
+    cr_expect(q.procs[0].offset_known, "the offset was not set");
+
+    /* Nobody ran: every quiet thread is reused without a read. */
+    log = round_over(&q, &tt);
+    cr_expect_eq(log.looks, 0, "%zu threads read where none ran", log.looks);
+    cr_expect_eq(log.reuses, SLEEPERS + 1);
+    cr_expect_eq(q.reads_saved, SLEEPERS + 1);
+
+    /* The third thread copied longest ago runs: the threads are read,
+     * longest since their copy first, until its time is found; the rest
+     * are reused. */
+    pid_t runner = tt.threads[2].tid;
+    char c = 'x';
+    cr_assert_eq(write(wake_fds[1][1], &c, 1), 1); /* the second sleeper: tids ascend */
+    cr_assert_eq(read(done_fd[0], &c, 1), 1);
+    wait_asleep(pid, runner);
+    log = round_over(&q, &tt);
+    cr_expect_eq(log.looks, 3, "%zu threads read to find the one that ran", log.looks);
+    cr_expect_eq(log.looked[log.looks ? log.looks - 1 : 0], runner,
+                 "the last thread read is not the one that ran");
+    cr_expect_eq(log.reuses, SLEEPERS + 1 - 3);
+
+    /* With it off, nothing is postponed. */
+    q.off = true;
+    size_t before = q.postponed_seen;
+    log = round_over(&q, &tt);
+    cr_expect_eq(q.postponed_seen, before);
+    cr_expect_eq(log.looks + log.reuses, 0);
+
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    quiet_threads_free(&q);
+    threads_destroy(&tt);
+}
+
+Test(quiet_threads, a_thread_gone_reads_them_all_and_sets_the_offset_anew, .timeout = 60)
+{
+    pid_t pid = start_child();
+    struct thread_table tt;
+    threads_init(&tt);
+    add_threads(&tt, pid);
+    struct quiet_threads q = {0};
+    round_over(&q, &tt);
+    /* A thread the table does not hold runs: its time is nobody's the
+     * table knows, so every quiet thread is read; then the offset holds it
+     * and the next round reads none. */
+    pid_t hidden = tt.threads[SLEEPERS].tid;
+    thread_remove(&tt, hidden);
+    char c = 'x';
+    cr_assert_eq(write(wake_fds[SLEEPERS - 1][1], &c, 1), 1);
+    cr_assert_eq(read(done_fd[0], &c, 1), 1);
+    wait_asleep(pid, hidden);
+    struct round_log log = round_over(&q, &tt);
+    cr_expect_eq(log.looks, SLEEPERS, "%zu of %d threads read", log.looks, SLEEPERS);
+    cr_expect_eq(log.reuses, 0);
+    log = round_over(&q, &tt);
+    cr_expect_eq(log.looks, 0, "%zu threads read after the offset was set anew", log.looks);
+    cr_expect_eq(log.reuses, SLEEPERS);
+
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    quiet_threads_free(&q);
+    threads_destroy(&tt);
+}
