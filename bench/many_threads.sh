@@ -5,14 +5,14 @@
 #
 # cpuburn with 1, 4, 16 and 64 threads on the machine's CPUs at 1 kHz
 # (-g none), bare, under `ptprof record --engine ptrace` (also with
-# PTPROF_ROUNDS=periods, and with PTPROF_OWN_SESSION=0: the recorder in the
-# program's session, as before; docs/recording.md), `--engine perf`
+# PTPROF_ROUNDS=periods, and with PTPROF_QUIET=0: a crowded round reads
+# every thread's schedstat, as before; docs/recording.md), `--engine perf`
 # and `perf record -e cpu-clock`, the runs of one repetition interleaved,
 # BENCH_REPS_THREADS (3) repetitions, medians.  For each: the slowdown of
 # the work against the bare run; for ptprof the achieved rate (per wall
 # second for ptrace, per CPU second for perf, as -d says) and, for ptrace,
-# -d's round: threads stopped, reused, left out and deferred, and the
-# window.  Then tests/workloads/clockwork with 64 busy threads under both
+# -d's round: threads stopped, reused, left out and deferred, the
+# window, and the recorder's own CPU time.  Then tests/workloads/clockwork with 64 busy threads under both
 # engines: each function's share minus the truth the workload prints.
 # Prints a Markdown section; never fails.
 set -u -o pipefail
@@ -48,13 +48,13 @@ for ((rep = 1; rep <= REPS; rep++)); do
         say "many_threads: rep $rep, $t threads"
         "$CPUBURN" "$t" "$UNITS" >"$TMP/out" 2>/dev/null &&
             keep "$t" bare "$rep" wall "$(burn_field "$TMP/out" wall)"
-        for engine in ptrace shared periods perf; do
+        for engine in ptrace readall periods perf; do
             [ "$engine" = perf ] && [ "$have_perf" = 0 ] && continue
-            rounds= own=
+            rounds= quiet=
             [ "$engine" = periods ] && rounds=periods
-            [ "$engine" = shared ] && own=0
-            PTPROF_ROUNDS=$rounds PTPROF_OWN_SESSION=$own "$PTPROF" record \
-                --engine "$(echo "$engine" | sed 's/periods\|shared/ptrace/')" -f 1000 \
+            [ "$engine" = readall ] && quiet=0
+            PTPROF_ROUNDS=$rounds PTPROF_QUIET=$quiet "$PTPROF" record \
+                --engine "$(echo "$engine" | sed 's/periods\|readall/ptrace/')" -f 1000 \
                 -g none -d -o "$TMP/p" -- "$CPUBURN" "$t" "$UNITS" >"$TMP/out" 2>"$TMP/err" ||
                 continue
             keep "$t" "$engine" "$rep" wall "$(burn_field "$TMP/out" wall)"
@@ -71,6 +71,8 @@ for ((rep = 1; rep <= REPS; rep++)); do
                 }
                 keep "$t" "$engine" "$rep" window \
                     "$(sed -n 's/^\[debug\] window: *\([0-9.]*\) us.*/\1/p' "$TMP/err")"
+                keep "$t" "$engine" "$rep" tracer \
+                    "$(sed -n 's/^\[debug\] tracer: *\([0-9.]*\) s on a CPU.*/\1/p' "$TMP/err")"
             fi
         done
         if [ "$have_perf_record" = 1 ]; then
@@ -83,18 +85,19 @@ done
 bench_machine
 echo "cpuburn at 1 kHz, -g none, medians of $REPS interleaved runs."
 echo
-echo "| threads | profiler | slowdown | achieved rate | stopped / reused / left out / deferred per round | window per round |"
-echo "|---:|---|---:|---:|---|---:|"
+echo "| threads | profiler | slowdown | achieved rate | stopped / reused / left out / deferred per round | window per round | recorder CPU s |"
+echo "|---:|---|---:|---:|---|---:|---:|"
 for t in 1 4 16 64; do
     bare=$(raw_median "$RAW" "$t" bare wall)
-    for tool in ptrace shared periods perf perf-record; do
+    for tool in ptrace readall periods perf perf-record; do
         w=$(raw_median "$RAW" "$t" "$tool" wall)
         if [ -z "$w" ] || [ -z "$bare" ]; then continue; fi
         slow=$(awk -v w="$w" -v b="$bare" 'BEGIN { printf "%+.1f%%", 100 * (w / b - 1) }')
         rate=$(raw_median "$RAW" "$t" "$tool" rate)
         [ -n "$rate" ] && rate=$(awk -v r="$rate" 'BEGIN { printf "%.1f%%", r / 10 }')
-        round="" window=""
+        round="" window="" tracer=""
         if [ "$tool" != perf ] && [ "$tool" != perf-record ]; then
+            tracer=$(raw_median "$RAW" "$t" "$tool" tracer)
             round="$(raw_median "$RAW" "$t" "$tool" stopped) / $(raw_median "$RAW" "$t" "$tool" reused) / $(raw_median "$RAW" "$t" "$tool" leftout) / $(raw_median "$RAW" "$t" "$tool" deferred)"
             window="$(raw_median "$RAW" "$t" "$tool" window) us"
         fi
@@ -102,10 +105,10 @@ for t in 1 4 16 64; do
         case $tool in
         ptrace | perf) name="ptprof record --engine $tool" ;;
         periods) name="PTPROF_ROUNDS=periods ptprof record --engine ptrace" ;;
-        shared) name="PTPROF_OWN_SESSION=0 ptprof record --engine ptrace" ;;
+        readall) name="PTPROF_QUIET=0 ptprof record --engine ptrace" ;;
         perf-record) name="perf record -e cpu-clock" ;;
         esac
-        echo "| $t | $name | $slow | ${rate:-–} | ${round:-–} | ${window:-–} |"
+        echo "| $t | $name | $slow | ${rate:-–} | ${round:-–} | ${window:-–} | ${tracer:-–} |"
     done
 done
 
