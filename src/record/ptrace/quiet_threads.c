@@ -93,11 +93,11 @@ bool quiet_threads_postpone(struct quiet_threads *q, const struct thread_table *
 }
 
 /* Postponed threads by process, then copied longest ago first. */
-static const struct thread_table *sort_table;
-static int by_process_then_copy(const void *a, const void *b)
+static int by_process_then_copy(const void *a, const void *b, void *table)
 {
-    const struct thread *x = &sort_table->threads[*(const size_t *)a];
-    const struct thread *y = &sort_table->threads[*(const size_t *)b];
+    const struct thread_table *tt = table;
+    const struct thread *x = &tt->threads[*(const size_t *)a];
+    const struct thread *y = &tt->threads[*(const size_t *)b];
     if (x->proc != y->proc)
         return x->proc < y->proc ? -1 : 1;
     return x->copied_at < y->copied_at ? -1 : x->copied_at > y->copied_at;
@@ -155,9 +155,7 @@ void quiet_threads_end(struct quiet_threads *q, struct thread_table *tt,
                        bool (*look)(void *ctx, struct thread *th, uint64_t *cpu_ns),
                        void (*reuse)(void *ctx, struct thread *th), void *ctx)
 {
-    sort_table = tt;
-    qsort(q->postponed, q->npostponed, sizeof(*q->postponed), by_process_then_copy);
-    sort_table = NULL;
+    qsort_r(q->postponed, q->npostponed, sizeof(*q->postponed), by_process_then_copy, tt);
     size_t k = 0;
     for (size_t i = 0; i < q->nprocs; i++) {
         struct quiet_process *p = &q->procs[i];
