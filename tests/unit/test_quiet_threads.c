@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +46,7 @@ static pid_t start_child(void)
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
     if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed test leaves no child behind */
         pthread_t t;
         for (int k = 0; k < SLEEPERS; k++)
             pthread_create(&t, NULL, sleeper, (void *)(long)k);

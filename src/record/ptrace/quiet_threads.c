@@ -155,7 +155,8 @@ void quiet_threads_end(struct quiet_threads *q, struct thread_table *tt,
                        bool (*look)(void *ctx, struct thread *th, uint64_t *cpu_ns),
                        void (*reuse)(void *ctx, struct thread *th), void *ctx)
 {
-    qsort_r(q->postponed, q->npostponed, sizeof(*q->postponed), by_process_then_copy, tt);
+    if (q->npostponed > 1)
+        qsort_r(q->postponed, q->npostponed, sizeof(*q->postponed), by_process_then_copy, tt);
     size_t k = 0;
     for (size_t i = 0; i < q->nprocs; i++) {
         struct quiet_process *p = &q->procs[i];
