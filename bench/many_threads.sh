@@ -12,8 +12,11 @@
 # the work against the bare run; for ptprof the achieved rate (per wall
 # second for ptrace, per CPU second for perf, as -d says) and, for ptrace,
 # -d's round: threads stopped, reused, left out and deferred, the
-# window, and the recorder's own CPU time.  Then tests/workloads/clockwork with 64 busy threads under both
-# engines: each function's share minus the truth the workload prints.
+# window, and the recorder's own CPU time.  Then tests/workloads/threadpool
+# (500 threads at rest, 2 busy) with and without PTPROF_QUIET=0: the
+# recorder's cost per round; and tests/workloads/clockwork with 64 busy
+# threads under both engines: each function's share minus the truth the
+# workload prints.
 # Prints a Markdown section; never fails.
 set -u -o pipefail
 
@@ -111,6 +114,42 @@ for t in 1 4 16 64; do
         echo "| $t | $name | $slow | ${rate:-–} | ${round:-–} | ${window:-–} | ${tracer:-–} |"
     done
 done
+
+# A thread pool at rest: 500 threads blocked on an empty queue, 2 busy.
+# Every round is crowded; the quiet threads are known from the process's
+# CPU clock, or (PTPROF_QUIET=0) each one's schedstat is read.
+POOL=$BUILD/workloads/threadpool
+if [ -x "$POOL" ]; then
+    echo
+    echo "threadpool 500 2 (500 threads blocked on an empty queue, 2 busy), 1 kHz, -g none,"
+    echo "medians of $REPS interleaved runs: the recorder's own cost per round."
+    echo
+    echo "| profiler | achieved rate | reused unread per round | check per round | recorder CPU s |"
+    echo "|---|---:|---:|---:|---:|"
+    for ((rep = 1; rep <= REPS; rep++)); do
+        for quiet in 1 0; do
+            say "many_threads: threadpool, rep $rep, PTPROF_QUIET=$quiet"
+            PTPROF_QUIET=$quiet "$PTPROF" record --engine ptrace -f 1000 -g none -d -o "$TMP/t" \
+                -- "$POOL" 500 2 >/dev/null 2>"$TMP/err" || continue
+            keep pool "q$quiet" "$rep" rate \
+                "$(sed -n 's/.*requested, \([0-9.]*\) Hz achieved.*/\1/p' "$TMP/err")"
+            keep pool "q$quiet" "$rep" unread \
+                "$(sed -n 's/^\[debug\] quiet: *\([0-9.]*\) threads.*/\1/p' "$TMP/err")"
+            keep pool "q$quiet" "$rep" check \
+                "$(sed -n 's/^\[debug\] outside: *check \([0-9.]*\) us.*/\1/p' "$TMP/err")"
+            keep pool "q$quiet" "$rep" tracer \
+                "$(sed -n 's/^\[debug\] tracer: *\([0-9.]*\) s on a CPU.*/\1/p' "$TMP/err")"
+        done
+    done
+    for quiet in 1 0; do
+        name="ptprof record --engine ptrace"
+        [ "$quiet" = 0 ] && name="PTPROF_QUIET=0 $name"
+        rate=$(raw_median "$RAW" pool "q$quiet" rate)
+        [ -n "$rate" ] && rate=$(awk -v r="$rate" 'BEGIN { printf "%.1f%%", r / 10 }')
+        echo "| $name | ${rate:-–} | $(raw_median "$RAW" pool "q$quiet" unread) |" \
+            "$(raw_median "$RAW" pool "q$quiet" check) us | $(raw_median "$RAW" pool "q$quiet" tracer) |"
+    done
+fi
 
 # Shares against the truth the workload prints: clockwork with 64 busy
 # threads (its four functions, 40/30/20/10%), once per profiler.
