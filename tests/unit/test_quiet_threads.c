@@ -163,78 +163,89 @@ static struct round_log round_over(struct quiet_threads *q, struct thread_table 
     return log;
 }
 
+/* The child, its threads in a table, and the accounts of the rounds. */
+struct fixture {
+    pid_t pid;
+    struct thread_table tt;
+    struct quiet_threads q;
+};
+
+static void set_up(struct fixture *f)
+{
+    f->pid = start_child();
+    threads_init(&f->tt);
+    add_threads(&f->tt, f->pid);
+    f->q = (struct quiet_threads){0};
+}
+
+static void tear_down(struct fixture *f)
+{
+    kill(f->pid, SIGKILL);
+    waitpid(f->pid, NULL, 0);
+    quiet_threads_free(&f->q);
+    threads_destroy(&f->tt);
+}
+
 Test(quiet_threads, the_process_clock_tells_which_quiet_thread_ran, .timeout = 60)
 {
-    pid_t pid = start_child();
-    struct thread_table tt;
-    threads_init(&tt);
-    add_threads(&tt, pid);
-    struct quiet_threads q = {0};
+    struct fixture f;
+    set_up(&f);
 
     /* No offset yet: every thread is read, and the offset is set. */
-    struct round_log log = round_over(&q, &tt);
-    cr_expect_eq(q.postponed_seen, 0);
-    cr_expect(q.procs[0].offset_known, "the offset was not set");
+    struct round_log log = round_over(&f.q, &f.tt);
+    cr_expect_eq(f.q.postponed_seen, 0);
+    cr_expect(f.q.procs[0].offset_known, "the offset was not set");
 
     /* Nobody ran: every quiet thread is reused without a read. */
-    log = round_over(&q, &tt);
+    log = round_over(&f.q, &f.tt);
     cr_expect_eq(log.looks, 0, "%zu threads read where none ran", log.looks);
     cr_expect_eq(log.reuses, SLEEPERS + 1);
-    cr_expect_eq(q.reads_saved, SLEEPERS + 1);
+    cr_expect_eq(f.q.reads_saved, SLEEPERS + 1);
 
     /* The third thread copied longest ago runs: the threads are read,
      * longest since their copy first, until its time is found; the rest
      * are reused. */
-    pid_t runner = tt.threads[2].tid;
+    pid_t runner = f.tt.threads[2].tid;
     char c = 'x';
     cr_assert_eq(write(wake_fds[1][1], &c, 1), 1); /* the second sleeper: tids ascend */
     cr_assert_eq(read(done_fd[0], &c, 1), 1);
-    wait_asleep(pid, runner);
-    log = round_over(&q, &tt);
+    wait_asleep(f.pid, runner);
+    log = round_over(&f.q, &f.tt);
     cr_expect_eq(log.looks, 3, "%zu threads read to find the one that ran", log.looks);
     cr_expect_eq(log.looked[log.looks ? log.looks - 1 : 0], runner,
                  "the last thread read is not the one that ran");
     cr_expect_eq(log.reuses, SLEEPERS + 1 - 3);
 
     /* With it off, nothing is postponed. */
-    q.off = true;
-    size_t before = q.postponed_seen;
-    log = round_over(&q, &tt);
-    cr_expect_eq(q.postponed_seen, before);
+    f.q.off = true;
+    size_t before = f.q.postponed_seen;
+    log = round_over(&f.q, &f.tt);
+    cr_expect_eq(f.q.postponed_seen, before);
     cr_expect_eq(log.looks + log.reuses, 0);
 
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    quiet_threads_free(&q);
-    threads_destroy(&tt);
+    tear_down(&f);
 }
 
 Test(quiet_threads, a_thread_gone_reads_them_all_and_sets_the_offset_anew, .timeout = 60)
 {
-    pid_t pid = start_child();
-    struct thread_table tt;
-    threads_init(&tt);
-    add_threads(&tt, pid);
-    struct quiet_threads q = {0};
-    round_over(&q, &tt);
+    struct fixture f;
+    set_up(&f);
+    round_over(&f.q, &f.tt);
     /* A thread the table does not hold runs: its time is nobody's the
      * table knows, so every quiet thread is read; then the offset holds it
      * and the next round reads none. */
-    pid_t hidden = tt.threads[SLEEPERS].tid;
-    thread_remove(&tt, hidden);
+    pid_t hidden = f.tt.threads[SLEEPERS].tid;
+    thread_remove(&f.tt, hidden);
     char c = 'x';
     cr_assert_eq(write(wake_fds[SLEEPERS - 1][1], &c, 1), 1);
     cr_assert_eq(read(done_fd[0], &c, 1), 1);
-    wait_asleep(pid, hidden);
-    struct round_log log = round_over(&q, &tt);
+    wait_asleep(f.pid, hidden);
+    struct round_log log = round_over(&f.q, &f.tt);
     cr_expect_eq(log.looks, SLEEPERS, "%zu of %d threads read", log.looks, SLEEPERS);
     cr_expect_eq(log.reuses, 0);
-    log = round_over(&q, &tt);
+    log = round_over(&f.q, &f.tt);
     cr_expect_eq(log.looks, 0, "%zu threads read after the offset was set anew", log.looks);
     cr_expect_eq(log.reuses, SLEEPERS);
 
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    quiet_threads_free(&q);
-    threads_destroy(&tt);
+    tear_down(&f);
 }
