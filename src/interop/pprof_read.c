@@ -650,10 +650,9 @@ static void add_location(struct reader *r, size_t *cap, uint32_t pid, size_t loc
             /* Without a mapping, the function's own file is its module
              * (a Python frame's .py file, as ptprof's recording names it). */
             const char *file = str_at(r, fn->filename);
-            const char *module = *path ? path : strncmp(name, "[syscall ", 9) ? file : "";
-            const char *binary = *module                              ? base_name(module)
-                                 : strncmp(name, "[syscall ", 9) == 0 ? "[kernel]"
-                                                                      : "[unknown]";
+            bool syscall = strncmp(name, "[syscall ", 9) == 0;
+            const char *module = *path ? path : syscall ? "" : file;
+            const char *binary = *module ? base_name(module) : syscall ? "[kernel]" : "[unknown]";
             f[j] = (struct prof_sym_frame){
                 .binary = xstrdup(binary),
                 .path = xstrdup(module),

@@ -871,28 +871,6 @@ static uint64_t until_due(uint64_t period, uint64_t due, uint64_t ran, uint64_t 
     return wait < left ? left : wait > longest ? longest : wait;
 }
 
-/*
- * A round's plan.  A thread whose schedstat (CPU time and the number of
- * times it was put on a CPU) has not moved since its last capture has not
- * run since: sleeping or waiting for a CPU, its registers and stack are
- * what was copied, so the copy is reused instead of stopping it again.
- * Both numbers, because the kernel updates a running thread's CPU time
- * only at its scheduler ticks; the run count moves the moment it gets a
- * CPU.
- *
- * With PTPROF_ROUNDS=periods (docs/recording.md: not the default, it
- * shows waits late), more threads that ran than CPUs, and not --format
- * pperf, a thread
- * that ran less than half a period of CPU time since its copy and is
- * still running or ready to run is left out of the round: its copy can
- * wait, its time goes to its next entry (whose weight it is), and it is
- * not looked at again before it can have run that much.  So a round stops
- * about as many threads as there are CPUs, not every thread that got a
- * CPU since the last one; a thread that went back to sleep is stopped, so
- * the wall-clock view sees where it waits.  Without contention every
- * thread that ran is stopped: a running thread's CPU time, read from
- * schedstat, lags by up to a scheduler tick.
- */
 /* Reads TH's schedstat and sorts it (find_idle()): reused when it has not
  * run since its copy, else what it ran (ran_ns, counted in *NRAN).  False
  * when it cannot be read. */
@@ -935,6 +913,28 @@ static void reuse_postponed(void *ctx, struct thread *th)
     s->r->costs.reused++;
 }
 
+/*
+ * A round's plan.  A thread whose schedstat (CPU time and the number of
+ * times it was put on a CPU) has not moved since its last capture has not
+ * run since: sleeping or waiting for a CPU, its registers and stack are
+ * what was copied, so the copy is reused instead of stopping it again.
+ * Both numbers, because the kernel updates a running thread's CPU time
+ * only at its scheduler ticks; the run count moves the moment it gets a
+ * CPU.
+ *
+ * With PTPROF_ROUNDS=periods (docs/recording.md: not the default, it
+ * shows waits late), more threads that ran than CPUs, and not --format
+ * pperf, a thread
+ * that ran less than half a period of CPU time since its copy and is
+ * still running or ready to run is left out of the round: its copy can
+ * wait, its time goes to its next entry (whose weight it is), and it is
+ * not looked at again before it can have run that much.  So a round stops
+ * about as many threads as there are CPUs, not every thread that got a
+ * CPU since the last one; a thread that went back to sleep is stopped, so
+ * the wall-clock view sees where it waits.  Without contention every
+ * thread that ran is stopped: a running thread's CPU time, read from
+ * schedstat, lags by up to a scheduler tick.
+ */
 static void find_idle(struct recorder *r)
 {
     struct thread_table *tt = &r->tracer.threads;

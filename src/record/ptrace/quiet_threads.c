@@ -12,7 +12,8 @@
  * the pid inverted, shifted by 3, and CPUCLOCK_SCHED (2), not per thread. */
 #define PROCESS_SCHED_CLOCK(pid) ((clockid_t)((~(unsigned)(pid) << 3) | 2))
 
-bool process_cpu_ns(pid_t pid, uint64_t *ns)
+/* The process's CPU clock: every thread's time, those gone included. */
+static bool process_cpu_ns(pid_t pid, uint64_t *ns)
 {
     struct timespec ts;
     if (pid <= 0 || clock_gettime(PROCESS_SCHED_CLOCK(pid), &ts) != 0)
@@ -104,11 +105,10 @@ static int by_process_then_copy(const void *a, const void *b, void *table)
 }
 
 /* Every thread of P read: its offset, from its clock read after them. */
-static void set_offset(struct quiet_threads *q, struct quiet_process *p)
+static void set_offset(struct quiet_process *p)
 {
     uint64_t clock = 0;
     p->offset_known = !p->broken && process_cpu_ns(p->pid, &clock) && clock >= p->sum;
-    q->clock_reads += !p->broken;
     if (p->offset_known)
         p->offset = clock - p->sum;
 }
@@ -120,10 +120,9 @@ static void settle(struct quiet_threads *q, struct quiet_process *p, struct thre
                    void (*reuse)(void *ctx, struct thread *th), void *ctx)
 {
     uint64_t clock = 0;
-    bool have_clock = !p->broken && process_cpu_ns(p->pid, &clock);
-    q->clock_reads += have_clock;
     /* The time the quiet threads must have run for the clock to add up. */
-    bool settled = have_clock && clock >= p->offset && clock - p->offset >= p->sum;
+    bool settled = !p->broken && process_cpu_ns(p->pid, &clock) && clock >= p->offset &&
+                   clock - p->offset >= p->sum;
     uint64_t missing = settled ? clock - p->offset - p->sum : 0;
     size_t k = first;
     for (; k < end && (!settled || missing > 0); k++) {
@@ -142,13 +141,12 @@ static void settle(struct quiet_threads *q, struct quiet_process *p, struct thre
             missing -= ran;
     }
     if (settled && missing == 0) {
-        q->clock_settled += k == first;
         q->reads_saved += end - k;
         for (; k < end; k++)
             reuse(ctx, &tt->threads[q->postponed[k]]);
         return;
     }
-    set_offset(q, p); /* every thread read: the offset anew */
+    set_offset(p); /* every thread read: the offset anew */
 }
 
 void quiet_threads_end(struct quiet_threads *q, struct thread_table *tt,
@@ -166,7 +164,7 @@ void quiet_threads_end(struct quiet_threads *q, struct thread_table *tt,
         if (p->postponed)
             settle(q, p, tt, k, end, look, reuse, ctx);
         else
-            set_offset(q, p);
+            set_offset(p);
         k = end;
     }
 }
