@@ -57,6 +57,23 @@ static uint32_t new_node(struct calltree *t, uint32_t parent, uint32_t key)
     return id;
 }
 
+/* Marks node ID inlined: the marks grow with the tree only once one is set. */
+static void mark_inlined(struct calltree *t, uint32_t id)
+{
+    if (id >= t->inlined_cap) {
+        size_t cap = t->cap > id ? t->cap : (size_t)id + 1;
+        t->inlined = xrealloc(t->inlined, cap);
+        memset(t->inlined + t->inlined_cap, 0, cap - t->inlined_cap);
+        t->inlined_cap = cap;
+    }
+    t->inlined[id] = 1;
+}
+
+bool calltree_inlined(const struct calltree *t, uint32_t id)
+{
+    return id < t->inlined_cap && t->inlined[id];
+}
+
 static void index_insert(struct edge *idx, size_t cap, struct edge e)
 {
     size_t j = edge_hash(e.parent, e.key) & (cap - 1);
@@ -101,6 +118,7 @@ struct calltree *calltree_new(struct strtab *keys, const struct key_spec *spec)
     struct calltree *t = xcalloc(1, sizeof(*t));
     t->keys = keys;
     t->spec = *spec;
+    t->unattributed_node = CALLTREE_NONE;
     index_grow(t);
     new_node(t, CALLTREE_NONE, CALLTREE_NONE);
     char *id = key_compose_all(spec, REPORT_UNATTRIBUTED);
@@ -122,6 +140,7 @@ void calltree_free(struct calltree *t)
     free(t->nodes);
     free(t->index);
     free(t->values);
+    free(t->inlined);
     value_columns_free(&t->columns);
     free(t);
 }
@@ -161,7 +180,7 @@ static void on_sample(void *ctx, const struct walk_event *e)
     for (uint32_t i = p->nframes; i-- > 0;) {
         node = child(t, node, p->frames[i].key);
         if (p->frames[i].inlined)
-            t->nodes[node].inlined = true;
+            mark_inlined(t, node);
         for (int q = 0; q < Q_EXECUTIONS; q++)
             t->nodes[node].total[q] += e->q[q];
     }
@@ -175,11 +194,11 @@ static void on_unattributed(void *ctx, double energy_j, double idle_s)
 {
     struct calltree *t = ctx;
     uint32_t node = child(t, 0, t->unattributed);
+    t->unattributed_node = node;
     t->nodes[node].self[Q_ENERGY] += energy_j;
     t->nodes[node].total[Q_ENERGY] += energy_j;
-    t->nodes[node].idle_s += idle_s;
     t->nodes[0].total[Q_ENERGY] += energy_j;
-    t->nodes[0].idle_s += idle_s;
+    t->idle_s += idle_s; /* the root's and the node's alike */
 }
 
 struct walk_visitor calltree_visitor(struct calltree *t)
@@ -204,7 +223,10 @@ double calltree_value(const struct calltree *t, uint32_t id, const struct metric
 {
     const struct calltree_node *n = &t->nodes[id];
     const double *v = calltree_values(t, id);
-    return metric_of(m, total ? n->total : n->self, v && total ? v + t->nvalues : v, n->idle_s);
+    double q[Q_COUNT] = {0};
+    memcpy(q, total ? n->total : n->self, sizeof(n->self));
+    double idle_s = id == 0 || id == t->unattributed_node ? t->idle_s : 0;
+    return metric_of(m, q, v && total ? v + t->nvalues : v, idle_s);
 }
 
 struct sort_ctx {
@@ -230,14 +252,14 @@ void calltree_finish(struct calltree *t, const struct metric *m)
     if (t->columns.n > t->nvalues)
         restride(t, t->columns.n);
     for (size_t i = 0; i < t->nnodes; i++) {
-        for (int q = 0; q < Q_COUNT; q++) {
+        for (int q = 0; q < CALLTREE_Q; q++) {
             t->nodes[i].self[q] /= runs;
             t->nodes[i].total[q] /= runs;
         }
         for (size_t c = 0; c < 2 * t->nvalues; c++)
             t->values[i * 2 * t->nvalues + c] /= runs;
-        t->nodes[i].idle_s /= runs;
     }
+    t->idle_s /= runs;
     const struct report **rs = xcalloc(t->nruns + 1, sizeof(*rs));
     for (size_t i = 0; i < t->nruns; i++)
         rs[i] = &t->runs[i];

@@ -28,13 +28,17 @@
 /* The root under which stacks that lost their outer frames hang. */
 #define CALLTREE_STACK_CUT "[stack cut]"
 
+/* The quantities a node holds: those before Q_EXECUTIONS (executions are
+ * not counted here).  A large tree is mostly nodes, so a node holds only
+ * what every node needs (issue 19): the idle time of the two nodes that
+ * have one and the inlined marks live in the tree. */
+#define CALLTREE_Q Q_EXECUTIONS
+
 struct calltree_node {
     uint32_t key; /* id in the key table; CALLTREE_NONE for the root */
     uint32_t parent, first_child, next_sibling;
-    double self[Q_COUNT];
-    double total[Q_COUNT];
-    double idle_s;
-    bool inlined;
+    double self[CALLTREE_Q];
+    double total[CALLTREE_Q];
 };
 
 struct calltree {
@@ -49,7 +53,11 @@ struct calltree {
     struct report *runs;
     size_t nruns;
     uint32_t unattributed;
-    uint32_t stack_cut; /* the key of CALLTREE_STACK_CUT */
+    uint32_t stack_cut;         /* the key of CALLTREE_STACK_CUT */
+    uint32_t unattributed_node; /* its node, CALLTREE_NONE until energy no thread used */
+    double idle_s;              /* the idle time of the root and of that node */
+    uint8_t *inlined;           /* per node: 1 where a frame of its key was inlined */
+    size_t inlined_cap;
     struct value_columns columns;
     double *values; /* per node: self then total per column (stride 2 x nvalues) */
     size_t nvalues, values_cap;
@@ -62,6 +70,8 @@ void calltree_add_run(struct calltree *t, const struct walk_totals *wt);
 void calltree_finish(struct calltree *t, const struct metric *m);
 /* Node ID's values, self (then total at + T->columns.n); NULL: none. */
 const double *calltree_values(const struct calltree *t, uint32_t id);
+/* Whether node ID stands for an inlined frame. */
+bool calltree_inlined(const struct calltree *t, uint32_t id);
 /* Node N's value of M, exclusive or inclusive. */
 double calltree_value(const struct calltree *t, uint32_t id, const struct metric *m, bool total);
 void calltree_free(struct calltree *t);

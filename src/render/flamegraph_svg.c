@@ -407,14 +407,15 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
     char colour[16];
     for (size_t i = 0; i < f.nframes; i++) {
         const struct flame_frame *fr = &f.frames[i];
-        const struct calltree_node *n =
-            fr->removed ? &baseline->nodes[fr->node] : &t->nodes[fr->node];
+        const struct calltree *in = fr->removed ? baseline : t;
+        const struct calltree_node *n = &in->nodes[fr->node];
+        const bool inlined = calltree_inlined(in, fr->node);
         const char *label, *extra;
         names_get(&nm, n->key, &label, &extra);
         double x = PAD + fr->start * scale, w = fr->width * scale;
         double y =
             o->icicle ? TOP + fr->depth * FRAME_H : height - BOTTOM - (fr->depth + 1) * FRAME_H;
-        put_frame_open(out, n->inlined, fr->removed);
+        put_frame_open(out, inlined, fr->removed);
         if (f.removed > 0) {
             /* Widths hold removed time too: the script's shares need the
              * frame's own value. */
@@ -429,7 +430,7 @@ int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *b
             svg_text_line(out, extra);
             fputs(", ", out);
         }
-        if (n->inlined)
+        if (inlined)
             fputs("inlined, ", out);
         if (fr->removed) {
             fputs("only in the baseline: ", out);
