@@ -63,11 +63,17 @@ struct quiet_process {
     size_t postponed; /* its quiet threads waiting for the clock */
 };
 
+/* A thread waiting for its process's clock. */
+struct quiet_postponed {
+    size_t thread; /* its index in the thread table */
+    bool sum_only; /* the round does not look at it: read only if the sum needs it */
+};
+
 struct quiet_threads {
     bool off; /* PTPROF_QUIET=0: every thread is read */
     struct quiet_process *procs;
     size_t nprocs, procs_cap;
-    size_t *postponed; /* indexes into the thread table */
+    struct quiet_postponed *postponed;
     size_t npostponed, postponed_cap;
     /* for -d */
     uint64_t reads_saved;    /* quiet threads reused without a read */
@@ -80,13 +86,17 @@ void quiet_threads_free(struct quiet_threads *q);
 void quiet_threads_begin(struct quiet_threads *q, size_t nprocs);
 /* TH was read by the round: CPU_NS is its time now. */
 void quiet_threads_read(struct quiet_threads *q, const struct thread *th, uint64_t cpu_ns);
-/* TH was not read by the round (stopped, late, left out...): its time is
- * read here, for the sum. */
-void quiet_threads_unlooked(struct quiet_threads *q, const struct thread *th);
-/* Whether thread I of TT, quiet at its last look, waits for its process's
- * clock (true: the round leaves it to quiet_threads_end()). */
+/* Thread I of TT is not looked at by the round (stopped, late, left
+ * out...): it counts in the sum for its time as last read
+ * (thread.read_cpu_ns), read again only when the clock says a postponed
+ * thread ran, or at once when nothing was read of it yet. */
+void quiet_threads_unlooked(struct quiet_threads *q, struct thread_table *tt, size_t i);
+/* Whether thread I of TT waits for its process's clock (true: the round
+ * leaves it to quiet_threads_end()): it was quiet at its last look, or
+ * left out waiting for a CPU (thread.waiting). */
 bool quiet_threads_postpone(struct quiet_threads *q, const struct thread_table *tt, size_t i);
-/* Settles the postponed threads (above). */
+/* Settles the postponed threads (above); those not looked at are read
+ * without LOOK and never given to REUSE. */
 void quiet_threads_end(struct quiet_threads *q, struct thread_table *tt,
                        bool (*look)(void *ctx, struct thread *th, uint64_t *cpu_ns),
                        void (*reuse)(void *ctx, struct thread *th), void *ctx);
