@@ -10,25 +10,29 @@
  * sums the same counter over a process: clock_gettime() on the process's CPU clock
  * is every thread's schedstat CPU time, plus the time of its threads gone,
  * in one call of about 0.5 us at 64 threads.  So a round reads the threads
- * that ran at their last look as before, and postpones the quiet ones
- * (those that had not).  Then, per process, one read of its clock:
+ * that ran at their last look as before, and postpones the others: the
+ * quiet ones (those that had not run since their copy), those its last
+ * look left out waiting for a CPU, and those the round does not look at
+ * (a stop asked of them and not come yet), each counted for its time as
+ * last read.  Then, per process, one read of its clock:
  *
  *  - it equals the offset (the time no thread of the table holds: threads
  *    gone) plus every thread's time as last known: no quiet thread's CPU
  *    time moved, and each is reused without a read;
- *  - it is more: the quiet ones are read, those copied longest ago first
- *    (a fair scheduler gives the CPU to the thread that waited longest),
- *    until the time they ran makes up the difference; the rest are
- *    reused without a read;
+ *  - it is more: the postponed are read, those copied longest ago first
+ *    (a fair scheduler gives the CPU to the thread that waited longest)
+ *    and those waiting for a stop last (they run only to stop), until the
+ *    time they ran makes up the difference; the rest keep their state
+ *    without a read;
  *  - the difference cannot be made up (a thread gone, time run after the
- *    clock was read, the offset not known yet): every quiet thread is
- *    read, as before, and the offset is set anew from the clock read
+ *    clock was read, the offset not known yet): every postponed thread
+ *    is read, as before, and the offset is set anew from the clock read
  *    after them.
  *
  * What it cannot see: the kernel adds a running thread's time at its
  * scheduler ticks and when it leaves the CPU, so a quiet thread put on a
- * CPU less than a tick ago passes for quiet.  A crowded round leaves such
- * a thread out anyway (it ran less than half a period since its copy):
+ * CPU less than a tick ago passes for quiet (or for still waiting).  A
+ * crowded round leaves such a thread out anyway (it ran less than half a period since its copy):
  * it is reused instead, its copy standing for the round, and its time
  * goes to its next copy either way.  So only crowded rounds use this;
  * the others read every thread.
@@ -36,10 +40,10 @@
  * Contract: between quiet_threads_begin() and quiet_threads_end() the
  * thread table does not change; every thread of the table is given to
  * exactly one of quiet_threads_read() (the round read it),
- * quiet_threads_unlooked() (the round did not read it: read here, for the
- * sum only) or quiet_threads_postpone().  quiet_threads_end() settles the
- * postponed through LOOK (read and sort it as the round does: false when
- * it could not be read) or REUSE (it did not run).
+ * quiet_threads_unlooked() (the round does not look at it: it counts for
+ * the sum only) or quiet_threads_postpone().  quiet_threads_end() settles
+ * the postponed through LOOK (read and sort it as the round does: false
+ * when it could not be read) or REUSE (it did not run since its last look).
  */
 #ifndef PTPROF_RECORD_PTRACE_QUIET_THREADS_H
 #define PTPROF_RECORD_PTRACE_QUIET_THREADS_H
