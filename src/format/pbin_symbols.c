@@ -159,17 +159,8 @@ size_t pbin_collect_locations(const struct profile *p, struct symbolizer *s,
 
 void pbin_locations_free(struct prof_location *locs, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        for (uint32_t f = 0; f < locs[i].nframes; f++) {
-            struct prof_sym_frame *fr = &locs[i].frames[f];
-            free(fr->binary);
-            free(fr->path);
-            free(fr->function);
-            free(fr->mangled);
-            free(fr->file);
-        }
-        free(locs[i].frames);
-    }
+    for (size_t i = 0; i < n; i++)
+        profile_location_release(&locs[i]);
     free(locs);
 }
 
@@ -199,9 +190,7 @@ int pbin_symbolize(struct profile *p, const struct symbolizer_options *opts)
     struct prof_location *locs;
     size_t n = pbin_collect_locations(p, s, &locs);
     symbolizer_free(s);
-    pbin_locations_free(p->locations, p->nlocations);
-    p->locations = locs;
-    p->nlocations = n;
+    profile_replace_locations(p, locs, n);
     set_meta(p, "symbolized", "1");
     return 0;
 }

@@ -18,6 +18,10 @@ struct name_entry {
 };
 
 struct name_table {
+    struct profile *p; /* whose arena holds the frames and names */
+    /* The last object and source file named: consecutive names mostly
+     * share them, so they are kept once. */
+    char *last_binary, *last_path, *last_file;
     struct name_entry *entries;
     size_t count, cap;
     uint32_t *slots; /* entry index + 1, 0 = empty */
@@ -74,9 +78,11 @@ static bool same_location(const struct name_entry *e, uint32_t pid, uint64_t off
     return true;
 }
 
-struct name_table *name_table_new(void)
+struct name_table *name_table_new(struct profile *p)
 {
-    return xcalloc(1, sizeof(struct name_table));
+    struct name_table *t = xcalloc(1, sizeof(struct name_table));
+    t->p = p;
+    return t;
 }
 
 static void name_table_grow(struct name_table *t)
@@ -94,6 +100,15 @@ static void name_table_grow(struct name_table *t)
     t->mask = size - 1;
 }
 
+/* S (NULL: "") in the profile's arena, the copy *LAST when S equals it. */
+static char *keep_last(struct name_table *t, char **last, const char *s)
+{
+    s = or_empty(s);
+    if (!*last || strcmp(*last, s) != 0)
+        *last = profile_arena_strdup(t->p, s);
+    return *last;
+}
+
 uint64_t name_table_pc(struct name_table *t, uint32_t pid, uint64_t offset,
                        const struct name_frame *frames, uint32_t nframes)
 {
@@ -109,15 +124,16 @@ uint64_t name_table_pc(struct name_table *t, uint32_t pid, uint64_t offset,
     t->entries = xgrow(t->entries, &t->cap, t->count + 1, sizeof(*t->entries));
     struct name_entry *e = &t->entries[t->count];
     *e = (struct name_entry){.pid = pid, .offset = offset, .hash = h, .nframes = nframes};
-    e->frames = xcalloc(nframes ? nframes : 1, sizeof(*e->frames));
+    e->frames = profile_arena_alloc(t->p, nframes * sizeof(*e->frames));
     for (uint32_t i = 0; i < nframes; i++) {
-        const char *fn = or_empty(frames[i].function);
+        /* The name is the mangled one too: one string serves both. */
+        char *fn = profile_arena_strdup(t->p, or_empty(frames[i].function));
         e->frames[i] = (struct prof_sym_frame){
-            .binary = xstrdup(or_empty(frames[i].binary)),
-            .path = xstrdup(or_empty(frames[i].path)),
-            .function = xstrdup(fn),
-            .mangled = xstrdup(fn),
-            .file = xstrdup(or_empty(frames[i].file)),
+            .binary = keep_last(t, &t->last_binary, frames[i].binary),
+            .path = keep_last(t, &t->last_path, frames[i].path),
+            .function = fn,
+            .mangled = fn,
+            .file = keep_last(t, &t->last_file, frames[i].file),
             .line = frames[i].line,
             .inlined = frames[i].inlined,
         };
@@ -131,45 +147,23 @@ size_t name_table_count(const struct name_table *t)
     return t->count;
 }
 
-static struct prof_sym_frame *copy_frames(const struct name_entry *e)
-{
-    struct prof_sym_frame *out = xcalloc(e->nframes ? e->nframes : 1, sizeof(*out));
-    for (uint32_t i = 0; i < e->nframes; i++) {
-        const struct prof_sym_frame *f = &e->frames[i];
-        out[i] = (struct prof_sym_frame){
-            .binary = xstrdup(f->binary),
-            .path = xstrdup(f->path),
-            .function = xstrdup(f->function),
-            .mangled = xstrdup(f->mangled),
-            .file = xstrdup(f->file),
-            .line = f->line,
-            .inlined = f->inlined,
-        };
-    }
-    return out;
-}
-
 void name_table_locations(struct name_table *t, struct profile *p)
 {
     size_t n = p->nlocations + 2 * t->count;
     p->locations = xrealloc(p->locations, (n ? n : 1) * sizeof(*p->locations));
+    p->locations_in_arena = true;
     for (size_t i = 0; i < t->count; i++) {
-        struct name_entry *e = &t->entries[i];
-        for (int ra = 0; ra <= 1; ra++) {
-            /* The caller's entry takes the table's own copy: the names
-             * are most of what a file of distinct names costs. */
-            struct prof_sym_frame *frames = ra ? e->frames : copy_frames(e);
+        const struct name_entry *e = &t->entries[i];
+        /* Both entries share the frames: they are the same names. */
+        for (int ra = 0; ra <= 1; ra++)
             p->locations[p->nlocations++] = (struct prof_location){
                 .pid = e->pid,
                 .pc = (uint64_t)(i + 1) << 4,
                 .return_address = ra,
                 .offset = e->offset,
                 .nframes = e->nframes,
-                .frames = frames,
+                .frames = e->frames,
             };
-        }
-        e->frames = NULL;
-        e->nframes = 0;
     }
 }
 
@@ -177,17 +171,6 @@ void name_table_free(struct name_table *t)
 {
     if (!t)
         return;
-    for (size_t i = 0; i < t->count; i++) {
-        for (uint32_t k = 0; k < t->entries[i].nframes; k++) {
-            struct prof_sym_frame *f = &t->entries[i].frames[k];
-            free(f->binary);
-            free(f->path);
-            free(f->function);
-            free(f->mangled);
-            free(f->file);
-        }
-        free(t->entries[i].frames);
-    }
     free(t->entries);
     free(t->slots);
     free(t);

@@ -12,11 +12,13 @@
  * Contract:
  *  - name_table_pc() returns the same PC for the same location (every
  *    field equal; NULL strings are ""), a new one otherwise: nonzero,
- *    distinct, multiples of 16 from 16 up.  Strings are copied.
- *  - name_table_locations() appends to P->locations two entries per
+ *    distinct, multiples of 16 from 16 up.  Strings are copied once,
+ *    into the arena of the profile given to name_table_new() (a file of
+ *    distinct names is mostly names).
+ *  - name_table_locations() gives P (that profile, without locations so
+ *    far: it marks them all as in the arena) two entries per
  *    location (return_address false and true), with OFFSET as given (what
- *    the pc key shows).  The names move out of the table (a file of
- *    distinct names is mostly names): only name_table_free() may follow.
+ *    the pc key shows), sharing one array of frames in the arena.
  *  Their stacks go through format/stack_table.h.
  */
 #ifndef PTPROF_INTEROP_FOLDED_NAMES_H
@@ -42,7 +44,7 @@ struct name_frame {
 
 struct name_table;
 
-struct name_table *name_table_new(void);
+struct name_table *name_table_new(struct profile *p);
 uint64_t name_table_pc(struct name_table *t, uint32_t pid, uint64_t offset,
                        const struct name_frame *frames, uint32_t nframes);
 size_t name_table_count(const struct name_table *t);

@@ -254,8 +254,7 @@ static void push_stack(struct reader *r, uint32_t id, uint64_t weight, double co
     struct profile *p = r->p;
     *used += count;
     uint64_t cpu = (uint64_t)llround(*used * FOLDED_COUNT_NS);
-    struct prof_thread_sample *t = xmalloc(sizeof(*t));
-    *t = (struct prof_thread_sample){
+    struct prof_thread_sample t = {
         .pc = p->stacks[id].pcs[0],
         .cpu_ns = cpu,
         .stack = id,
@@ -263,11 +262,8 @@ static void push_stack(struct reader *r, uint32_t id, uint64_t weight, double co
         .flags = r->cut[id] ? PROF_THREAD_STACK_TRUNCATED : 0,
     };
     struct prof_sample *s = &p->samples[p->nsamples++];
-    *s = (struct prof_sample){.time_ns = cpu, .nthreads = 1, .threads = t};
-    if (weight != 1) {
-        s->weights = xmalloc(sizeof(*s->weights));
-        s->weights[0] = weight;
-    }
+    *s = (struct prof_sample){.time_ns = cpu};
+    profile_sample_set_one(p, s, &t, weight);
 }
 
 /* One sample per stack standing for its count (folded.h); the thread's
@@ -310,7 +306,7 @@ int folded_load_stream(struct instream *in, struct profile *out)
     struct reader r = {
         .name = name,
         .p = out,
-        .names = name_table_new(),
+        .names = name_table_new(out),
         .stacks = stack_table_new(),
         .pcs = xmalloc(FOLDED_MAX_DEPTH * sizeof(uint64_t)),
     };

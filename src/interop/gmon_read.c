@@ -641,14 +641,10 @@ static void push_point(struct profile *p, size_t *cap, uint64_t pc, uint64_t wei
 {
     p->samples = xgrow(p->samples, cap, p->nsamples + 1, sizeof(*p->samples));
     uint64_t t = (uint64_t)llround((seconds ? credit : (double)counts) * ns_per_count);
-    struct prof_thread_sample *th = xmalloc(sizeof(*th));
-    *th = (struct prof_thread_sample){.pc = pc, .cpu_ns = seconds ? t : 0, .syscall = -1};
+    struct prof_thread_sample th = {.pc = pc, .cpu_ns = seconds ? t : 0, .syscall = -1};
     struct prof_sample *s = &p->samples[p->nsamples++];
-    *s = (struct prof_sample){.time_ns = t, .nthreads = 1, .threads = th};
-    if (weight != 1) {
-        s->weights = xmalloc(sizeof(*s->weights));
-        s->weights[0] = weight;
-    }
+    *s = (struct prof_sample){.time_ns = t};
+    profile_sample_set_one(p, s, &th, weight);
 }
 
 /* Point U of K over a bin of COUNT counts: the counts a unit of the range
@@ -926,23 +922,17 @@ static void split_straddling_bins(struct profile *p, const struct elf_symtab *ta
                     .time_ns = k + 1 < nsplit ? prev_time + (uint64_t)llround(
                                                                 (double)(time - prev_time) * upto)
                                               : time,
-                    .nthreads = 1,
-                    .threads = xmalloc(sizeof(*t->threads)),
                 };
-                *t->threads = s->threads[0];
-                t->threads[0].pc = starts[k] * UNIT + (UNIT - 1);
-                t->threads[0].cpu_ns =
-                    k + 1 < nsplit ? prev_cpu + (uint64_t)llround((double)(cpu - prev_cpu) * upto)
-                                   : cpu;
-                uint64_t w = weight >= nsplit ? point_counts(weight, nsplit, k) : 1;
-                if (w != 1) {
-                    t->weights = xmalloc(sizeof(*t->weights));
-                    t->weights[0] = w;
-                }
+                struct prof_thread_sample th = s->threads[0];
+                th.pc = starts[k] * UNIT + (UNIT - 1);
+                th.cpu_ns = k + 1 < nsplit
+                                ? prev_cpu + (uint64_t)llround((double)(cpu - prev_cpu) * upto)
+                                : cpu;
+                profile_sample_set_one(p, t, &th,
+                                       weight >= nsplit ? point_counts(weight, nsplit, k) : 1);
             }
-            free(s->threads);
-            free(s->weights);
-            free(s->thread_values);
+            /* Arena memory stays until the profile goes. */
+            profile_sample_release(s);
         }
         prev_cpu = cpu;
         prev_time = time;

@@ -271,8 +271,7 @@ static void push_chain(struct profile *p, uint32_t stack, bool cut, uint64_t tic
 {
     *done += ticks;
     uint64_t t = *done * period_ns;
-    struct prof_thread_sample *th = xmalloc(sizeof(*th));
-    *th = (struct prof_thread_sample){
+    struct prof_thread_sample th = {
         .pc = p->stacks[stack].pcs[0],
         .cpu_ns = t,
         .stack = stack,
@@ -280,11 +279,8 @@ static void push_chain(struct profile *p, uint32_t stack, bool cut, uint64_t tic
         .flags = cut ? PROF_THREAD_STACK_TRUNCATED : 0,
     };
     struct prof_sample *s = &p->samples[p->nsamples++];
-    *s = (struct prof_sample){.time_ns = t, .nthreads = 1, .threads = th};
-    if (ticks != 1) {
-        s->weights = xmalloc(sizeof(*s->weights));
-        s->weights[0] = ticks;
-    }
+    *s = (struct prof_sample){.time_ns = t};
+    profile_sample_set_one(p, s, &th, ticks);
 }
 
 /* One sample per chain, standing for its ticks (weights), chains in order

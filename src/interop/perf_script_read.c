@@ -655,10 +655,10 @@ static bool same_as_last(const struct reader *r, uint32_t thread,
            oe->has_period == e->has_period;
 }
 
-static void add_weight(struct prof_sample *s)
+static void add_weight(struct profile *p, struct prof_sample *s)
 {
     if (!s->weights) {
-        s->weights = xmalloc(sizeof(*s->weights));
+        s->weights = profile_arena_alloc(p, sizeof(*s->weights));
         s->weights[0] = 1;
     }
     s->weights[0]++;
@@ -699,13 +699,12 @@ static void finish_event(struct reader *r)
     r->text_len = 0;
     r->weight++;
     if (same_as_last(r, thread, &ts, t, &e)) {
-        add_weight(&p->samples[r->last_of_thread[thread] - 1]);
+        add_weight(p, &p->samples[r->last_of_thread[thread] - 1]);
         return;
     }
-    struct prof_thread_sample *copy = xmalloc(sizeof(*copy));
-    *copy = ts;
     p->samples = xgrow(p->samples, &r->samples_cap, p->nsamples + 1, sizeof(*p->samples));
-    p->samples[p->nsamples] = (struct prof_sample){.time_ns = t, .nthreads = 1, .threads = copy};
+    p->samples[p->nsamples] = (struct prof_sample){.time_ns = t};
+    profile_sample_set_one(p, &p->samples[p->nsamples], &ts, 1);
     r->info = xgrow(r->info, &r->info_cap, p->nsamples + 1, sizeof(*r->info));
     r->info[p->nsamples] = e;
     r->last_of_thread[thread] = ++p->nsamples;
@@ -896,7 +895,7 @@ static void fill_values(struct reader *r)
         const struct event_info *e = &r->info[i];
         if (!e->has_period || e->period == 0)
             continue;
-        p->samples[i].thread_values = xcalloc(p->nvalue_types, sizeof(uint64_t));
+        p->samples[i].thread_values = profile_arena_alloc(p, p->nvalue_types * sizeof(uint64_t));
         p->samples[i].thread_values[e->event] =
             times_weight(e->period, sample_weight(&p->samples[i]));
     }
@@ -1020,7 +1019,7 @@ int perf_script_load_stream(struct instream *in, struct profile *out)
     struct reader r = {
         .name = instream_name(in),
         .p = out,
-        .names = name_table_new(),
+        .names = name_table_new(out),
         .stacks = stack_table_new(),
         .pcs = xmalloc(PERF_SCRIPT_MAX_DEPTH * sizeof(uint64_t)),
     };

@@ -636,34 +636,36 @@ static void add_location(struct reader *r, size_t *cap, uint32_t pid, size_t loc
     uint64_t offset =
         m && l->address >= m->memory_start ? l->address - m->memory_start + m->file_offset : 0;
     struct profile *p = r->out;
+    struct prof_sym_frame *f = profile_arena_alloc(p, nframes * sizeof(*f));
+    uint32_t j = 0;
+    for (size_t k = 0; k < l->n_line; k++) {
+        const Perftools__Profiles__Line *ln = l->line[k];
+        if (!ln->function_id)
+            continue;
+        const PbFunction *fn = r->pb->function[id_find(&r->functions, ln->function_id)];
+        const char *name = str_at(r, fn->name), *sys = str_at(r, fn->system_name);
+        if (!*name)
+            name = *sys ? sys : "[unknown]";
+        /* Without a mapping, the function's own file is its module
+         * (a Python frame's .py file, as ptprof's recording names it). */
+        const char *file = str_at(r, fn->filename);
+        bool syscall = strncmp(name, "[syscall ", 9) == 0;
+        const char *module = *path ? path : syscall ? "" : file;
+        const char *binary = *module ? base_name(module) : syscall ? "[kernel]" : "[unknown]";
+        f[j] = (struct prof_sym_frame){
+            .binary = profile_arena_strdup(p, binary),
+            .path = profile_arena_strdup(p, module),
+            .function = profile_arena_strdup(p, name),
+            .mangled = profile_arena_strdup(p, sys),
+            .file = profile_arena_strdup(p, file),
+            .line = ln->line > 0 && ln->line <= UINT32_MAX ? (uint32_t)ln->line : 0,
+            .inlined = j + 1 < nframes,
+        };
+        j++;
+    }
+    /* Both entries share the frames: they are the same names. */
+    p->locations_in_arena = true; /* every location is made here */
     for (int ra = 0; ra <= 1; ra++) {
-        struct prof_sym_frame *f = xcalloc(nframes, sizeof(*f));
-        uint32_t j = 0;
-        for (size_t k = 0; k < l->n_line; k++) {
-            const Perftools__Profiles__Line *ln = l->line[k];
-            if (!ln->function_id)
-                continue;
-            const PbFunction *fn = r->pb->function[id_find(&r->functions, ln->function_id)];
-            const char *name = str_at(r, fn->name), *sys = str_at(r, fn->system_name);
-            if (!*name)
-                name = *sys ? sys : "[unknown]";
-            /* Without a mapping, the function's own file is its module
-             * (a Python frame's .py file, as ptprof's recording names it). */
-            const char *file = str_at(r, fn->filename);
-            bool syscall = strncmp(name, "[syscall ", 9) == 0;
-            const char *module = *path ? path : syscall ? "" : file;
-            const char *binary = *module ? base_name(module) : syscall ? "[kernel]" : "[unknown]";
-            f[j] = (struct prof_sym_frame){
-                .binary = xstrdup(binary),
-                .path = xstrdup(module),
-                .function = xstrdup(name),
-                .mangled = xstrdup(sys),
-                .file = xstrdup(file),
-                .line = ln->line > 0 && ln->line <= UINT32_MAX ? (uint32_t)ln->line : 0,
-                .inlined = j + 1 < nframes,
-            };
-            j++;
-        }
         p->locations = xgrow(p->locations, cap, p->nlocations + 1, sizeof(*p->locations));
         p->locations[p->nlocations++] = (struct prof_location){
             .pid = pid,
@@ -812,8 +814,12 @@ static struct prof_sample *push_sample(struct timeline *tl, uint64_t time_ns)
     struct profile *p = tl->p;
     p->samples = xgrow(p->samples, &tl->cap, p->nsamples + 1, sizeof(*p->samples));
     struct prof_sample *s = &p->samples[p->nsamples++];
-    /* A thread-less sample still gets an allocation: no NULL goes to memcpy. */
-    *s = (struct prof_sample){.time_ns = time_ns, .threads = xcalloc(1, sizeof(*s->threads))};
+    /* A thread-less sample still gets memory: no NULL goes to memcpy. */
+    *s = (struct prof_sample){
+        .time_ns = time_ns,
+        .threads = profile_arena_alloc(p, sizeof(*s->threads)),
+        .in_arena = true,
+    };
     if (tl->energy) {
         s->values = xmalloc(sizeof(*s->values));
         s->values[0] = tl->energy_j;
@@ -883,7 +889,7 @@ static void unit_values(const struct reader *r, const PbSample *pb, const struct
 {
     if (!r->nvalues)
         return;
-    out->thread_values = xcalloc(r->nvalues, sizeof(*out->thread_values));
+    out->thread_values = profile_arena_alloc(r->out, r->nvalues * sizeof(*out->thread_values));
     for (size_t k = 0; k < pb->n_value; k++)
         if (r->value_of[k] >= 0)
             out->thread_values[r->value_of[k]] = part((uint64_t)pb->value[k], s->n, u->a, u->b);
@@ -946,7 +952,7 @@ static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
                     .flags = s->cut ? PROF_THREAD_STACK_TRUNCATED : 0,
                 };
                 if (u->b - u->a != 1) {
-                    ps->weights = xmalloc(sizeof(*ps->weights));
+                    ps->weights = profile_arena_alloc(p, sizeof(*ps->weights));
                     ps->weights[0] = u->b - u->a;
                 }
                 unit_values(r, pbs, s, u, ps);

@@ -11,6 +11,54 @@
 #include <string.h>
 #include <sys/wait.h>
 
+/* Readers make one per sample: the arena flag sits in padding, costing
+ * nothing. */
+_Static_assert(sizeof(struct prof_sample) == 48, "prof_sample grew");
+
+/* Blocks of 64 KiB at first, twice the last up to 4 MiB: a small profile
+ * wastes little, a big one makes few blocks. */
+#define ARENA_FIRST_BLOCK ((size_t)64 << 10)
+#define ARENA_MAX_BLOCK ((size_t)4 << 20)
+/* Bigger requests get a block of their own, so no block is left mostly
+ * unused. */
+#define ARENA_OWN_BLOCK (ARENA_MAX_BLOCK / 4)
+
+struct prof_arena_block {
+    struct prof_arena_block *next;
+    uint64_t data[]; /* 8-byte aligned */
+};
+
+/* A zeroed block of SIZE data bytes. */
+static struct prof_arena_block *arena_block(size_t size)
+{
+    if (size > SIZE_MAX - sizeof(struct prof_arena_block))
+        return xmalloc(SIZE_MAX); /* no such memory: dies saying so */
+    return xcalloc(1, sizeof(struct prof_arena_block) + size);
+}
+
+/* A new block to fill of at least NEED bytes, the old head behind it. */
+static void arena_new_head(struct prof_arena *a, size_t need)
+{
+    size_t size = !a->size                    ? ARENA_FIRST_BLOCK
+                  : a->size < ARENA_MAX_BLOCK ? a->size * 2
+                                              : ARENA_MAX_BLOCK;
+    while (size < need)
+        size *= 2; /* NEED <= ARENA_OWN_BLOCK: no overflow */
+    struct prof_arena_block *b = arena_block(size);
+    b->next = a->head;
+    a->head = b;
+    a->size = size;
+    a->used = 0;
+}
+
+static void arena_free(struct prof_arena *a)
+{
+    for (struct prof_arena_block *b = a->head, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+}
+
 void profile_init(struct profile *p)
 {
     memset(p, 0, sizeof(*p));
@@ -56,25 +104,90 @@ void profile_free(struct profile *p)
     free(p->stacks);
     for (size_t i = 0; i < p->nsamples; i++) {
         free(p->samples[i].values);
-        free(p->samples[i].threads);
-        free(p->samples[i].weights);
-        free(p->samples[i].thread_values);
+        profile_sample_release(&p->samples[i]);
     }
     free(p->samples);
-    for (size_t i = 0; i < p->nlocations; i++) {
-        for (uint32_t f = 0; f < p->locations[i].nframes; f++) {
-            struct prof_sym_frame *fr = &p->locations[i].frames[f];
-            free(fr->binary);
-            free(fr->path);
-            free(fr->function);
-            free(fr->mangled);
-            free(fr->file);
-        }
-        free(p->locations[i].frames);
-    }
-    free(p->locations);
+    profile_replace_locations(p, NULL, 0);
     free(p->arcs);
+    arena_free(&p->arena);
     profile_init(p);
+}
+
+void profile_sample_release(struct prof_sample *s)
+{
+    if (s->in_arena)
+        return;
+    free(s->threads);
+    free(s->weights);
+    free(s->thread_values);
+}
+
+void profile_location_release(struct prof_location *loc)
+{
+    for (uint32_t f = 0; f < loc->nframes; f++) {
+        struct prof_sym_frame *fr = &loc->frames[f];
+        free(fr->binary);
+        free(fr->path);
+        free(fr->function);
+        free(fr->mangled);
+        free(fr->file);
+    }
+    free(loc->frames);
+}
+
+void profile_replace_locations(struct profile *p, struct prof_location *locs, size_t n)
+{
+    for (size_t i = 0; !p->locations_in_arena && i < p->nlocations; i++)
+        profile_location_release(&p->locations[i]);
+    free(p->locations);
+    p->locations = locs;
+    p->nlocations = n;
+    p->locations_in_arena = false;
+}
+
+void *profile_arena_alloc(struct profile *p, size_t size)
+{
+    struct prof_arena *a = &p->arena;
+    if (size > SIZE_MAX - 7)
+        return xmalloc(SIZE_MAX); /* dies saying so */
+    size_t need = size ? (size + 7) & ~(size_t)7 : 8;
+    if (need > ARENA_OWN_BLOCK) {
+        if (!a->head)
+            arena_new_head(a, 0);
+        /* Behind the head: the head keeps filling. */
+        struct prof_arena_block *b = arena_block(need);
+        b->next = a->head->next;
+        a->head->next = b;
+        return b->data;
+    }
+    if (!a->head || need > a->size - a->used)
+        arena_new_head(a, need);
+    void *at = (char *)a->head->data + a->used;
+    a->used += need;
+    return at;
+}
+
+char *profile_arena_strdup(struct profile *p, const char *s)
+{
+    size_t n = strlen(s);
+    char *copy = profile_arena_alloc(p, n + 1); /* n + 1: n < SIZE_MAX for a string */
+    memcpy(copy, s, n);
+    return copy;
+}
+
+void profile_sample_set_one(struct profile *p, struct prof_sample *s,
+                            const struct prof_thread_sample *th, uint64_t weight)
+{
+    s->nthreads = 1;
+    s->threads = profile_arena_alloc(p, sizeof(*s->threads));
+    s->threads[0] = *th;
+    s->weights = NULL;
+    if (weight != 1) {
+        s->weights = profile_arena_alloc(p, sizeof(*s->weights));
+        s->weights[0] = weight;
+    }
+    s->thread_values = NULL;
+    s->in_arena = true;
 }
 
 const char *profile_meta(const struct profile *p, const char *key)

@@ -18,6 +18,16 @@
  * types (`value_types`: a pprof profile's sample types, a perf counter's
  * events); every thread sample then carries one unsigned value per type in
  * `thread_values` (NULL in a sample whose values are all 0).
+ *
+ * The arena: a reader of a big file may put what it makes per sample or
+ * per name (a sample's threads, weights and thread_values; the locations'
+ * frames and their strings) in the profile's arena instead of one malloc
+ * each, and marks what it put there (prof_sample.in_arena,
+ * profile.locations_in_arena): profile_free() frees the arena as a whole
+ * and never those one by one.  Arena memory is zeroed, 8-byte aligned,
+ * never moves and is never freed before the profile: code that replaces
+ * such an array takes new memory (from the arena or malloc, clearing the
+ * flag only when all of them are malloc'd) and leaves the old one.
  */
 #ifndef PTPROF_MODEL_PROFILE_H
 #define PTPROF_MODEL_PROFILE_H
@@ -115,8 +125,9 @@ struct prof_thread_sample {
 
 struct prof_sample {
     uint64_t time_ns;
-    double *values; /* nchannels values */
+    double *values; /* nchannels values, always malloc'd */
     uint32_t nthreads;
+    bool in_arena; /* threads, weights and thread_values are in the profile's arena */
     struct prof_thread_sample *threads;
     uint64_t *weights;       /* per thread: the samples it stands for (>= 1); NULL: 1 each */
     uint64_t *thread_values; /* nthreads x profile.nvalue_types, thread J's values from
@@ -182,7 +193,15 @@ struct prof_totals {
     uint64_t ideal_samples; /* wall time x requested frequency */
 };
 
+/* Blocks of a profile's arena (profile.h's first comment). */
+struct prof_arena_block;
+struct prof_arena {
+    struct prof_arena_block *head; /* the block being filled; earlier ones follow */
+    size_t used, size;             /* bytes of head's data used, and its capacity */
+};
+
 struct profile {
+    struct prof_arena arena;
     char *format; /* "native", "pperf", ... */
     struct prof_meta *meta;
     size_t nmeta;
@@ -206,7 +225,8 @@ struct profile {
     size_t nsamples;
     struct prof_location *locations; /* symbol tables of a .pbin, else none */
     size_t nlocations;
-    struct prof_arc *arcs; /* call counts (gmon.out), else none */
+    bool locations_in_arena; /* every location's frames and strings are in the arena */
+    struct prof_arc *arcs;   /* call counts (gmon.out), else none */
     size_t narcs;
     struct prof_totals totals;
     bool has_totals; /* false: the recorder never finished (killed) */
@@ -217,6 +237,24 @@ struct profile {
 
 void profile_init(struct profile *p);
 void profile_free(struct profile *p);
+
+/* SIZE zeroed bytes, 8-byte aligned, from P's arena (never NULL: dies when
+ * out of memory), and a copy of S there. */
+void *profile_arena_alloc(struct profile *p, size_t size);
+char *profile_arena_strdup(struct profile *p, const char *s);
+/* Frees S's arrays unless they live in the arena (profile_free does this
+ * for every sample). */
+void profile_sample_release(struct prof_sample *s);
+/* Frees LOC's malloc'd frames and strings. */
+void profile_location_release(struct prof_location *loc);
+/* Replaces P's locations by the N of LOCS (all malloc'd), freeing the old
+ * ones unless they live in the arena. */
+void profile_replace_locations(struct profile *p, struct prof_location *locs, size_t n);
+/* Makes S, which owns no arrays yet, a sample of one thread sample TH
+ * standing for WEIGHT samples, its arrays in P's arena (time_ns and values
+ * stay). */
+void profile_sample_set_one(struct profile *p, struct prof_sample *s,
+                            const struct prof_thread_sample *th, uint64_t weight);
 
 /* Thread J of sample S: the samples it stands for, and its values (NULL
  * when it carries none: read them as 0). */

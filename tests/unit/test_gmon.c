@@ -1097,10 +1097,8 @@ Test(gmon, counts_beyond_16_bits_continue_in_more_records, .timeout = 120)
     /* 70000 samples of 10 ms at one address of hot(). */
     struct profile p;
     cr_assert_eq(gmon_load(r.gmon, r.bin, &p), 0);
-    for (size_t i = 0; i < p.nsamples; i++) {
-        free(p.samples[i].threads);
-        free(p.samples[i].weights);
-    }
+    for (size_t i = 0; i < p.nsamples; i++)
+        profile_sample_release(&p.samples[i]);
     free(p.samples);
     p.nsamples = 70000;
     p.samples = calloc(p.nsamples, sizeof(*p.samples));
