@@ -47,6 +47,7 @@ struct path_builder {
     struct cache_slot *slots;
     size_t nslots, count;
     size_t max_paths; /* PATH_CACHE_MAX, fewer in tests */
+    uint64_t serial;  /* paths built so far (struct path.serial) */
     /* scratch */
     struct path_frame *frames;
     size_t frames_cap;
@@ -251,7 +252,7 @@ static struct path *build(struct path_builder *b, uint64_t time, const struct pr
     uint32_t *unique = (uint32_t *)(frames + n);
     memcpy(frames, b->frames, n * sizeof(*frames));
     memcpy(unique, b->unique, u * sizeof(*unique));
-    h->path = (struct path){(uint32_t)n, (uint32_t)u, frames, unique};
+    h->path = (struct path){(uint32_t)n, (uint32_t)u, frames, unique, ++b->serial};
     h->holds = 0;
     h->cached = true;
     return &h->path;

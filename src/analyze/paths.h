@@ -31,7 +31,7 @@
  * (a pprof of many tiny samples has as many stacks as samples): a path is
  * valid until the next path_builder_get(), or, held with
  * path_builder_hold(), until path_builder_release().  A path rebuilt is
- * equal to the one before, not the same pointer.  Strings from the
+ * equal to the one before, not the same pointer or serial.  Strings from the
  * resolver are copied.
  */
 #ifndef PTPROF_ANALYZE_PATHS_H
@@ -64,6 +64,10 @@ struct path {
     uint32_t nunique;
     const struct path_frame *frames;
     const uint32_t *unique;
+    /* Its number among the paths the builder made (from 1): what a cache
+     * keyed by path holds it by, since a path dropped from the builder's
+     * cache may leave its address to another. */
+    uint64_t serial;
 };
 
 struct path_builder;

@@ -82,7 +82,7 @@ struct exporter {
     struct strtab *lines; /* the folded stacks, without counts */
     double *values;       /* per line id */
     size_t values_cap;
-    struct pair_map line_of; /* (path, process) -> line id */
+    struct pair_map line_of; /* (path serial, process) -> line id */
     char *buf;
     size_t cap;
     double unattributed_j;
@@ -104,7 +104,7 @@ static void append_frame(struct exporter *x, size_t *len, const char *name)
 static uint32_t line_id(struct exporter *x, const struct path *path, uint32_t process)
 {
     uint32_t id;
-    if (pair_get(&x->line_of, (uint64_t)(uintptr_t)path, process, &id))
+    if (pair_get(&x->line_of, path->serial, process, &id))
         return id;
     const char *pf = x->process_frame[process];
     size_t len = strlen(pf);
@@ -129,7 +129,7 @@ static uint32_t line_id(struct exporter *x, const struct path *path, uint32_t pr
         x->values = xgrow(x->values, &x->values_cap, (size_t)id + 1, sizeof(*x->values));
         memset(x->values + old, 0, (x->values_cap - old) * sizeof(*x->values));
     }
-    pair_put(&x->line_of, (uint64_t)(uintptr_t)path, process, id);
+    pair_put(&x->line_of, path->serial, process, id);
     return id;
 }
 

@@ -171,3 +171,50 @@ Test(memory, report_of_a_pprof_of_many_distinct_tiny_samples_stays_in_proportion
     free(file);
     free(dir);
 }
+
+/* More distinct stacks than the analysis caches paths for (paths.c's
+ * PATH_CACHE_MAX, 131,072): the cache starts over, and a path built after
+ * that may sit where a dropped one was.  The folded writer once took a
+ * path's address for its line and merged unrelated stacks: 200,000
+ * distinct lines came out as 131,162 with wrong counts. */
+Test(memory, a_folded_file_of_more_stacks_than_the_path_cache_converts_line_for_line,
+     .timeout = 300)
+{
+    enum { NLINES = 200000 };
+    char *dir = test_mkdtemp();
+    char *in = test_path(dir, "many.folded"), *out = test_path(dir, "back.folded");
+    FILE *f = fopen(in, "w");
+    cr_assert(f, "%s", in);
+    for (unsigned i = 0; i < NLINES; i++)
+        fprintf(f, "main;f%u;g%u %u\n", i, i % 7, 1 + i % 5);
+    cr_assert_eq(fclose(f), 0);
+
+    char *ptprof = build_ptprof();
+    struct spawn_result r;
+    spawn_run(&(struct spawn_opts){.argv = (const char *[]){ptprof, "convert", in, "-o", out, NULL},
+                                   .timeout_s = 240},
+              &r);
+    cr_assert_eq(spawn_exit_code(r.status), 0, "convert: %s", r.err);
+    spawn_result_free(&r);
+
+    size_t len;
+    char *text = test_read_file(out, &len);
+    cr_assert(text, "%s", out);
+    unsigned char *seen = calloc(NLINES, 1);
+    size_t lines = 0, wrong = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+        unsigned fn, g, count;
+        if (sscanf(line, "main;f%u;g%u %u", &fn, &g, &count) != 3 || fn >= NLINES || seen[fn]++ ||
+            g != fn % 7 || count != 1 + fn % 5)
+            wrong++;
+    }
+    cr_expect_eq(lines, NLINES, "%zu lines of %d", lines, NLINES);
+    cr_expect_eq(wrong, 0, "%zu lines not as written", wrong);
+    free(seen);
+    free(text);
+    free(ptprof);
+    test_rmtree(dir);
+    free(in);
+    free(out);
+    free(dir);
+}
