@@ -163,23 +163,6 @@ static struct round_log round_over(struct quiet_threads *q, struct thread_table 
     return log;
 }
 
-/* A round in which threads FIRST..FIRST+N-1 are not looked at (stopped,
- * waiting for a stop...) and the others are quiet as of their last look. */
-static struct round_log round_not_looking_at(struct quiet_threads *q, struct thread_table *tt,
-                                             size_t first, size_t n)
-{
-    struct round_log log = {0};
-    quiet_threads_begin(q, 1);
-    for (size_t i = 0; i < tt->count; i++) {
-        if (i >= first && i < first + n)
-            quiet_threads_unlooked(q, tt, i);
-        else
-            cr_assert(quiet_threads_postpone(q, tt, i), "quiet thread %zu not put off", i);
-    }
-    quiet_threads_end(q, tt, look, reuse, &log);
-    return log;
-}
-
 /* The child, its threads in a table, and the accounts of the rounds. */
 struct fixture {
     pid_t pid;
@@ -263,39 +246,6 @@ Test(quiet_threads, a_thread_gone_reads_them_all_and_sets_the_offset_anew, .time
     log = round_over(&f.q, &f.tt);
     cr_expect_eq(log.looks, 0, "%zu threads read after the offset was set anew", log.looks);
     cr_expect_eq(log.reuses, SLEEPERS);
-
-    tear_down(&f);
-}
-
-Test(quiet_threads, threads_not_looked_at_are_read_only_when_the_clock_needs_them, .timeout = 60)
-{
-    struct fixture f;
-    set_up(&f);
-    round_over(&f.q, &f.tt); /* the offset, and every thread read once */
-
-    /* Nobody ran: the two threads the round does not look at count for
-     * their last reading, and nothing is read. */
-    size_t saved = f.q.reads_saved;
-    struct round_log log = round_not_looking_at(&f.q, &f.tt, 1, 2);
-    cr_expect_eq(log.looks, 0, "%zu threads read where none ran", log.looks);
-    cr_expect_eq(log.reuses, SLEEPERS + 1 - 2, "the threads not looked at were reused");
-    cr_expect_eq(f.q.reads_saved - saved, SLEEPERS + 1);
-
-    /* One of them runs: the quiet threads are read first (a thread waiting
-     * for its stop runs only to stop), then it; it is never given to LOOK
-     * or REUSE, and its new time is its reading. */
-    struct thread *runner = &f.tt.threads[2];
-    uint64_t before = runner->read_cpu_ns;
-    char c = 'x';
-    cr_assert_eq(write(wake_fds[1][1], &c, 1), 1);
-    cr_assert_eq(read(done_fd[0], &c, 1), 1);
-    wait_asleep(f.pid, runner->tid);
-    log = round_not_looking_at(&f.q, &f.tt, 1, 2);
-    cr_expect_eq(log.looks, SLEEPERS + 1 - 2, "%zu of the quiet threads read", log.looks);
-    cr_expect_eq(log.reuses, 0);
-    for (size_t k = 0; k < log.looks; k++)
-        cr_expect_neq(log.looked[k], runner->tid, "the thread not looked at was given to LOOK");
-    cr_expect_gt(runner->read_cpu_ns, before, "its new time was not read");
 
     tear_down(&f);
 }

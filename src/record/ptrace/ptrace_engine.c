@@ -316,7 +316,6 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
          * CPU: its counters are final for this stop. */
         th->idle_known = thread_read_sched(th, &sched);
         th->sched_seen_ns = 0;
-        th->waiting = false; /* copied: what it ran is counted from here */
         if (th->idle_known) {
             th->idle_since = sched;
             th->sched = sched;
@@ -449,7 +448,6 @@ static void note_reblocked(struct thread *th)
     if (nr != th->syscall_raw && !syscall_is_restart(nr))
         return;
     th->idle_since = now;
-    th->waiting = false;
     /* Blocked again: where it sleeps now names a call the copy could not. */
     if (syscall_is_restart(th->syscall))
         th->syscall = syscall_origin_name(&th->origin, nr, pc, sp, th->pid, th->tid);
@@ -882,7 +880,6 @@ static bool look_at(struct recorder *r, struct thread *th, size_t *nran, uint64_
     if (!thread_read_sched(th, &now))
         return false;
     *cpu_ns = now.cpu_ns;
-    th->waiting = false; /* until find_idle() leaves it out again */
     th->quiet = now.cpu_ns == th->idle_since.cpu_ns && now.runs == th->idle_since.runs;
     if (th->quiet) {
         th->reused = true;
@@ -911,15 +908,6 @@ static void reuse_postponed(void *ctx, struct thread *th)
 {
     struct settling *s = ctx;
     /* Its CPU time has not moved: what its last look read still holds. */
-    if (th->waiting) {
-        /* Still waiting for a CPU with what it ran since its copy. */
-        th->ran_ns =
-            th->read_cpu_ns > th->idle_since.cpu_ns ? th->read_cpu_ns - th->idle_since.cpu_ns : 0;
-        th->runnable_known = true;
-        th->waiting = false; /* until find_idle() leaves it out again */
-        s->nran++;
-        return;
-    }
     th->reused = true;
     th->cpu_ns = th->idle_since.cpu_ns;
     s->r->costs.reused++;
@@ -967,18 +955,17 @@ static void find_idle(struct recorder *r)
         th->reused = false;
         th->left_out = false;
         th->ran_ns = UINT64_MAX;
-        th->runnable_known = false;
         bool looked = false;
         uint64_t cpu = 0;
         if (th->stopped || th->group_stop || th->late || th->in_vfork || th->announced ||
             th->exiting || th->awaited || !th->idle_known || !th->captured_once) {
-            th->quiet = th->waiting = false;
+            th->quiet = false;
         } else if (th->pending_entry) {
             th->reused = true; /* copied since the last round: not again */
-            th->quiet = th->waiting = false;
+            th->quiet = false;
         } else if (by_periods(r) && mono < th->next_check) {
             th->left_out = true; /* cannot have run enough yet */
-            th->quiet = th->waiting = false;
+            th->quiet = false;
             r->costs.left_out++;
         } else if (q && quiet_threads_postpone(q, tt, i)) {
             continue;
@@ -988,7 +975,7 @@ static void find_idle(struct recorder *r)
         if (q && looked)
             quiet_threads_read(q, th, cpu);
         else if (q)
-            quiet_threads_unlooked(q, tt, i);
+            quiet_threads_unlooked(q, th);
     }
     if (q)
         quiet_threads_end(q, tt, look_postponed, reuse_postponed, &settling);
@@ -996,10 +983,9 @@ static void find_idle(struct recorder *r)
         return;
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
-        if (th->ran_ns >= due || !(th->runnable_known || thread_is_runnable(th)))
+        if (th->ran_ns >= due || !thread_is_runnable(th))
             continue;
         th->left_out = true;
-        th->waiting = q != NULL;
         th->next_check = mono + until_due(period, due, th->ran_ns, mono - th->copied_at);
         r->costs.left_out++;
     }
@@ -1368,9 +1354,8 @@ static void print_summary(const struct recorder *r)
                                                : crowded);
     const struct quiet_threads *q = &r->quiet;
     fprintf(stderr,
-            "[debug] quiet:       %.2f threads per round settled without reading their "
-            "schedstat (reused, or left out again), of %.2f put off until the process's CPU "
-            "clock was read (%s)\n",
+            "[debug] quiet:       %.2f threads per round reused without reading their "
+            "schedstat, of %.2f put off until the process's CPU clock was read (%s)\n",
             (double)q->reads_saved / taken, (double)q->postponed_seen / taken,
             q->off ? "PTPROF_QUIET=0: never" : "crowded rounds");
     fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",

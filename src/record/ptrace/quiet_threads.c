@@ -67,27 +67,13 @@ void quiet_threads_read(struct quiet_threads *q, const struct thread *th, uint64
         p->sum += cpu_ns;
 }
 
-/* Puts thread I off until its process's clock is read. */
-static void put_off(struct quiet_threads *q, struct quiet_process *p, const struct thread *th,
-                    size_t i, bool sum_only)
+void quiet_threads_unlooked(struct quiet_threads *q, const struct thread *th)
 {
-    q->postponed = xgrow(q->postponed, &q->postponed_cap, q->npostponed + 1, sizeof(*q->postponed));
-    q->postponed[q->npostponed++] = (struct quiet_postponed){i, sum_only};
-    p->sum += th->read_cpu_ns; /* as it was last read */
-    p->postponed++;
-    q->postponed_seen++;
-}
-
-void quiet_threads_unlooked(struct quiet_threads *q, struct thread_table *tt, size_t i)
-{
-    struct thread *th = &tt->threads[i];
     struct quiet_process *p = process_of(q, th);
     uint64_t cpu;
     if (!p)
         return;
-    if (!q->off && p->offset_known && th->read_known)
-        put_off(q, p, th, i, true);
-    else if (thread_read_cpu(th, &cpu))
+    if (thread_read_cpu(th, &cpu))
         p->sum += cpu;
     else
         p->broken = true;
@@ -97,25 +83,24 @@ bool quiet_threads_postpone(struct quiet_threads *q, const struct thread_table *
 {
     const struct thread *th = &tt->threads[i];
     struct quiet_process *p = process_of(q, th);
-    if (q->off || !p || !p->offset_known || !th->read_known || !(th->quiet || th->waiting))
+    if (q->off || !p || !p->offset_known || !th->quiet)
         return false;
-    put_off(q, p, th, i, false);
+    q->postponed = xgrow(q->postponed, &q->postponed_cap, q->npostponed + 1, sizeof(*q->postponed));
+    q->postponed[q->npostponed++] = i;
+    p->sum += th->idle_since.cpu_ns; /* quiet: as its last look read it */
+    p->postponed++;
+    q->postponed_seen++;
     return true;
 }
 
-/* Postponed threads by process, those looked at first, then copied
- * longest ago first. */
+/* Postponed threads by process, then copied longest ago first. */
 static int by_process_then_copy(const void *a, const void *b, void *table)
 {
     const struct thread_table *tt = table;
-    const struct quiet_postponed *pa = a, *pb = b;
-    const struct thread *x = &tt->threads[pa->thread], *y = &tt->threads[pb->thread];
+    const struct thread *x = &tt->threads[*(const size_t *)a];
+    const struct thread *y = &tt->threads[*(const size_t *)b];
     if (x->proc != y->proc)
         return x->proc < y->proc ? -1 : 1;
-    /* One the round does not look at waits for a stop or a resume: it
-     * runs only to stop, and then it is read anew. */
-    if (pa->sum_only != pb->sum_only)
-        return pa->sum_only ? 1 : -1;
     return x->copied_at < y->copied_at ? -1 : x->copied_at > y->copied_at;
 }
 
@@ -141,10 +126,9 @@ static void settle(struct quiet_threads *q, struct quiet_process *p, struct thre
     uint64_t missing = settled ? clock - p->offset - p->sum : 0;
     size_t k = first;
     for (; k < end && (!settled || missing > 0); k++) {
-        const struct quiet_postponed *pp = &q->postponed[k];
-        struct thread *th = &tt->threads[pp->thread];
-        uint64_t before = th->read_cpu_ns, cpu;
-        if (!(pp->sum_only ? thread_read_cpu(th, &cpu) : look(ctx, th, &cpu))) {
+        struct thread *th = &tt->threads[q->postponed[k]];
+        uint64_t before = th->idle_since.cpu_ns, cpu;
+        if (!look(ctx, th, &cpu)) {
             p->broken = true;
             settled = false;
             continue;
@@ -159,8 +143,7 @@ static void settle(struct quiet_threads *q, struct quiet_process *p, struct thre
     if (settled && missing == 0) {
         q->reads_saved += end - k;
         for (; k < end; k++)
-            if (!q->postponed[k].sum_only)
-                reuse(ctx, &tt->threads[q->postponed[k].thread]);
+            reuse(ctx, &tt->threads[q->postponed[k]]);
         return;
     }
     set_offset(p); /* every thread read: the offset anew */

@@ -161,23 +161,21 @@ bool thread_read_blocked(struct thread *th)
     return true;
 }
 
-bool thread_read_cpu(struct thread *th, uint64_t *cpu_ns)
+bool thread_read_cpu(const struct thread *th, uint64_t *cpu_ns)
 {
     uint64_t fields[3];
     if (read_schedstat(th, fields) < 1)
         return false;
-    *cpu_ns = th->read_cpu_ns = fields[0];
-    th->read_known = true;
+    *cpu_ns = fields[0];
     return true;
 }
 
-bool thread_read_sched(struct thread *th, struct thread_sched *out)
+bool thread_read_sched(const struct thread *th, struct thread_sched *out)
 {
     uint64_t fields[3];
     if (read_schedstat(th, fields) < 3)
         return false;
-    out->cpu_ns = th->read_cpu_ns = fields[0];
-    th->read_known = true;
+    out->cpu_ns = fields[0];
     out->wait_ns = fields[1];
     out->runs = fields[2];
     /* A kernel without scheduler statistics prints "0 0 0". */

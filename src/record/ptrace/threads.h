@@ -78,18 +78,7 @@ struct thread {
      * the same, the thread has not run since and the capture is reused. */
     bool idle_known;
     struct thread_sched idle_since;
-    bool quiet; /* its last look found it had not run since (quiet_threads.h) */
-    /* Its last look left it out waiting for a CPU (ptrace_engine.c's
-     * find_idle): it ran less than half a period since its copy and had
-     * not run since when the look read LOOKED.  Until it runs again it
-     * would be left out again, so a crowded round need not read it. */
-    bool waiting;
-    bool runnable_known; /* this round: waiting as at its last look, no need to ask */
-    /* Its CPU time at the last read of its schedstat, whoever read it
-     * (thread_read_cpu/sched): what a crowded round counts it for
-     * without reading it again (quiet_threads.h). */
-    bool read_known;
-    uint64_t read_cpu_ns;
+    bool quiet;           /* its last look found it had not run since (quiet_threads.h) */
     bool check_reblocked; /* captured in a call: see whether it re-entered it */
     /* The current capture: CPU time since the previous one, and whether it
      * stopped on a system call's way out (syscall_exits.h). */
@@ -146,9 +135,9 @@ bool thread_read_blocked(struct thread *th);
  * which does not disturb the thread. */
 bool thread_is_runnable(struct thread *th);
 /* CPU time in ns from schedstat; returns false when unreadable. */
-bool thread_read_cpu(struct thread *th, uint64_t *cpu_ns);
+bool thread_read_cpu(const struct thread *th, uint64_t *cpu_ns);
 /* CPU time and run count from schedstat; false when unreadable or when the
  * kernel keeps no scheduler statistics (it then prints zeros). */
-bool thread_read_sched(struct thread *th, struct thread_sched *out);
+bool thread_read_sched(const struct thread *th, struct thread_sched *out);
 
 #endif
