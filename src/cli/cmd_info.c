@@ -176,7 +176,11 @@ static void print_timing(const struct profile *p)
     }
     printf("  duration:   %.3f s%s\n", secs,
            p->has_totals ? "" : " (spanned by the samples; the recorder did not finish)");
-    if (by_perf_engine(p)) {
+    /* A perf engine recording, also once through pprof (its reader says the
+     * CPU time was sampled from the comment ptprof wrote). */
+    const char *sampled = profile_meta(p, "cpu_time");
+    if (by_perf_engine(p) || (p->format && strcmp(p->format, "pprof") == 0 && sampled &&
+                              strcmp(sampled, "sampled") == 0)) {
         print_cpu_sampling(p);
         return;
     }

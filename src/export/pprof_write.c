@@ -3,6 +3,7 @@
  * gzipped pprof profile.proto, encoded with protobuf-c.
  */
 #include "export/pprof_write.h"
+#include "interop/pprof.h"
 #include "analyze/metrics.h"
 #include "analyze/session.h"
 #include "model/map_index.h"
@@ -505,10 +506,19 @@ static int encode(struct exporter *x, const struct export_options *o, bool has_e
     pb.duration_nanos = duration <= INT64_MAX ? (int64_t)duration : 0;
     char *comment =
         xasprintf("ptprof %s, from a %s profile", PTPROF_VERSION, p->format ? p->format : "ptprof");
-    int64_t comment_id = str(x, comment);
+    int64_t comment_ids[2] = {str(x, comment), 0};
     free(comment);
     pb.n_comment = 1;
-    pb.comment = &comment_id;
+    if (p->has_totals) {
+        /* pprof has no rounds: what the rate was measured in, for ptprof's
+         * reader (pprof_read.c) and for the eye. */
+        const char *cpu_time = profile_meta(p, "cpu_time");
+        comment = xasprintf(PPROF_TOTALS_COMMENT, p->totals.samples, p->totals.ideal_samples,
+                            cpu_time && strcmp(cpu_time, "sampled") == 0 ? "CPU" : "wall");
+        comment_ids[pb.n_comment++] = str(x, comment);
+        free(comment);
+    }
+    pb.comment = comment_ids;
 
     /* Samples, with their labels. */
     Perftools__Profiles__Sample *samples = xcalloc(x->nsamples + 1, sizeof(*samples));

@@ -45,7 +45,11 @@
  *    otherwise the mappings become maps (with their build-ids) and the
  *    binaries are read as for a recording;
  *  - frequency from the period when the period type is time, totals from
- *    duration_nanos, time from time_nanos.
+ *    duration_nanos, time from time_nanos;
+ *  - the samples recorded and ideal, and whether the CPU time was sampled
+ *    (meta cpu_time "sampled", the rate per CPU second), from the comment
+ *    ptprof's writer adds (PPROF_TOTALS_COMMENT): pprof has no rounds, its
+ *    samples are thread samples.  Without it both counts are the samples'.
  * Errors are "NAME: offset N: what is wrong" and -1 with OUT empty: bad
  * protobuf (the wire check), an index outside the string table, a missing
  * or duplicate id, no sample type or more than PROF_VALUE_TYPES_MAX, a
@@ -58,6 +62,7 @@
 #ifndef PTPROF_INTEROP_PPROF_H
 #define PTPROF_INTEROP_PPROF_H
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -65,6 +70,12 @@
 #include "model/profile.h"
 
 #define PPROF_MAX_DEPTH 4096
+/* The comment ptprof writes of a profile's totals (pprof_write.c): samples
+ * recorded, ideal, and "wall" or "CPU", the second the rate is per. */
+#define PPROF_TOTALS_COMMENT                                                                       \
+    "ptprof totals: %" PRIu64 " samples recorded of %" PRIu64 " ideal, rate per %s second"
+#define PPROF_TOTALS_SCAN                                                                          \
+    "ptprof totals: %" SCNu64 " samples recorded of %" SCNu64 " ideal, rate per %4s second%n"
 /* Memory protobuf-c may use: this many times the input, plus 1 MiB. */
 #define PPROF_DECODE_FACTOR 64
 

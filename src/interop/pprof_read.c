@@ -1004,6 +1004,31 @@ static void fill_meta(struct reader *r)
             (struct prof_meta){xstrdup("comment"), xstrdup(str_at(r, pb->comment[i]))};
 }
 
+/* What ptprof's writer said of the totals (PPROF_TOTALS_COMMENT): the
+ * samples recorded and ideal, and whether the profile's CPU time was
+ * sampled (its rate per CPU second, as the perf engine's). */
+static void restore_totals(struct reader *r)
+{
+    struct profile *p = r->out;
+    bool per_cpu = false;
+    for (size_t i = 0; i < p->nmeta; i++) {
+        uint64_t recorded, ideal;
+        char per[5];
+        int end = 0;
+        if (strcmp(p->meta[i].key, "comment") != 0 ||
+            sscanf(p->meta[i].value, PPROF_TOTALS_SCAN, &recorded, &ideal, per, &end) != 3 ||
+            end == 0 || p->meta[i].value[end] != '\0')
+            continue;
+        p->totals.samples = recorded;
+        p->totals.ideal_samples = ideal;
+        per_cpu = strcmp(per, "CPU") == 0;
+    }
+    if (per_cpu) {
+        p->meta = xrealloc(p->meta, (p->nmeta + 1) * sizeof(*p->meta));
+        p->meta[p->nmeta++] = (struct prof_meta){xstrdup("cpu_time"), xstrdup("sampled")};
+    }
+}
+
 /* The metric analyses show unless told, as `go tool pprof` chooses its
  * sample index: the default sample type, else the last one. */
 static void set_default_metric(struct reader *r)
@@ -1097,6 +1122,7 @@ static int convert(struct reader *r)
     p->frequency = r->period_ns ? 1e9 / (double)r->period_ns : 0;
     set_default_metric(r);
     fill_meta(r);
+    restore_totals(r);
     if (r->deep)
         pt_warn("%s: %zu sample%s deeper than %u frames kept only %s innermost %u", r->name,
                 r->deep, r->deep == 1 ? "" : "s", PPROF_MAX_DEPTH, r->deep == 1 ? "its" : "their",

@@ -1137,6 +1137,33 @@ Test(pprof_export, a_huge_count_keeps_the_small_ones_beside_it)
     profile_free(&p);
 }
 
+/* pprof has no rounds: a recording's samples (rounds) and ideal count, and
+ * whether its CPU time was sampled (the perf engine), come back from the
+ * comment ptprof writes, so the rate read back is the recording's. */
+Test(pprof_export, read_back_it_keeps_the_recorded_and_ideal_samples)
+{
+    struct profile p;
+    make_profile(&p);
+    p.has_totals = true;
+    p.totals.samples = 510;
+    p.totals.ideal_samples = 536;
+    struct profile back;
+    encode_and_read_back(&p, &back);
+    cr_expect_eq(back.totals.samples, 510, "%" PRIu64 " samples recorded", back.totals.samples);
+    cr_expect_eq(back.totals.ideal_samples, 536, "%" PRIu64 " ideal", back.totals.ideal_samples);
+    cr_expect_null(profile_meta(&back, "cpu_time"), "a ptrace recording read back as sampled");
+    profile_free(&back);
+
+    p.meta = realloc(p.meta, (p.nmeta + 1) * sizeof(*p.meta));
+    p.meta[p.nmeta++] = (struct prof_meta){strdup("cpu_time"), strdup("sampled")};
+    encode_and_read_back(&p, &back);
+    const char *sampled = profile_meta(&back, "cpu_time");
+    cr_expect(sampled && strcmp(sampled, "sampled") == 0,
+              "a perf engine recording read back without its CPU time sampled");
+    profile_free(&back);
+    profile_free(&p);
+}
+
 /* --- real decoders ---------------------------------------------------------------- */
 
 Test(pprof_export, protoc_and_go_tool_pprof_read_it, .timeout = 120)
