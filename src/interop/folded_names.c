@@ -147,8 +147,9 @@ size_t name_table_count(const struct name_table *t)
     return t->count;
 }
 
-void name_table_locations(struct name_table *t, struct profile *p)
+void name_table_locations(struct name_table *t)
 {
+    struct profile *p = t->p;
     size_t n = p->nlocations + 2 * t->count;
     p->locations = xrealloc(p->locations, (n ? n : 1) * sizeof(*p->locations));
     p->locations_in_arena = true;

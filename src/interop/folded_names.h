@@ -15,7 +15,7 @@
  *    distinct, multiples of 16 from 16 up.  Strings are copied once,
  *    into the arena of the profile given to name_table_new() (a file of
  *    distinct names is mostly names).
- *  - name_table_locations() gives P (that profile, without locations so
+ *  - name_table_locations() gives that profile (without locations so
  *    far: it marks them all as in the arena) two entries per
  *    location (return_address false and true), with OFFSET as given (what
  *    the pc key shows), sharing one array of frames in the arena.
@@ -48,7 +48,7 @@ struct name_table *name_table_new(struct profile *p);
 uint64_t name_table_pc(struct name_table *t, uint32_t pid, uint64_t offset,
                        const struct name_frame *frames, uint32_t nframes);
 size_t name_table_count(const struct name_table *t);
-void name_table_locations(struct name_table *t, struct profile *p);
+void name_table_locations(struct name_table *t);
 void name_table_free(struct name_table *t);
 
 #endif

@@ -344,7 +344,7 @@ int folded_load_stream(struct instream *in, struct profile *out)
                     r.first_deep_line, r.deep_lines, r.deep_lines == 1 ? "" : "s", FOLDED_MAX_DEPTH,
                     r.deep_lines == 1 ? "its" : "their", FOLDED_MAX_DEPTH);
         fill_samples(&r);
-        name_table_locations(r.names, out);
+        name_table_locations(r.names);
         out->processes = xcalloc(1, sizeof(*out->processes));
         out->nprocesses = 1;
         out->processes[0] = (struct prof_process){.exe = xstrdup("")};

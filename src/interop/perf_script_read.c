@@ -916,7 +916,7 @@ static void finish_profile(struct reader *r)
                 PERF_SCRIPT_MAX_DEPTH, r->cut_events == 1 ? "its" : "their", PERF_SCRIPT_MAX_DEPTH);
     fill_cpu(r);
     fill_values(r);
-    name_table_locations(r->names, p);
+    name_table_locations(r->names);
     /* A process is named by its main thread when perf saw it. */
     for (size_t i = 0; i < p->nthreads; i++) {
         const struct prof_thread *t = &p->threads[i];
