@@ -1017,7 +1017,7 @@ static void restore_totals(struct reader *r)
         int end = 0;
         if (strcmp(p->meta[i].key, "comment") != 0 ||
             sscanf(p->meta[i].value, PPROF_TOTALS_SCAN, &recorded, &ideal, per, &end) != 3 ||
-            end == 0 || p->meta[i].value[end] != '\0')
+            p->meta[i].value[end] != '\0') /* END stays 0 unless the whole line matched */
             continue;
         p->totals.samples = recorded;
         p->totals.ideal_samples = ideal;
