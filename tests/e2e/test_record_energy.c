@@ -47,6 +47,7 @@ static const char *const functions[] = {"phase_9w", "phase_3w", "phase_1w"};
 
 struct truth {
     uint64_t changes[MAX_CHANGES]; /* realtime ns of each change of power, in order */
+    double watts[MAX_CHANGES];     /* the power from that change on */
     size_t nchanges;
     double joules[NFUNCS];  /* power x wall time of its phases */
     double running[NFUNCS]; /* power x CPU time of its phases */
@@ -63,9 +64,10 @@ static void read_truth(const char *path, struct truth *t)
     char line[256];
     unsigned long long at;
     while (fgets(line, sizeof(line), f)) {
-        if (sscanf(line, "at %llu", &at) == 1 && t->nchanges < MAX_CHANGES)
+        if (sscanf(line, "at %llu %lf", &at, &watts) == 2 && t->nchanges < MAX_CHANGES) {
+            t->watts[t->nchanges] = watts;
             t->changes[t->nchanges++] = at;
-        else if (sscanf(line, "cpu %lf", &cpu) == 1)
+        } else if (sscanf(line, "cpu %lf", &cpu) == 1)
             t->cpu = cpu;
         else if (sscanf(line, "wall %lf", &seconds) == 1)
             t->wall = seconds;
@@ -117,6 +119,39 @@ static double late_share(const char *path, double hz, const uint64_t *changes, s
     return span > 0 ? late / span : 0;
 }
 
+/* How far the profile's account of the energy may stray from the
+ * program's by where its readings fell alone: readings at the profile's
+ * instants (its SAMPLE records) split each interval at their ends, and a
+ * change of power at a random place inside an interval of length DT moves
+ * the interval's energy by about its step times DT times a uniform
+ * variable of variance 1/12.  The standard deviation of the sum (joules)
+ * from the program's log of its changes (TRUTH): at 100 Hz, phases of 8 to
+ * 12 ms against readings 10 ms apart, about 1.3 % of the total: the
+ * ptrace engine's total missed a bound of 3 % alone in 3 of 7 runs at
+ * 100 Hz beside two CPU-bound jobs.
+ */
+static double reading_spread(const char *path, const struct truth *t)
+{
+    struct profile p;
+    cr_assert_eq(profile_load(path, &p), 0, "cannot load %s", path);
+    double variance = 0;
+    size_t c = 0;
+    for (size_t i = 1; i < p.nsamples; i++) {
+        uint64_t from = p.samples[i - 1].time_ns, to = p.samples[i].time_ns;
+        double dt = (double)(to - from) / 1e9;
+        while (c < t->nchanges && t->changes[c] <= from)
+            c++;
+        double watts = c ? t->watts[c - 1] : 1.0; /* the file's first content: 1000 mW */
+        for (size_t k = c; k < t->nchanges && t->changes[k] <= to; k++) {
+            double step = t->watts[k] - watts;
+            variance += step * step * dt * dt / 12;
+            watts = t->watts[k];
+        }
+    }
+    profile_free(&p);
+    return sqrt(variance);
+}
+
 /* Write TEXT (milliwatts, as the file: source reads them) to PATH. */
 static void write_power(const char *path, const char *text)
 {
@@ -158,13 +193,15 @@ static void check_shares(const char *engine, const char *hz, const char *seconds
     total = csv_total_energy(csv);
     cr_assert(isfinite(unattributed), "%s engine: no [unattributed] row:\n%s", engine, csv);
     /* The readings' integral is the program's own account of its energy,
-     * give or take the first and last reading intervals, and the intervals
-     * in which the profiler, kept off a CPU, took no reading. */
+     * give or take the first and last reading intervals, the intervals
+     * in which the profiler, kept off a CPU, took no reading, and four
+     * standard deviations of where the readings fell (reading_spread()). */
     double late = late_share(profile, atof(hz), t->changes, t->nchanges);
-    cr_expect(fabs(total - truth_j) <= (0.03 + late) * truth_j,
+    double spread = reading_spread(profile, t);
+    cr_expect(fabs(total - truth_j) <= (0.03 + late) * truth_j + 4 * spread,
               "%s engine at %s Hz: %.3f J measured, the program spent %.3f J (%.1f%% of the run "
-              "between late readings)",
-              engine, hz, total, truth_j, 100 * late);
+              "between late readings; where the readings fell spreads the account by %.3f J)",
+              engine, hz, total, truth_j, 100 * late, spread);
 
     /* A sample joins the reading nearest it; a program kept off a CPU for
      * a share of the run meets a profiler kept off it too, whose readings
