@@ -138,6 +138,7 @@ void calltree_free(struct calltree *t)
         report_free(&t->runs[i]);
     free(t->runs);
     free(t->nodes);
+    free(t->node_totals);
     free(t->index);
     free(t->values);
     free(t->inlined);
@@ -168,21 +169,14 @@ static void on_sample(void *ctx, const struct walk_event *e)
     struct calltree *t = ctx;
     const struct path *p = e->path;
     uint32_t node = 0;
-    for (int q = 0; q < Q_EXECUTIONS; q++)
-        t->nodes[0].total[q] += e->q[q];
     /* A stack that lost its outer frames hangs under "[stack cut]", never
      * presented as a path from the program's start. */
-    if (e->stack_cut) {
+    if (e->stack_cut)
         node = child(t, node, t->stack_cut);
-        for (int q = 0; q < Q_EXECUTIONS; q++)
-            t->nodes[node].total[q] += e->q[q];
-    }
     for (uint32_t i = p->nframes; i-- > 0;) {
         node = child(t, node, p->frames[i].key);
         if (p->frames[i].inlined)
             mark_inlined(t, node);
-        for (int q = 0; q < Q_EXECUTIONS; q++)
-            t->nodes[node].total[q] += e->q[q];
     }
     for (int q = 0; q < Q_EXECUTIONS; q++)
         t->nodes[node].self[q] += e->q[q];
@@ -196,8 +190,6 @@ static void on_unattributed(void *ctx, double energy_j, double idle_s)
     uint32_t node = child(t, 0, t->unattributed);
     t->unattributed_node = node;
     t->nodes[node].self[Q_ENERGY] += energy_j;
-    t->nodes[node].total[Q_ENERGY] += energy_j;
-    t->nodes[0].total[Q_ENERGY] += energy_j;
     t->idle_s += idle_s; /* the root's and the node's alike */
 }
 
@@ -214,6 +206,11 @@ void calltree_add_run(struct calltree *t, const struct walk_totals *wt)
     report_totals_from_walk(&r->totals, wt);
 }
 
+const double *calltree_total(const struct calltree *t, uint32_t id)
+{
+    return t->node_totals + (size_t)id * CALLTREE_Q;
+}
+
 const double *calltree_values(const struct calltree *t, uint32_t id)
 {
     return t->nvalues ? t->values + (size_t)id * 2 * t->nvalues : NULL;
@@ -224,7 +221,7 @@ double calltree_value(const struct calltree *t, uint32_t id, const struct metric
     const struct calltree_node *n = &t->nodes[id];
     const double *v = calltree_values(t, id);
     double q[Q_COUNT] = {0};
-    memcpy(q, total ? n->total : n->self, sizeof(n->self));
+    memcpy(q, total ? calltree_total(t, id) : n->self, sizeof(n->self));
     double idle_s = id == 0 || id == t->unattributed_node ? t->idle_s : 0;
     return metric_of(m, q, v && total ? v + t->nvalues : v, idle_s);
 }
@@ -245,6 +242,25 @@ static int child_cmp(const void *pa, const void *pb, void *ctx)
                   strtab_get(c->t->keys, c->t->nodes[ib].key));
 }
 
+/* Every node's totals: its self and its children's totals, children
+ * first (a child's id is above its parent's).  The index of edges is not
+ * needed any more: it goes first, so the two are never held together. */
+static void add_up_totals(struct calltree *t)
+{
+    free(t->index);
+    t->index = NULL;
+    t->index_cap = 0;
+    t->node_totals = xmalloc(t->nnodes * CALLTREE_Q * sizeof(*t->node_totals));
+    for (size_t i = 0; i < t->nnodes; i++)
+        memcpy(t->node_totals + i * CALLTREE_Q, t->nodes[i].self, sizeof(t->nodes[i].self));
+    for (size_t i = t->nnodes; i-- > 1;) {
+        const double *from = t->node_totals + i * CALLTREE_Q;
+        double *to = t->node_totals + (size_t)t->nodes[i].parent * CALLTREE_Q;
+        for (int q = 0; q < CALLTREE_Q; q++)
+            to[q] += from[q];
+    }
+}
+
 void calltree_finish(struct calltree *t, const struct metric *m)
 {
     double runs = t->nruns ? (double)t->nruns : 1;
@@ -252,14 +268,13 @@ void calltree_finish(struct calltree *t, const struct metric *m)
     if (t->columns.n > t->nvalues)
         restride(t, t->columns.n);
     for (size_t i = 0; i < t->nnodes; i++) {
-        for (int q = 0; q < CALLTREE_Q; q++) {
+        for (int q = 0; q < CALLTREE_Q; q++)
             t->nodes[i].self[q] /= runs;
-            t->nodes[i].total[q] /= runs;
-        }
         for (size_t c = 0; c < 2 * t->nvalues; c++)
             t->values[i * 2 * t->nvalues + c] /= runs;
     }
     t->idle_s /= runs;
+    add_up_totals(t);
     const struct report **rs = xcalloc(t->nruns + 1, sizeof(*rs));
     for (size_t i = 0; i < t->nruns; i++)
         rs[i] = &t->runs[i];

@@ -11,11 +11,12 @@
  * of the root keyed "[unattributed]" in every component.  Several profiles
  * may be walked into one tree (calltree_add_run() after each);
  * calltree_finish() then divides by their number (the mean of the runs),
- * gives the mean totals, and orders every node's children by their total
- * of M, descending (ties by key).  Executions are not counted.  Values
- * (walk.h) add up per node as the quantities do, in T->columns:
- * calltree_values() gives a node's, self then total (NULL without
- * columns).  calltree_metric() resolves a metric name against them.
+ * gives the mean totals, adds up every node's totals (calltree_total(),
+ * none before), and orders every node's children by their total of M,
+ * descending (ties by key); no sample may be walked into it after.  Executions are not counted.
+ * Values (walk.h) add up per node as the quantities do, in T->columns: calltree_values() gives a
+ * node's, self then total (NULL without columns).  calltree_metric() resolves a metric name against
+ * them.
  */
 #ifndef PTPROF_ANALYZE_CALLTREE_H
 #define PTPROF_ANALYZE_CALLTREE_H
@@ -34,11 +35,14 @@
  * have one and the inlined marks live in the tree. */
 #define CALLTREE_Q Q_EXECUTIONS
 
+/* A node's totals are not kept while the tree grows: each is the sum of
+ * its subtree's selves, added up once by calltree_finish() into an array of
+ * the tree's exact size (a large tree is 48 bytes a node while it grows,
+ * not 80; issue 19). */
 struct calltree_node {
     uint32_t key; /* id in the key table; CALLTREE_NONE for the root */
-    uint32_t parent, first_child, next_sibling;
+    uint32_t parent, first_child, next_sibling; /* a child's id is above its parent's */
     double self[CALLTREE_Q];
-    double total[CALLTREE_Q];
 };
 
 struct calltree {
@@ -47,6 +51,7 @@ struct calltree {
     struct calltree_node *nodes;
     size_t nnodes, cap;
     struct report_totals totals; /* after calltree_finish() */
+    double *node_totals;         /* after calltree_finish(): CALLTREE_Q per node */
     /* internal */
     void *index;
     size_t index_cap;
@@ -68,6 +73,8 @@ struct calltree *calltree_new(struct strtab *keys, const struct key_spec *spec);
 struct walk_visitor calltree_visitor(struct calltree *t);
 void calltree_add_run(struct calltree *t, const struct walk_totals *wt);
 void calltree_finish(struct calltree *t, const struct metric *m);
+/* Node ID's totals, CALLTREE_Q quantities (after calltree_finish()). */
+const double *calltree_total(const struct calltree *t, uint32_t id);
 /* Node ID's values, self (then total at + T->columns.n); NULL: none. */
 const double *calltree_values(const struct calltree *t, uint32_t id);
 /* Whether node ID stands for an inlined frame. */

@@ -174,25 +174,25 @@ static char *subtitle(const struct flame_args *a, char **files, size_t nfiles,
 {
     char what[METRIC_NAME_MAX + 128];
     const struct metric *m = &t->metric;
+    const double *root = calltree_total(t, 0);
     switch (m->kind) {
     case METRIC_ENERGY:
-        snprintf(what, sizeof(what), "energy, %.4g J", t->nodes[0].total[Q_ENERGY]);
+        snprintf(what, sizeof(what), "energy, %.4g J", root[Q_ENERGY]);
         break;
     case METRIC_SAMPLES:
-        snprintf(what, sizeof(what), "%.0f thread samples", t->nodes[0].total[Q_SAMPLES]);
+        snprintf(what, sizeof(what), "%.0f thread samples", root[Q_SAMPLES]);
         break;
     case METRIC_CPU:
     case METRIC_WALL:
         snprintf(what, sizeof(what), "%s, %.4g s in %.0f thread samples", flame_metric_words(m),
-                 t->nodes[0].total[m->kind == METRIC_WALL ? Q_WALL : Q_CPU],
-                 t->nodes[0].total[Q_SAMPLES]);
+                 root[m->kind == METRIC_WALL ? Q_WALL : Q_CPU], root[Q_SAMPLES]);
         break;
     default: /* a value: counts in full, others to 4 digits */
         snprintf(what, sizeof(what),
                  m->integral ? "%s, %.0f%s%s in %.0f thread samples"
                              : "%s, %.4g%s%s in %.0f thread samples",
                  m->name, calltree_value(t, 0, m, true), *m->unit ? " " : "", m->unit,
-                 t->nodes[0].total[Q_SAMPLES]);
+                 root[Q_SAMPLES]);
     }
     char runs[64] = "";
     if (nfiles > 1)

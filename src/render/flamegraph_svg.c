@@ -238,20 +238,20 @@ static void put_quantity(FILE *out, double v, const char *unit)
 static void put_stats(FILE *out, const struct calltree *t, uint32_t node, const struct metric *m,
                       bool has_value, double share)
 {
-    const struct calltree_node *n = &t->nodes[node];
-    put_count(out, n->total[Q_SAMPLES]);
+    const double *total = calltree_total(t, node);
+    put_count(out, total[Q_SAMPLES]);
     fputs(" samples, ", out);
     switch (m->kind) {
     case METRIC_CPU:
-        put_quantity(out, n->total[Q_CPU], "s");
+        put_quantity(out, total[Q_CPU], "s");
         fputs(" CPU, ", out);
         break;
     case METRIC_WALL:
-        put_quantity(out, n->total[Q_WALL], "s");
+        put_quantity(out, total[Q_WALL], "s");
         fputs(" wall, ", out);
         break;
     case METRIC_ENERGY:
-        put_quantity(out, n->total[Q_ENERGY], "J");
+        put_quantity(out, total[Q_ENERGY], "J");
         fputs(", ", out);
         break;
     case METRIC_SAMPLES:

@@ -210,7 +210,7 @@ Test(flamegraph, layout_matches_the_tree_exactly)
         cr_expect_eq(fr->depth, p->depth + 1);
         cr_expect_geq(fr->start, p->start);
         cr_expect_leq(fr->start + fr->width, p->start + p->width + 1e-12);
-        cr_expect_eq(fr->width, ft.t->nodes[fr->node].total[Q_CPU]);
+        cr_expect_eq(fr->width, calltree_total(ft.t, fr->node)[Q_CPU]);
     }
     /* Children side by side: the sum of their widths is the parent's total
      * minus its self. */
@@ -219,8 +219,9 @@ Test(flamegraph, layout_matches_the_tree_exactly)
         for (size_t j = 0; j < f.nframes; j++)
             if (j > 0 && f.frames[j].parent == i)
                 kids += f.frames[j].width;
-        const struct calltree_node *n = &ft.t->nodes[f.frames[i].node];
-        cr_expect_float_eq(kids, n->total[Q_CPU] - n->self[Q_CPU], 1e-12, "frame %zu", i);
+        uint32_t n = f.frames[i].node;
+        cr_expect_float_eq(kids, calltree_total(ft.t, n)[Q_CPU] - ft.t->nodes[n].self[Q_CPU], 1e-12,
+                           "frame %zu", i);
     }
     flame_free(&f);
     cr_expect_eq(flame_build(&f, ft.t, metric_builtin(METRIC_ENERGY), 0, NULL), -1,
