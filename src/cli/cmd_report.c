@@ -228,6 +228,12 @@ static int file_report(struct report_args *a, const char *file, size_t index, co
         g = callgraph_new(keys, names, &a->an.session.walk.keys, "", FOCUS_CALLERS);
     if (rc == 0 && g)
         rc = session_walk_arcs(file, &prof, &a->an.session, keys, names, callgraph_arc, g);
+    if (rc == 0 && figures)
+        html_figures_add_run(figures, index, &wt);
+    /* What the report needs is in the walk's tables now: the profile goes
+     * before the rows are made, not after (a profile of many distinct
+     * addresses held both; issue 19). */
+    profile_free(&prof);
     if (rc == 0)
         rc = session_metric(file, metric, &wt, agg ? aggregate_columns(agg) : callgraph_columns(g),
                             &m);
@@ -239,12 +245,9 @@ static int file_report(struct report_args *a, const char *file, size_t index, co
         } else {
             callgraph_report(g, &wt, &m, out);
         }
-        if (figures)
-            html_figures_add_run(figures, index, &wt);
     }
     aggregate_free(agg);
     callgraph_free(g);
-    profile_free(&prof);
     return rc;
 }
 
