@@ -124,13 +124,19 @@ struct rthread {
     size_t begin;    /* where its samples start in the order array */
 };
 
+/* What the reader keeps of a sample between its passes, 8 bytes: a file
+ * of many tiny samples has about one per 15 bytes of input.  Its
+ * quantities are decoded again where they are needed (measured_at()). */
 struct rsample {
-    uint32_t thread;
+    uint32_t thread; /* UINT32_MAX: no thread sample (unattributed energy only) */
     uint32_t stack;
+};
+
+/* What a sample measures, from its values (sample_values()). */
+struct quantities {
     uint64_t n; /* the samples it stands for (a weight); 0: unattributed energy only */
     uint64_t cpu_ns, wall_ns;
     double energy_j;
-    bool cut; /* deeper than PPROF_MAX_DEPTH: outer frames lost */
 };
 
 struct reader {
@@ -536,10 +542,13 @@ static bool has_values(const struct reader *r, const PbSample *s)
     return false;
 }
 
-static int sample_values(struct reader *r, const PbSample *s, size_t i, struct rsample *rs,
+/* Sample I's quantities into *Q; its count added to *TOTAL.  -1 after a
+ * message when a value is out of range or the counts pass 2^62. */
+static int sample_values(const struct reader *r, const PbSample *s, size_t i, struct quantities *q,
                          uint64_t *total)
 {
     size_t at = pprof_offset(&r->off, PPROF_EL_SAMPLE, i);
+    *q = (struct quantities){0};
     for (int c = COL_CPU; c <= COL_WALL; c++) {
         if (r->col[c] < 0)
             continue;
@@ -549,17 +558,17 @@ static int sample_values(struct reader *r, const PbSample *s, size_t i, struct r
                    col_names[c], v);
             return -1;
         }
-        *(c == COL_CPU ? &rs->cpu_ns : &rs->wall_ns) = v * r->col_scale[c];
+        *(c == COL_CPU ? &q->cpu_ns : &q->wall_ns) = v * r->col_scale[c];
     }
     if (r->col[COL_ENERGY] >= 0)
-        rs->energy_j = (double)s->value[r->col[COL_ENERGY]] * r->energy_scale;
+        q->energy_j = (double)s->value[r->col[COL_ENERGY]] * r->energy_scale;
     /* The samples it stands for: its count, else one when it measured
      * anything; a sample of energy alone is energy no thread used. */
-    bool measured = rs->cpu_ns > 0 || rs->wall_ns > 0 || has_values(r, s);
+    bool measured = q->cpu_ns > 0 || q->wall_ns > 0 || has_values(r, s);
     uint64_t count = r->col[COL_COUNT] >= 0 ? (uint64_t)s->value[r->col[COL_COUNT]] : 0;
     if (count == 0 && measured)
         count = 1;
-    rs->n = count;
+    q->n = count;
     if (count > UINT64_MAX / 4 - *total) {
         pt_err("%s: offset %zu: a count of %" PRIu64 " makes more than 2^62 samples in all",
                r->name, at, count);
@@ -567,6 +576,19 @@ static int sample_values(struct reader *r, const PbSample *s, size_t i, struct r
     }
     *total += count;
     return 0;
+}
+
+/* Sample I decoded again (the caller frees it with sample_free()) and
+ * its quantities, which the pass that read it first found in range. */
+static PbSample *measured_at(const struct reader *r, size_t i, struct quantities *q)
+{
+    uint64_t total = 0; /* its count alone passed 2^62 in no pass before */
+    PbSample *s = sample_at(r, i);
+    if (s && sample_values(r, s, i, q, &total) != 0) {
+        sample_free(r, s);
+        return NULL;
+    }
+    return s;
 }
 
 /* --- stacks and PCs ------------------------------------------------------------ */
@@ -678,47 +700,49 @@ static void add_location(struct reader *r, size_t *cap, uint32_t pid, size_t loc
     }
 }
 
-/* Location ids to stacks; the table entries for the (process, location)
- * pairs that samples use. */
-static int build_stacks(struct reader *r)
+/* Location ids to stacks, as the samples are read: a stack table, and the
+ * (process, location) pairs whose table entries are made. */
+struct stack_builder {
+    struct stack_table *table;
+    struct addr_table used;
+    uint64_t *pcs; /* PPROF_MAX_DEPTH */
+    size_t loc_cap;
+};
+
+static void stacks_start(struct reader *r, struct stack_builder *b)
 {
     struct profile *p = r->out;
-    int rc = 0;
-    size_t loc_cap = 0;
     p->stacks = xcalloc(1, sizeof(*p->stacks)); /* id 0: none */
     p->nstacks = 1;
-    struct stack_table *stacks = stack_table_new();
-    struct addr_table used = {0};
-    uint64_t *pcs = xmalloc(PPROF_MAX_DEPTH * sizeof(*pcs)), v;
-    for (size_t i = 0; i < r->nsamples; i++) {
-        struct rsample *rs = &r->samples[i];
-        if (!rs->n)
-            continue; /* stays 0: not a thread sample */
-        PbSample *s = sample_at(r, i);
-        if (!s) {
-            rc = -1;
-            break;
+    *b = (struct stack_builder){.table = stack_table_new(),
+                                .pcs = xmalloc(PPROF_MAX_DEPTH * sizeof(*b->pcs))};
+}
+
+/* The stack of sample S of process PID, and the table entries of its
+ * named locations in PID. */
+static uint32_t sample_stack(struct reader *r, struct stack_builder *b, const PbSample *s,
+                             uint32_t pid)
+{
+    uint32_t depth =
+        s->n_location_id > PPROF_MAX_DEPTH ? PPROF_MAX_DEPTH : (uint32_t)s->n_location_id;
+    r->deep += depth < s->n_location_id;
+    uint64_t v;
+    for (uint32_t k = 0; k < depth; k++) {
+        size_t loc = id_find(&r->locations, s->location_id[k]);
+        b->pcs[k] = r->loc_pc[loc];
+        if (r->loc_named[loc] && !addr_table_get(&b->used, pid, loc, &v)) {
+            addr_table_put(&b->used, pid, loc, 1);
+            add_location(r, &b->loc_cap, pid, loc);
         }
-        uint32_t pid = r->threads[rs->thread].pid;
-        uint32_t depth =
-            s->n_location_id > PPROF_MAX_DEPTH ? PPROF_MAX_DEPTH : (uint32_t)s->n_location_id;
-        rs->cut = depth < s->n_location_id;
-        r->deep += rs->cut;
-        for (uint32_t k = 0; k < depth; k++) {
-            size_t loc = id_find(&r->locations, s->location_id[k]);
-            pcs[k] = r->loc_pc[loc];
-            if (r->loc_named[loc] && !addr_table_get(&used, pid, loc, &v)) {
-                addr_table_put(&used, pid, loc, 1);
-                add_location(r, &loc_cap, pid, loc);
-            }
-        }
-        rs->stack = stack_table_id(stacks, p, pcs, depth);
-        sample_free(r, s);
     }
-    free(pcs);
-    stack_table_free(stacks);
-    addr_table_free(&used);
-    return rc;
+    return stack_table_id(b->table, r->out, b->pcs, depth);
+}
+
+static void stacks_end(struct stack_builder *b)
+{
+    free(b->pcs);
+    stack_table_free(b->table);
+    addr_table_free(&b->used);
 }
 
 static void parse_build_id(const char *hex, struct prof_map *m)
@@ -827,18 +851,45 @@ static struct prof_sample *push_sample(struct timeline *tl, uint64_t time_ns)
     return s;
 }
 
+/* Sample indices, each thread's together (struct rthread.begin): 4 bytes
+ * an index when there are fewer than 2^32 samples. */
+struct order {
+    void *at;
+    bool narrow; /* uint32_t when true, else size_t */
+};
+
+static size_t order_size(const struct order *o)
+{
+    return o->narrow ? sizeof(uint32_t) : sizeof(size_t);
+}
+
+static size_t order_get(const struct order *o, size_t k)
+{
+    return o->narrow ? ((const uint32_t *)o->at)[k] : ((const size_t *)o->at)[k];
+}
+
+static void order_set(struct order *o, size_t k, size_t i)
+{
+    if (o->narrow)
+        ((uint32_t *)o->at)[k] = (uint32_t)i;
+    else
+        ((size_t *)o->at)[k] = i;
+}
+
 /* The thread's samples, its first one chosen so that as little wall time
  * as possible is lost: ptprof counts none at a thread's first appearance,
  * and a sample counted twice or more can give it to the others. */
-static void order_thread(const struct reader *r, size_t *order, const struct rthread *t)
+static int order_thread(const struct reader *r, struct order *order, const struct rthread *t)
 {
     size_t best = 0;
     uint64_t best_loss = UINT64_MAX;
     for (size_t k = 0; k < t->nsamples; k++) {
-        const struct rsample *s = &r->samples[order[t->begin + k]];
-        if (s->n == 0)
-            continue;
-        uint64_t loss = s->n == 1 ? s->wall_ns : 0;
+        struct quantities q;
+        PbSample *s = measured_at(r, order_get(order, t->begin + k), &q);
+        if (!s)
+            return -1;
+        sample_free(r, s);
+        uint64_t loss = q.n == 1 ? q.wall_ns : 0;
         if (loss < best_loss) {
             best_loss = loss;
             best = k;
@@ -846,9 +897,11 @@ static void order_thread(const struct reader *r, size_t *order, const struct rth
         if (loss == 0)
             break;
     }
-    size_t chosen = order[t->begin + best];
-    memmove(order + t->begin + 1, order + t->begin, best * sizeof(*order));
-    order[t->begin] = chosen;
+    size_t chosen = order_get(order, t->begin + best);
+    for (size_t k = best; k > 0; k--)
+        order_set(order, t->begin + k, order_get(order, t->begin + k - 1));
+    order_set(order, t->begin, chosen);
+    return 0;
 }
 
 /* What one thread sample of the timeline stands for: units [A, B) of the
@@ -862,7 +915,7 @@ struct unit {
 /* Units [A, B) of S, the first of its thread's samples or not (pprof.h:
  * CPU, wall time and energy split evenly; the first unit of a thread has
  * no wall time, which the others then hold).  -1 when they overflow. */
-static int measure_unit(const struct reader *r, const struct rsample *s, bool first_sample,
+static int measure_unit(const struct reader *r, const struct quantities *s, bool first_sample,
                         struct unit *u)
 {
     uint64_t k = u->b - u->a;
@@ -884,7 +937,7 @@ static int measure_unit(const struct reader *r, const struct rsample *s, bool fi
 }
 
 /* Units [A, B) of pprof sample I's values into OUT's thread values. */
-static void unit_values(const struct reader *r, const PbSample *pb, const struct rsample *s,
+static void unit_values(const struct reader *r, const PbSample *pb, const struct quantities *s,
                         const struct unit *u, struct prof_sample *out)
 {
     if (!r->nvalues)
@@ -895,7 +948,7 @@ static void unit_values(const struct reader *r, const PbSample *pb, const struct
             out->thread_values[r->value_of[k]] = part((uint64_t)pb->value[k], s->n, u->a, u->b);
 }
 
-static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
+static int lay_out(struct reader *r, const struct order *order, uint64_t t0)
 {
     struct profile *p = r->out;
     struct timeline tl = {.p = p, .energy = r->col[COL_ENERGY] >= 0, .t = t0};
@@ -906,26 +959,28 @@ static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
         uint64_t cpu = 0;
         bool first_unit = true;
         for (size_t k = 0; k < th->nsamples; k++) {
-            size_t i = order[th->begin + k];
-            const struct rsample *s = &r->samples[i];
-            /* Its values, for the value types: decoded once more. */
-            PbSample *pbs = r->nvalues ? sample_at(r, i) : NULL;
-            if (r->nvalues && !pbs)
+            size_t i = order_get(order, th->begin + k);
+            uint32_t stack = r->samples[i].stack;
+            /* Its quantities and values: decoded once more. */
+            struct quantities q;
+            PbSample *pbs = measured_at(r, i, &q);
+            if (!pbs)
                 return -1;
+            bool cut = pbs->n_location_id > PPROF_MAX_DEPTH; /* outer frames lost */
             bool first_sample = k == 0;
-            uint64_t pc = p->stacks[s->stack].depth ? p->stacks[s->stack].pcs[0] : 0;
+            uint64_t pc = p->stacks[stack].depth ? p->stacks[stack].pcs[0] : 0;
             /* One thread sample standing for all its counts; a thread's
              * first: one for its first count, which has no wall time. */
-            struct unit units[2] = {{0, s->n, 0, 0, 0}, {1, s->n, 0, 0, 0}};
+            struct unit units[2] = {{0, q.n, 0, 0, 0}, {1, q.n, 0, 0, 0}};
             size_t nunits = 1;
-            if (first_sample && s->n > 1) {
+            if (first_sample && q.n > 1) {
                 units[0].b = 1;
                 nunits = 2;
             }
             for (size_t n = 0; n < nunits; n++) {
                 struct unit *u = &units[n];
                 uint64_t advance = 0;
-                bool overflow = measure_unit(r, s, first_sample, u) != 0;
+                bool overflow = measure_unit(r, &q, first_sample, u) != 0;
                 advance = first_unit ? 0 : u->wall_ns;
                 if (overflow || advance > UINT64_MAX - tl.t || u->cpu_ns > UINT64_MAX - cpu) {
                     pt_err("%s: offset %zu: the samples' times add up past 2^64 ns", r->name,
@@ -947,15 +1002,15 @@ static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
                     .tid = th->tid,
                     .pc = pc,
                     .cpu_ns = cpu,
-                    .stack = s->stack,
+                    .stack = stack,
                     .syscall = -1,
-                    .flags = s->cut ? PROF_THREAD_STACK_TRUNCATED : 0,
+                    .flags = cut ? PROF_THREAD_STACK_TRUNCATED : 0,
                 };
                 if (u->b - u->a != 1) {
                     ps->weights = profile_arena_alloc(p, sizeof(*ps->weights));
                     ps->weights[0] = u->b - u->a;
                 }
-                unit_values(r, pbs, s, u, ps);
+                unit_values(r, pbs, &q, u, ps);
                 if (first_unit)
                     p->threads[ti].start_ns = tl.t;
                 first_unit = false;
@@ -965,9 +1020,16 @@ static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
     }
     /* Energy no thread used: intervals without threads. */
     for (size_t i = 0; tl.energy && i < r->nsamples; i++) {
-        if (r->samples[i].n != 0 || r->samples[i].energy_j <= 0)
+        if (r->samples[i].thread != UINT32_MAX)
             continue;
-        tl.energy_j += r->samples[i].energy_j;
+        struct quantities q;
+        PbSample *s = measured_at(r, i, &q);
+        if (!s)
+            return -1;
+        sample_free(r, s);
+        if (q.energy_j <= 0)
+            continue;
+        tl.energy_j += q.energy_j;
         push_sample(&tl, tl.t);
     }
     return 0;
@@ -1058,58 +1120,81 @@ static int convert(struct reader *r)
     struct profile *p = r->out;
     if (validate(r) != 0 || classify_types(r) != 0)
         return -1;
-    r->samples = xcalloc(r->nsamples + 1, sizeof(*r->samples));
+    r->samples = xmalloc((r->nsamples ? r->nsamples : 1) * sizeof(*r->samples));
     struct addr_table by_key = {0};
     size_t threads_cap = 0;
     uint64_t total = 0;
     int rc = 0;
-    /* Samples that carry no thread sample (energy no thread used) make
-     * no thread of their own. */
+    /* One pass decodes each sample once for its quantities, its thread and
+     * its stack.  Samples that carry no thread sample (energy no thread
+     * used) make no thread of their own, nor a stack. */
+    assign_pcs(r);
+    struct stack_builder stacks;
+    stacks_start(r, &stacks);
     for (size_t i = 0; i < r->nsamples && rc == 0; i++) {
-        r->samples[i].thread = UINT32_MAX;
+        struct rsample *rs = &r->samples[i];
+        *rs = (struct rsample){.thread = UINT32_MAX, .stack = 0};
+        struct quantities q;
         PbSample *s = sample_at(r, i);
-        rc = s ? sample_values(r, s, i, &r->samples[i], &total) : -1;
-        if (rc == 0 && r->samples[i].n)
-            rc = sample_thread(r, s, i, &by_key, &threads_cap, &r->samples[i].thread);
+        rc = s ? sample_values(r, s, i, &q, &total) : -1;
+        if (rc == 0 && q.n)
+            rc = sample_thread(r, s, i, &by_key, &threads_cap, &rs->thread);
+        if (rc == 0 && q.n)
+            rs->stack = sample_stack(r, &stacks, s, r->threads[rs->thread].pid);
         sample_free(r, s);
     }
+    stacks_end(&stacks);
     addr_table_free(&by_key);
+    /* What only the samples' stacks needed. */
+    free(r->mappings.e);
+    free(r->locations.e);
+    free(r->functions.e);
+    free(r->loc_pc);
+    free(r->loc_named);
+    r->mappings.e = r->locations.e = r->functions.e = NULL;
+    r->loc_pc = NULL;
+    r->loc_named = NULL;
     if (rc != 0)
         return -1;
     uint64_t t0 = pb->time_nanos > 0 ? (uint64_t)pb->time_nanos : 0;
     if (fill_processes(r, t0) != 0)
         return -1;
-    assign_pcs(r);
-    if (build_stacks(r) != 0)
-        return -1;
 
     /* Each thread's samples together, threads in order of appearance. */
+    size_t in_threads = 0;
     for (size_t i = 0; i < r->nsamples; i++)
-        if (r->samples[i].n)
+        if (r->samples[i].thread != UINT32_MAX) {
             r->threads[r->samples[i].thread].nsamples++;
+            in_threads++;
+        }
     for (size_t t = 0, at = 0; t < r->nthreads; t++) {
         r->threads[t].begin = at;
         at += r->threads[t].nsamples;
         r->threads[t].nsamples = 0;
     }
-    size_t *order = xcalloc(r->nsamples + 1, sizeof(*order));
+    struct order order = {.narrow = r->nsamples <= UINT32_MAX};
+    order.at = xmalloc((in_threads ? in_threads : 1) * order_size(&order));
     for (size_t i = 0; i < r->nsamples; i++) {
-        if (!r->samples[i].n)
+        if (r->samples[i].thread == UINT32_MAX)
             continue;
         struct rthread *t = &r->threads[r->samples[i].thread];
-        order[t->begin + t->nsamples++] = i;
+        order_set(&order, t->begin + t->nsamples++, i);
     }
-    for (size_t t = 0; t < r->nthreads; t++)
+    for (size_t t = 0; t < r->nthreads && rc == 0; t++)
         if (r->threads[t].nsamples)
-            order_thread(r, order, &r->threads[t]);
+            rc = order_thread(r, &order, &r->threads[t]);
+    if (rc != 0) {
+        free(order.at);
+        return -1;
+    }
 
     if (r->col[COL_ENERGY] >= 0) {
         p->channels = xcalloc(1, sizeof(*p->channels));
         p->channels[0] = (struct prof_channel){xstrdup("energy"), xstrdup("J"), PMU_KIND_ENERGY};
         p->nchannels = 1;
     }
-    rc = lay_out(r, order, t0);
-    free(order);
+    rc = lay_out(r, &order, t0);
+    free(order.at);
     if (rc != 0)
         return -1;
     uint64_t end = p->nsamples ? p->samples[p->nsamples - 1].time_ns : t0;
@@ -1155,17 +1240,23 @@ int pprof_load_buffer(const char *name, const void *data, size_t len, struct pro
     r.data = data;
     r.nsamples = r.off.n[PPROF_EL_SAMPLE];
     r.alloc = &alloc;
-    unsigned char *rest = xmalloc(len ? len : 1);
-    size_t rest_len = 0, from = 0;
+    /* Sized exactly: in a file of many samples it is a small part. */
+    size_t rest_len = len;
     for (size_t i = 0; i < r.nsamples; i++) {
         size_t start, payload, n;
         sample_field(&r, i, &start, &payload, &n);
-        memcpy(rest + rest_len, (const unsigned char *)data + from, start - from);
-        rest_len += start - from;
+        rest_len -= payload + n - start;
+    }
+    unsigned char *rest = xmalloc(rest_len ? rest_len : 1);
+    size_t at = 0, from = 0;
+    for (size_t i = 0; i < r.nsamples; i++) {
+        size_t start, payload, n;
+        sample_field(&r, i, &start, &payload, &n);
+        memcpy(rest + at, (const unsigned char *)data + from, start - from);
+        at += start - from;
         from = payload + n;
     }
-    memcpy(rest + rest_len, (const unsigned char *)data + from, len - from);
-    rest_len += len - from;
+    memcpy(rest + at, (const unsigned char *)data + from, len - from);
     PbProfile *pb = perftools__profiles__profile__unpack(&alloc, rest_len, rest);
     free(rest);
     if (!pb) {
