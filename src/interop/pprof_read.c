@@ -144,6 +144,7 @@ struct reader {
     const PbProfile *pb; /* everything but the samples (sample_at()) */
     ProtobufCAllocator *alloc;
     const unsigned char *data; /* the file, whose samples are decoded one at a time */
+    size_t len;                /* its length */
     size_t nsamples;
     char **strings; /* the string table, NUL-terminated copies */
     struct pprof_offsets off;
@@ -232,11 +233,11 @@ static bool get_varint(const unsigned char *d, size_t *off, uint64_t *v)
     return false;
 }
 
-/* The field of sample I: where it starts (its tag) and its whole length. */
-static void sample_field(const struct reader *r, size_t i, size_t *start, size_t *payload,
-                         size_t *len)
+/* The sample whose field's tag is at offset AT: where its message starts
+ * and its length. */
+static void sample_field(const struct reader *r, size_t at, size_t *payload, size_t *len)
 {
-    size_t off = *start = pprof_offset(&r->off, PPROF_EL_SAMPLE, i);
+    size_t off = at;
     uint64_t tag, n;
     get_varint(r->data, &off, &tag);
     get_varint(r->data, &off, &n); /* pprof_wire_check() vouched for both */
@@ -244,17 +245,17 @@ static void sample_field(const struct reader *r, size_t i, size_t *start, size_t
     *len = (size_t)n;
 }
 
-/* Sample I decoded (the caller frees it with sample_free()), or NULL
- * after a message when decoding it would pass the budget.  A file of many
- * tiny samples holds most of its bytes in them: decoding them one at a
- * time keeps memory to the profile being built. */
-static PbSample *sample_at(const struct reader *r, size_t i)
+/* The sample at offset AT decoded (the caller frees it with
+ * sample_free()), or NULL after a message when decoding it would pass the
+ * budget.  A file of many tiny samples holds most of its bytes in them:
+ * decoding them one at a time keeps memory to the profile being built. */
+static PbSample *sample_at(const struct reader *r, size_t at)
 {
-    size_t start, payload, len;
-    sample_field(r, i, &start, &payload, &len);
+    size_t payload, len;
+    sample_field(r, at, &payload, &len);
     PbSample *s = perftools__profiles__sample__unpack(r->alloc, len, r->data + payload);
     if (!s)
-        pt_err("%s: offset %zu: protobuf-c cannot decode this sample", r->name, start);
+        pt_err("%s: offset %zu: protobuf-c cannot decode this sample", r->name, at);
     return s;
 }
 
@@ -326,7 +327,7 @@ static int validate(struct reader *r)
             }
     }
     for (size_t i = 0; i < r->nsamples; i++) {
-        PbSample *s = sample_at(r, i);
+        PbSample *s = sample_at(r, pprof_offset(&r->off, PPROF_EL_SAMPLE, i));
         if (!s)
             return -1;
         int rc = check_sample(r, s, i);
@@ -542,12 +543,12 @@ static bool has_values(const struct reader *r, const PbSample *s)
     return false;
 }
 
-/* Sample I's quantities into *Q; its count added to *TOTAL.  -1 after a
- * message when a value is out of range or the counts pass 2^62. */
-static int sample_values(const struct reader *r, const PbSample *s, size_t i, struct quantities *q,
+/* The quantities of sample S, at offset AT, into *Q; its count added to
+ * *TOTAL.  -1 after a message when a value is out of range or the counts
+ * pass 2^62. */
+static int sample_values(const struct reader *r, const PbSample *s, size_t at, struct quantities *q,
                          uint64_t *total)
 {
-    size_t at = pprof_offset(&r->off, PPROF_EL_SAMPLE, i);
     *q = (struct quantities){0};
     for (int c = COL_CPU; c <= COL_WALL; c++) {
         if (r->col[c] < 0)
@@ -578,13 +579,14 @@ static int sample_values(const struct reader *r, const PbSample *s, size_t i, st
     return 0;
 }
 
-/* Sample I decoded again (the caller frees it with sample_free()) and
- * its quantities, which the pass that read it first found in range. */
-static PbSample *measured_at(const struct reader *r, size_t i, struct quantities *q)
+/* The sample at offset AT decoded again (the caller frees it with
+ * sample_free()) and its quantities, which the pass that read it first
+ * found in range. */
+static PbSample *measured_at(const struct reader *r, size_t at, struct quantities *q)
 {
     uint64_t total = 0; /* its count alone passed 2^62 in no pass before */
-    PbSample *s = sample_at(r, i);
-    if (s && sample_values(r, s, i, q, &total) != 0) {
+    PbSample *s = sample_at(r, at);
+    if (s && sample_values(r, s, at, q, &total) != 0) {
         sample_free(r, s);
         return NULL;
     }
@@ -851,29 +853,29 @@ static struct prof_sample *push_sample(struct timeline *tl, uint64_t time_ns)
     return s;
 }
 
-/* Sample indices, each thread's together (struct rthread.begin): 4 bytes
- * an index when there are fewer than 2^32 samples. */
+/* The samples as the timeline takes them: each thread's together (struct
+ * rthread.begin), then those of no thread (from NTHREADED on), each by its
+ * offset in the file (4 bytes under 4 GiB) and its stack.  While samples
+ * are laid out, the reader keeps nothing else of them. */
 struct order {
-    void *at;
-    bool narrow; /* uint32_t when true, else size_t */
+    void *at; /* uint32_t when narrow, else size_t */
+    uint32_t *stack;
+    bool narrow;
+    size_t nthreaded, n;
 };
 
-static size_t order_size(const struct order *o)
-{
-    return o->narrow ? sizeof(uint32_t) : sizeof(size_t);
-}
-
-static size_t order_get(const struct order *o, size_t k)
+static size_t order_at(const struct order *o, size_t k)
 {
     return o->narrow ? ((const uint32_t *)o->at)[k] : ((const size_t *)o->at)[k];
 }
 
-static void order_set(struct order *o, size_t k, size_t i)
+static void order_set(struct order *o, size_t k, size_t at, uint32_t stack)
 {
     if (o->narrow)
-        ((uint32_t *)o->at)[k] = (uint32_t)i;
+        ((uint32_t *)o->at)[k] = (uint32_t)at;
     else
-        ((size_t *)o->at)[k] = i;
+        ((size_t *)o->at)[k] = at;
+    o->stack[k] = stack;
 }
 
 /* The thread's samples, its first one chosen so that as little wall time
@@ -885,7 +887,7 @@ static int order_thread(const struct reader *r, struct order *order, const struc
     uint64_t best_loss = UINT64_MAX;
     for (size_t k = 0; k < t->nsamples; k++) {
         struct quantities q;
-        PbSample *s = measured_at(r, order_get(order, t->begin + k), &q);
+        PbSample *s = measured_at(r, order_at(order, t->begin + k), &q);
         if (!s)
             return -1;
         sample_free(r, s);
@@ -897,10 +899,11 @@ static int order_thread(const struct reader *r, struct order *order, const struc
         if (loss == 0)
             break;
     }
-    size_t chosen = order_get(order, t->begin + best);
-    for (size_t k = best; k > 0; k--)
-        order_set(order, t->begin + k, order_get(order, t->begin + k - 1));
-    order_set(order, t->begin, chosen);
+    size_t at = order_at(order, t->begin + best);
+    uint32_t stack = order->stack[t->begin + best];
+    for (size_t k = t->begin + best; k > t->begin; k--)
+        order_set(order, k, order_at(order, k - 1), order->stack[k - 1]);
+    order_set(order, t->begin, at, stack);
     return 0;
 }
 
@@ -959,11 +962,11 @@ static int lay_out(struct reader *r, const struct order *order, uint64_t t0)
         uint64_t cpu = 0;
         bool first_unit = true;
         for (size_t k = 0; k < th->nsamples; k++) {
-            size_t i = order_get(order, th->begin + k);
-            uint32_t stack = r->samples[i].stack;
+            size_t at = order_at(order, th->begin + k);
+            uint32_t stack = order->stack[th->begin + k];
             /* Its quantities and values: decoded once more. */
             struct quantities q;
-            PbSample *pbs = measured_at(r, i, &q);
+            PbSample *pbs = measured_at(r, at, &q);
             if (!pbs)
                 return -1;
             bool cut = pbs->n_location_id > PPROF_MAX_DEPTH; /* outer frames lost */
@@ -983,8 +986,7 @@ static int lay_out(struct reader *r, const struct order *order, uint64_t t0)
                 bool overflow = measure_unit(r, &q, first_sample, u) != 0;
                 advance = first_unit ? 0 : u->wall_ns;
                 if (overflow || advance > UINT64_MAX - tl.t || u->cpu_ns > UINT64_MAX - cpu) {
-                    pt_err("%s: offset %zu: the samples' times add up past 2^64 ns", r->name,
-                           pprof_offset(&r->off, PPROF_EL_SAMPLE, i));
+                    pt_err("%s: offset %zu: the samples' times add up past 2^64 ns", r->name, at);
                     sample_free(r, pbs);
                     return -1;
                 }
@@ -1019,11 +1021,9 @@ static int lay_out(struct reader *r, const struct order *order, uint64_t t0)
         }
     }
     /* Energy no thread used: intervals without threads. */
-    for (size_t i = 0; tl.energy && i < r->nsamples; i++) {
-        if (r->samples[i].thread != UINT32_MAX)
-            continue;
+    for (size_t k = order->nthreaded; tl.energy && k < order->n; k++) {
         struct quantities q;
-        PbSample *s = measured_at(r, i, &q);
+        PbSample *s = measured_at(r, order_at(order, k), &q);
         if (!s)
             return -1;
         sample_free(r, s);
@@ -1135,8 +1135,9 @@ static int convert(struct reader *r)
         struct rsample *rs = &r->samples[i];
         *rs = (struct rsample){.thread = UINT32_MAX, .stack = 0};
         struct quantities q;
-        PbSample *s = sample_at(r, i);
-        rc = s ? sample_values(r, s, i, &q, &total) : -1;
+        size_t at = pprof_offset(&r->off, PPROF_EL_SAMPLE, i);
+        PbSample *s = sample_at(r, at);
+        rc = s ? sample_values(r, s, at, &q, &total) : -1;
         if (rc == 0 && q.n)
             rc = sample_thread(r, s, i, &by_key, &threads_cap, &rs->thread);
         if (rc == 0 && q.n)
@@ -1161,30 +1162,39 @@ static int convert(struct reader *r)
         return -1;
 
     /* Each thread's samples together, threads in order of appearance. */
-    size_t in_threads = 0;
+    struct order order = {.narrow = r->len <= UINT32_MAX, .n = r->nsamples};
     for (size_t i = 0; i < r->nsamples; i++)
         if (r->samples[i].thread != UINT32_MAX) {
             r->threads[r->samples[i].thread].nsamples++;
-            in_threads++;
+            order.nthreaded++;
         }
     for (size_t t = 0, at = 0; t < r->nthreads; t++) {
         r->threads[t].begin = at;
         at += r->threads[t].nsamples;
         r->threads[t].nsamples = 0;
     }
-    struct order order = {.narrow = r->nsamples <= UINT32_MAX};
-    order.at = xmalloc((in_threads ? in_threads : 1) * order_size(&order));
-    for (size_t i = 0; i < r->nsamples; i++) {
-        if (r->samples[i].thread == UINT32_MAX)
-            continue;
-        struct rthread *t = &r->threads[r->samples[i].thread];
-        order_set(&order, t->begin + t->nsamples++, i);
+    order.at =
+        xmalloc((order.n ? order.n : 1) * (order.narrow ? sizeof(uint32_t) : sizeof(size_t)));
+    order.stack = xmalloc((order.n ? order.n : 1) * sizeof(*order.stack));
+    for (size_t i = 0, k = order.nthreaded; i < r->nsamples; i++) {
+        uint32_t t = r->samples[i].thread;
+        size_t at = pprof_offset(&r->off, PPROF_EL_SAMPLE, i);
+        if (t == UINT32_MAX)
+            order_set(&order, k++, at, 0);
+        else
+            order_set(&order, r->threads[t].begin + r->threads[t].nsamples++, at,
+                      r->samples[i].stack);
     }
+    /* From here on, the order is all the reader holds of the samples. */
+    free(r->samples);
+    r->samples = NULL;
+    pprof_offsets_drop(&r->off, PPROF_EL_SAMPLE);
     for (size_t t = 0; t < r->nthreads && rc == 0; t++)
         if (r->threads[t].nsamples)
             rc = order_thread(r, &order, &r->threads[t]);
     if (rc != 0) {
         free(order.at);
+        free(order.stack);
         return -1;
     }
 
@@ -1195,6 +1205,7 @@ static int convert(struct reader *r)
     }
     rc = lay_out(r, &order, t0);
     free(order.at);
+    free(order.stack);
     if (rc != 0)
         return -1;
     uint64_t end = p->nsamples ? p->samples[p->nsamples - 1].time_ns : t0;
@@ -1238,20 +1249,21 @@ int pprof_load_buffer(const char *name, const void *data, size_t len, struct pro
     /* Everything but the samples is decoded at once; the samples one at a
      * time from the file (sample_at()). */
     r.data = data;
+    r.len = len;
     r.nsamples = r.off.n[PPROF_EL_SAMPLE];
     r.alloc = &alloc;
     /* Sized exactly: in a file of many samples it is a small part. */
     size_t rest_len = len;
     for (size_t i = 0; i < r.nsamples; i++) {
-        size_t start, payload, n;
-        sample_field(&r, i, &start, &payload, &n);
+        size_t start = pprof_offset(&r.off, PPROF_EL_SAMPLE, i), payload, n;
+        sample_field(&r, start, &payload, &n);
         rest_len -= payload + n - start;
     }
     unsigned char *rest = xmalloc(rest_len ? rest_len : 1);
     size_t at = 0, from = 0;
     for (size_t i = 0; i < r.nsamples; i++) {
-        size_t start, payload, n;
-        sample_field(&r, i, &start, &payload, &n);
+        size_t start = pprof_offset(&r.off, PPROF_EL_SAMPLE, i), payload, n;
+        sample_field(&r, start, &payload, &n);
         memcpy(rest + at, (const unsigned char *)data + from, start - from);
         at += start - from;
         from = payload + n;

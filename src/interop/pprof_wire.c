@@ -320,6 +320,13 @@ void pprof_offsets_free(struct pprof_offsets *o)
     memset(o, 0, sizeof(*o));
 }
 
+void pprof_offsets_drop(struct pprof_offsets *o, enum pprof_element k)
+{
+    free(o->at[k]);
+    o->at[k] = NULL;
+    o->n[k] = o->cap[k] = 0;
+}
+
 size_t pprof_offset(const struct pprof_offsets *o, enum pprof_element k, size_t i)
 {
     if (!o || i >= o->n[k])

@@ -62,6 +62,8 @@ struct pprof_offsets {
 int pprof_wire_check(const char *name, const void *data, size_t len, struct pprof_offsets *offsets);
 bool pprof_wire_starts_like(const void *data, size_t len);
 void pprof_offsets_free(struct pprof_offsets *o);
+/* Frees the offsets of kind K alone: pprof_offset() answers 0 for it then. */
+void pprof_offsets_drop(struct pprof_offsets *o, enum pprof_element k);
 /* The offset of element I of kind K, or 0 when there is none. */
 size_t pprof_offset(const struct pprof_offsets *o, enum pprof_element k, size_t i);
 
