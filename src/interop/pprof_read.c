@@ -146,7 +146,9 @@ struct reader {
     const unsigned char *data; /* the file, whose samples are decoded one at a time */
     size_t len;                /* its length */
     size_t nsamples;
-    char **strings; /* the string table, NUL-terminated copies */
+    char **strings; /* the string table, NUL-terminated copies (one block) */
+    char **kept;    /* per string: its copy in OUT's arena, made when a frame names it */
+    char *kept_unknown, *kept_kernel;
     struct pprof_offsets off;
     struct profile *out;
     struct id_index mappings, locations, functions;
@@ -645,13 +647,32 @@ static const PbMapping *mapping_of(const struct reader *r, const PbLocation *l)
     return m == SIZE_MAX ? NULL : r->pb->mapping[m];
 }
 
+/* String I of the table in OUT's arena: one copy however many frames name
+ * it (a file of many locations names few functions and files). */
+static char *kept_at(struct reader *r, int64_t i)
+{
+    if (!r->kept)
+        r->kept = xcalloc(r->pb->n_string_table + 1, sizeof(*r->kept));
+    if (!r->kept[i])
+        r->kept[i] = profile_arena_strdup(r->out, r->strings[i]);
+    return r->kept[i];
+}
+
+static char *kept_literal(struct reader *r, char **copy, const char *s)
+{
+    if (!*copy)
+        *copy = profile_arena_strdup(r->out, s);
+    return *copy;
+}
+
 /* Two table entries (as a leaf, as a return address) for location LOC in
  * process PID, with one frame per line that names a function. */
 static void add_location(struct reader *r, size_t *cap, uint32_t pid, size_t loc)
 {
     const PbLocation *l = r->pb->location[loc];
     const PbMapping *m = mapping_of(r, l);
-    const char *path = m ? str_at(r, m->filename) : "";
+    int64_t path_i = m ? m->filename : 0; /* string 0 is "" */
+    const char *path = str_at(r, path_i);
     uint32_t nframes = 0;
     for (size_t k = 0; k < l->n_line; k++)
         nframes += l->line[k]->function_id != 0;
@@ -667,21 +688,22 @@ static void add_location(struct reader *r, size_t *cap, uint32_t pid, size_t loc
         if (!ln->function_id)
             continue;
         const PbFunction *fn = r->pb->function[id_find(&r->functions, ln->function_id)];
-        const char *name = str_at(r, fn->name), *sys = str_at(r, fn->system_name);
+        char *name = kept_at(r, fn->name), *sys = kept_at(r, fn->system_name);
         if (!*name)
-            name = *sys ? sys : "[unknown]";
+            name = *sys ? sys : kept_literal(r, &r->kept_unknown, "[unknown]");
         /* Without a mapping, the function's own file is its module
          * (a Python frame's .py file, as ptprof's recording names it). */
-        const char *file = str_at(r, fn->filename);
         bool syscall = strncmp(name, "[syscall ", 9) == 0;
-        const char *module = *path ? path : syscall ? "" : file;
-        const char *binary = *module ? base_name(module) : syscall ? "[kernel]" : "[unknown]";
+        char *module = kept_at(r, *path ? path_i : syscall ? 0 : fn->filename);
+        char *binary = *module   ? module + (base_name(module) - module)
+                       : syscall ? kept_literal(r, &r->kept_kernel, "[kernel]")
+                                 : kept_literal(r, &r->kept_unknown, "[unknown]");
         f[j] = (struct prof_sym_frame){
-            .binary = profile_arena_strdup(p, binary),
-            .path = profile_arena_strdup(p, module),
-            .function = profile_arena_strdup(p, name),
-            .mangled = profile_arena_strdup(p, sys),
-            .file = profile_arena_strdup(p, file),
+            .binary = binary,
+            .path = module,
+            .function = name,
+            .mangled = sys,
+            .file = kept_at(r, fn->filename),
             .line = ln->line > 0 && ln->line <= UINT32_MAX ? (uint32_t)ln->line : 0,
             .inlined = j + 1 < nframes,
         };
@@ -706,8 +728,9 @@ static void add_location(struct reader *r, size_t *cap, uint32_t pid, size_t loc
  * (process, location) pairs whose table entries are made. */
 struct stack_builder {
     struct stack_table *table;
-    struct addr_table used;
-    uint64_t *pcs; /* PPROF_MAX_DEPTH */
+    uint64_t *first;        /* per location: 1 + the pid of the first process using it, 0: none */
+    struct addr_table used; /* (pid, location) for the other processes */
+    uint64_t *pcs;          /* PPROF_MAX_DEPTH */
     size_t loc_cap;
 };
 
@@ -716,7 +739,9 @@ static void stacks_start(struct reader *r, struct stack_builder *b)
     struct profile *p = r->out;
     p->stacks = xcalloc(1, sizeof(*p->stacks)); /* id 0: none */
     p->nstacks = 1;
+    size_t n = r->pb->n_location;
     *b = (struct stack_builder){.table = stack_table_new(),
+                                .first = xcalloc(n ? n : 1, sizeof(*b->first)),
                                 .pcs = xmalloc(PPROF_MAX_DEPTH * sizeof(*b->pcs))};
 }
 
@@ -732,16 +757,23 @@ static uint32_t sample_stack(struct reader *r, struct stack_builder *b, const Pb
     for (uint32_t k = 0; k < depth; k++) {
         size_t loc = id_find(&r->locations, s->location_id[k]);
         b->pcs[k] = r->loc_pc[loc];
-        if (r->loc_named[loc] && !addr_table_get(&b->used, pid, loc, &v)) {
+        if (!r->loc_named[loc] || b->first[loc] == (uint64_t)pid + 1)
+            continue;
+        if (!b->first[loc]) {
+            b->first[loc] = (uint64_t)pid + 1;
+        } else {
+            if (addr_table_get(&b->used, pid, loc, &v))
+                continue;
             addr_table_put(&b->used, pid, loc, 1);
-            add_location(r, &b->loc_cap, pid, loc);
         }
+        add_location(r, &b->loc_cap, pid, loc);
     }
     return stack_table_id(b->table, r->out, b->pcs, depth);
 }
 
 static void stacks_end(struct stack_builder *b)
 {
+    free(b->first);
     free(b->pcs);
     stack_table_free(b->table);
     addr_table_free(&b->used);
@@ -1153,8 +1185,10 @@ static int convert(struct reader *r)
     free(r->loc_pc);
     free(r->loc_named);
     r->mappings.e = r->locations.e = r->functions.e = NULL;
+    free(r->kept);
     r->loc_pc = NULL;
     r->loc_named = NULL;
+    r->kept = NULL;
     if (rc != 0)
         return -1;
     uint64_t t0 = pb->time_nanos > 0 ? (uint64_t)pb->time_nanos : 0;
@@ -1280,19 +1314,25 @@ int pprof_load_buffer(const char *name, const void *data, size_t len, struct pro
         return -1;
     }
     r.pb = pb;
-    /* Bytes on the wire (pprof.proto): C strings here, cut at a NUL. */
+    /* Bytes on the wire (pprof.proto): C strings here, cut at a NUL, in one
+     * block (no allocation each: a file may hold many short names). */
+    size_t bytes = 1;
+    for (size_t i = 0; i < pb->n_string_table; i++)
+        bytes += pb->string_table[i].len + 1; /* each is within the input */
     r.strings = xcalloc(pb->n_string_table + 1, sizeof(*r.strings));
+    char *block = xmalloc(bytes);
     for (size_t i = 0; i < pb->n_string_table; i++) {
         const ProtobufCBinaryData *bin = &pb->string_table[i];
-        r.strings[i] = xmalloc(bin->len + 1);
+        r.strings[i] = block;
         if (bin->len)
-            memcpy(r.strings[i], bin->data, bin->len);
-        r.strings[i][bin->len] = '\0';
+            memcpy(block, bin->data, bin->len);
+        block[bin->len] = '\0';
+        block += bin->len + 1;
     }
     int rc = convert(&r);
-    for (size_t i = 0; i < pb->n_string_table; i++)
-        free(r.strings[i]);
+    free(r.strings[0]); /* the block; NULL without strings */
     free(r.strings);
+    free(r.kept);
     perftools__profiles__profile__free_unpacked(pb, &alloc);
     pprof_offsets_free(&r.off);
     free(r.mappings.e);
