@@ -139,9 +139,27 @@ struct quantities {
     double energy_j;
 };
 
+/* A location, one of its lines, a function, as the reader keeps them:
+ * protobuf-c's messages (an allocation each, a line a message of its own)
+ * take several times the bytes they came from. */
+struct rloc {
+    uint64_t id, mapping_id, address;
+    size_t line, nlines; /* its lines in reader.lines */
+};
+
+struct rline {
+    uint64_t function_id;
+    int64_t line;
+};
+
+struct rfunc {
+    uint64_t id;
+    int64_t name, system_name, filename;
+};
+
 struct reader {
     const char *name;
-    const PbProfile *pb; /* everything but the samples (sample_at()) */
+    const PbProfile *pb; /* everything but the samples (sample_at()), locations and functions */
     ProtobufCAllocator *alloc;
     const unsigned char *data; /* the file, whose samples are decoded one at a time */
     size_t len;                /* its length */
@@ -151,6 +169,10 @@ struct reader {
     char *kept_unknown, *kept_kernel;
     struct pprof_offsets off;
     struct profile *out;
+    struct rloc *locs;
+    struct rline *lines;
+    struct rfunc *funcs;
+    size_t nlocs, nfuncs;
     struct id_index mappings, locations, functions;
     int col[COL_N];            /* sample type index, or -1 */
     uint64_t col_scale[COL_N]; /* to ns (cpu, wall) */
@@ -184,12 +206,12 @@ static int check_str(const struct reader *r, int64_t i, enum pprof_element el, s
 }
 
 static int build_index(const struct reader *r, struct id_index *ix, enum pprof_element el, size_t n,
-                       uint64_t (*id_of)(const PbProfile *, size_t), const char *what)
+                       uint64_t (*id_of)(const struct reader *, size_t), const char *what)
 {
     ix->e = xcalloc(n ? n : 1, sizeof(*ix->e));
     ix->n = n;
     for (size_t i = 0; i < n; i++) {
-        uint64_t id = id_of(r->pb, i);
+        uint64_t id = id_of(r, i);
         if (id == 0) {
             pt_err("%s: offset %zu: %s with id 0", r->name, pprof_offset(&r->off, el, i), what);
             return -1;
@@ -206,19 +228,19 @@ static int build_index(const struct reader *r, struct id_index *ix, enum pprof_e
     return 0;
 }
 
-static uint64_t mapping_id(const PbProfile *pb, size_t i)
+static uint64_t mapping_id(const struct reader *r, size_t i)
 {
-    return pb->mapping[i]->id;
+    return r->pb->mapping[i]->id;
 }
 
-static uint64_t location_id(const PbProfile *pb, size_t i)
+static uint64_t location_id(const struct reader *r, size_t i)
 {
-    return pb->location[i]->id;
+    return r->locs[i].id;
 }
 
-static uint64_t function_id(const PbProfile *pb, size_t i)
+static uint64_t function_id(const struct reader *r, size_t i)
 {
-    return pb->function[i]->id;
+    return r->funcs[i].id;
 }
 
 /* --- samples, one at a time --------------------------------------------------- */
@@ -235,9 +257,9 @@ static bool get_varint(const unsigned char *d, size_t *off, uint64_t *v)
     return false;
 }
 
-/* The sample whose field's tag is at offset AT: where its message starts
- * and its length. */
-static void sample_field(const struct reader *r, size_t at, size_t *payload, size_t *len)
+/* The message whose field's tag is at offset AT (a sample, a location...):
+ * where it starts and its length. */
+static void field_at(const struct reader *r, size_t at, size_t *payload, size_t *len)
 {
     size_t off = at;
     uint64_t tag, n;
@@ -254,7 +276,7 @@ static void sample_field(const struct reader *r, size_t at, size_t *payload, siz
 static PbSample *sample_at(const struct reader *r, size_t at)
 {
     size_t payload, len;
-    sample_field(r, at, &payload, &len);
+    field_at(r, at, &payload, &len);
     PbSample *s = perftools__profiles__sample__unpack(r->alloc, len, r->data + payload);
     if (!s)
         pt_err("%s: offset %zu: protobuf-c cannot decode this sample", r->name, at);
@@ -296,11 +318,11 @@ static int validate(struct reader *r)
             return -1;
         }
     if (build_index(r, &r->mappings, PPROF_EL_MAPPING, pb->n_mapping, mapping_id, "mapping") ||
-        build_index(r, &r->locations, PPROF_EL_LOCATION, pb->n_location, location_id, "location") ||
-        build_index(r, &r->functions, PPROF_EL_FUNCTION, pb->n_function, function_id, "function"))
+        build_index(r, &r->locations, PPROF_EL_LOCATION, r->nlocs, location_id, "location") ||
+        build_index(r, &r->functions, PPROF_EL_FUNCTION, r->nfuncs, function_id, "function"))
         return -1;
-    for (size_t i = 0; i < pb->n_function; i++) {
-        const PbFunction *f = pb->function[i];
+    for (size_t i = 0; i < r->nfuncs; i++) {
+        const struct rfunc *f = &r->funcs[i];
         if (check_str(r, f->name, PPROF_EL_FUNCTION, i, "function name") ||
             check_str(r, f->system_name, PPROF_EL_FUNCTION, i, "function system name") ||
             check_str(r, f->filename, PPROF_EL_FUNCTION, i, "function file name"))
@@ -310,8 +332,8 @@ static int validate(struct reader *r)
         if (check_str(r, pb->mapping[i]->filename, PPROF_EL_MAPPING, i, "mapping file name") ||
             check_str(r, pb->mapping[i]->build_id, PPROF_EL_MAPPING, i, "mapping build-id"))
             return -1;
-    for (size_t i = 0; i < pb->n_location; i++) {
-        const PbLocation *l = pb->location[i];
+    for (size_t i = 0; i < r->nlocs; i++) {
+        const struct rloc *l = &r->locs[i];
         size_t at = pprof_offset(&r->off, PPROF_EL_LOCATION, i);
         if (l->mapping_id && id_find(&r->mappings, l->mapping_id) == SIZE_MAX) {
             pt_err("%s: offset %zu: location %" PRIu64 " is in mapping %" PRIu64
@@ -319,12 +341,12 @@ static int validate(struct reader *r)
                    r->name, at, l->id, l->mapping_id);
             return -1;
         }
-        for (size_t k = 0; k < l->n_line; k++)
-            if (l->line[k]->function_id &&
-                id_find(&r->functions, l->line[k]->function_id) == SIZE_MAX) {
+        for (size_t k = 0; k < l->nlines; k++)
+            if (r->lines[l->line + k].function_id &&
+                id_find(&r->functions, r->lines[l->line + k].function_id) == SIZE_MAX) {
                 pt_err("%s: offset %zu: location %" PRIu64 " names function %" PRIu64
                        ", which does not exist",
-                       r->name, at, l->id, l->line[k]->function_id);
+                       r->name, at, l->id, r->lines[l->line + k].function_id);
                 return -1;
             }
     }
@@ -601,27 +623,26 @@ static PbSample *measured_at(const struct reader *r, size_t at, struct quantitie
  * (with frames of their own, both must stay apart) or it has none. */
 static void assign_pcs(struct reader *r)
 {
-    const PbProfile *pb = r->pb;
-    size_t n = pb->n_location;
+    size_t n = r->nlocs;
     r->loc_pc = xcalloc(n ? n : 1, sizeof(*r->loc_pc));
     r->loc_named = xcalloc(n ? n : 1, sizeof(*r->loc_named));
     bool table = false;
     for (size_t i = 0; i < n; i++) {
-        for (size_t k = 0; k < pb->location[i]->n_line; k++)
-            r->loc_named[i] |= pb->location[i]->line[k]->function_id != 0;
+        for (size_t k = 0; k < r->locs[i].nlines; k++)
+            r->loc_named[i] |= r->lines[r->locs[i].line + k].function_id != 0;
         table |= r->loc_named[i];
     }
     struct addr_table owner = {0};
     uint64_t v, next = SYNTHETIC_PC_BASE;
     for (size_t i = 0; i < n; i++) {
-        uint64_t a = pb->location[i]->address;
+        uint64_t a = r->locs[i].address;
         if (a != 0 && (!addr_table_get(&owner, 0, a, &v) || !table)) {
             addr_table_put(&owner, 0, a, i);
             r->loc_pc[i] = a;
         }
     }
     for (size_t i = 0; i < n; i++) {
-        uint64_t a = pb->location[i]->address;
+        uint64_t a = r->locs[i].address;
         if (a != 0 && addr_table_get(&owner, 0, a, &v) && (v == i || !table))
             continue;
         while (addr_table_get(&owner, 0, next, &v))
@@ -641,7 +662,7 @@ static const char *base_name(const char *path)
     return slash && slash[1] ? slash + 1 : path;
 }
 
-static const PbMapping *mapping_of(const struct reader *r, const PbLocation *l)
+static const PbMapping *mapping_of(const struct reader *r, const struct rloc *l)
 {
     size_t m = l->mapping_id ? id_find(&r->mappings, l->mapping_id) : SIZE_MAX;
     return m == SIZE_MAX ? NULL : r->pb->mapping[m];
@@ -669,13 +690,13 @@ static char *kept_literal(struct reader *r, char **copy, const char *s)
  * process PID, with one frame per line that names a function. */
 static void add_location(struct reader *r, size_t *cap, uint32_t pid, size_t loc)
 {
-    const PbLocation *l = r->pb->location[loc];
+    const struct rloc *l = &r->locs[loc];
     const PbMapping *m = mapping_of(r, l);
     int64_t path_i = m ? m->filename : 0; /* string 0 is "" */
     const char *path = str_at(r, path_i);
     uint32_t nframes = 0;
-    for (size_t k = 0; k < l->n_line; k++)
-        nframes += l->line[k]->function_id != 0;
+    for (size_t k = 0; k < l->nlines; k++)
+        nframes += r->lines[l->line + k].function_id != 0;
     if (nframes == 0)
         return;
     uint64_t offset =
@@ -683,11 +704,11 @@ static void add_location(struct reader *r, size_t *cap, uint32_t pid, size_t loc
     struct profile *p = r->out;
     struct prof_sym_frame *f = profile_arena_alloc(p, nframes * sizeof(*f));
     uint32_t j = 0;
-    for (size_t k = 0; k < l->n_line; k++) {
-        const Perftools__Profiles__Line *ln = l->line[k];
+    for (size_t k = 0; k < l->nlines; k++) {
+        const struct rline *ln = &r->lines[l->line + k];
         if (!ln->function_id)
             continue;
-        const PbFunction *fn = r->pb->function[id_find(&r->functions, ln->function_id)];
+        const struct rfunc *fn = &r->funcs[id_find(&r->functions, ln->function_id)];
         char *name = kept_at(r, fn->name), *sys = kept_at(r, fn->system_name);
         if (!*name)
             name = *sys ? sys : kept_literal(r, &r->kept_unknown, "[unknown]");
@@ -739,7 +760,7 @@ static void stacks_start(struct reader *r, struct stack_builder *b)
     struct profile *p = r->out;
     p->stacks = xcalloc(1, sizeof(*p->stacks)); /* id 0: none */
     p->nstacks = 1;
-    size_t n = r->pb->n_location;
+    size_t n = r->nlocs;
     *b = (struct stack_builder){.table = stack_table_new(),
                                 .first = xcalloc(n ? n : 1, sizeof(*b->first)),
                                 .pcs = xmalloc(PPROF_MAX_DEPTH * sizeof(*b->pcs))};
@@ -1186,9 +1207,15 @@ static int convert(struct reader *r)
     free(r->loc_named);
     r->mappings.e = r->locations.e = r->functions.e = NULL;
     free(r->kept);
+    free(r->locs);
+    free(r->lines);
+    free(r->funcs);
     r->loc_pc = NULL;
     r->loc_named = NULL;
     r->kept = NULL;
+    r->locs = NULL;
+    r->lines = NULL;
+    r->funcs = NULL;
     if (rc != 0)
         return -1;
     uint64_t t0 = pb->time_nanos > 0 ? (uint64_t)pb->time_nanos : 0;
@@ -1261,6 +1288,66 @@ static int convert(struct reader *r)
     return 0;
 }
 
+/* The fields of the kinds in mask KINDS (1 << enum pprof_element) copied
+ * from the file in file order when INCLUDE, else the file without them,
+ * into DST (NULL: only counted); returns their length. */
+static size_t copy_fields(const struct reader *r, unsigned kinds, bool include, unsigned char *dst)
+{
+    size_t next[PPROF_EL_COUNT] = {0}, from = 0, n = 0;
+    for (;;) {
+        int k = -1;
+        size_t at = r->len, payload, len;
+        for (int e = 0; e < PPROF_EL_COUNT; e++)
+            if ((kinds >> e & 1) && next[e] < r->off.n[e] &&
+                pprof_offset(&r->off, (enum pprof_element)e, next[e]) < at) {
+                k = e;
+                at = pprof_offset(&r->off, (enum pprof_element)e, next[e]);
+            }
+        if (!include) { /* what lies before the next field */
+            if (dst)
+                memcpy(dst + n, r->data + from, at - from);
+            n += at - from;
+        }
+        if (k < 0)
+            return n;
+        next[k]++;
+        field_at(r, at, &payload, &len);
+        if (include) {
+            if (dst)
+                memcpy(dst + n, r->data + at, payload + len - at);
+            n += payload + len - at;
+        }
+        from = payload + len;
+    }
+}
+
+/* The decoded locations and functions of LF into the reader's tables. */
+static void take_locations(struct reader *r, const PbProfile *lf)
+{
+    size_t nlines = 0;
+    for (size_t i = 0; i < lf->n_location; i++)
+        nlines += lf->location[i]->n_line;
+    r->nlocs = lf->n_location;
+    r->nfuncs = lf->n_function;
+    r->locs = xmalloc((r->nlocs ? r->nlocs : 1) * sizeof(*r->locs));
+    r->lines = xmalloc((nlines ? nlines : 1) * sizeof(*r->lines));
+    r->funcs = xmalloc((r->nfuncs ? r->nfuncs : 1) * sizeof(*r->funcs));
+    for (size_t i = 0, at = 0; i < lf->n_location; i++) {
+        const PbLocation *l = lf->location[i];
+        r->locs[i] = (struct rloc){.id = l->id,
+                                   .mapping_id = l->mapping_id,
+                                   .address = l->address,
+                                   .line = at,
+                                   .nlines = l->n_line};
+        for (size_t k = 0; k < l->n_line; k++)
+            r->lines[at++] = (struct rline){l->line[k]->function_id, l->line[k]->line};
+    }
+    for (size_t i = 0; i < lf->n_function; i++) {
+        const PbFunction *f = lf->function[i];
+        r->funcs[i] = (struct rfunc){f->id, f->name, f->system_name, f->filename};
+    }
+}
+
 bool pprof_detect(const void *data, size_t len)
 {
     return pprof_wire_starts_like(data, len) || pprof_wire_check(NULL, data, len, NULL) == 0;
@@ -1280,39 +1367,36 @@ int pprof_load_buffer(const char *name, const void *data, size_t len, struct pro
     alloc.alloc = budget_alloc;
     alloc.free = budget_free;
     alloc.allocator_data = &b;
-    /* Everything but the samples is decoded at once; the samples one at a
-     * time from the file (sample_at()). */
+    /* The samples are decoded one at a time from the file (sample_at()),
+     * the locations and functions at once into tables of the reader's
+     * (take_locations()), everything else at once. */
     r.data = data;
     r.len = len;
     r.nsamples = r.off.n[PPROF_EL_SAMPLE];
     r.alloc = &alloc;
-    /* Sized exactly: in a file of many samples it is a small part. */
-    size_t rest_len = len;
-    for (size_t i = 0; i < r.nsamples; i++) {
-        size_t start = pprof_offset(&r.off, PPROF_EL_SAMPLE, i), payload, n;
-        sample_field(&r, start, &payload, &n);
-        rest_len -= payload + n - start;
+    unsigned lf = 1u << PPROF_EL_LOCATION | 1u << PPROF_EL_FUNCTION;
+    size_t rest_len = copy_fields(&r, lf | 1u << PPROF_EL_SAMPLE, false, NULL);
+    size_t lf_len = copy_fields(&r, lf, true, NULL);
+    unsigned char *buf = xmalloc(rest_len > lf_len ? rest_len : lf_len ? lf_len : 1);
+    copy_fields(&r, lf | 1u << PPROF_EL_SAMPLE, false, buf);
+    PbProfile *pb = perftools__profiles__profile__unpack(&alloc, rest_len, buf);
+    PbProfile *locs = NULL;
+    if (pb) {
+        copy_fields(&r, lf, true, buf);
+        locs = perftools__profiles__profile__unpack(&alloc, lf_len, buf);
     }
-    unsigned char *rest = xmalloc(rest_len ? rest_len : 1);
-    size_t at = 0, from = 0;
-    for (size_t i = 0; i < r.nsamples; i++) {
-        size_t start = pprof_offset(&r.off, PPROF_EL_SAMPLE, i), payload, n;
-        sample_field(&r, start, &payload, &n);
-        memcpy(rest + at, (const unsigned char *)data + from, start - from);
-        at += start - from;
-        from = payload + n;
-    }
-    memcpy(rest + at, (const unsigned char *)data + from, len - from);
-    PbProfile *pb = perftools__profiles__profile__unpack(&alloc, rest_len, rest);
-    free(rest);
-    if (!pb) {
+    free(buf);
+    if (!pb || !locs) {
         if (b.exceeded)
             pt_err("%s: offset 0: decoding it would take more than %zu MiB", name, cap >> 20);
         else
             pt_err("%s: offset 0: protobuf-c cannot decode it as a pprof Profile", name);
+        perftools__profiles__profile__free_unpacked(pb, &alloc);
         pprof_offsets_free(&r.off);
         return -1;
     }
+    take_locations(&r, locs);
+    perftools__profiles__profile__free_unpacked(locs, &alloc);
     r.pb = pb;
     /* Bytes on the wire (pprof.proto): C strings here, cut at a NUL, in one
      * block (no allocation each: a file may hold many short names). */
@@ -1340,6 +1424,9 @@ int pprof_load_buffer(const char *name, const void *data, size_t len, struct pro
     free(r.functions.e);
     free(r.loc_pc);
     free(r.loc_named);
+    free(r.locs);
+    free(r.lines);
+    free(r.funcs);
     free(r.threads);
     free(r.samples);
     free(r.value_of);
