@@ -164,8 +164,9 @@ struct reader {
     const unsigned char *data; /* the file, whose samples are decoded one at a time */
     size_t len;                /* its length */
     size_t nsamples;
-    char **strings; /* the string table, NUL-terminated copies (one block) */
-    char **kept;    /* per string: its copy in OUT's arena, made when a frame names it */
+    char **strings; /* the string table, NUL-terminated copies in STRING_BLOCK */
+    char *string_block;
+    char **kept; /* per string: its copy in OUT's arena, made when a frame names it */
     char *kept_unknown, *kept_kernel;
     struct pprof_offsets off;
     struct profile *out;
@@ -1404,7 +1405,7 @@ int pprof_load_buffer(const char *name, const void *data, size_t len, struct pro
     for (size_t i = 0; i < pb->n_string_table; i++)
         bytes += pb->string_table[i].len + 1; /* each is within the input */
     r.strings = xcalloc(pb->n_string_table + 1, sizeof(*r.strings));
-    char *block = xmalloc(bytes);
+    char *block = r.string_block = xmalloc(bytes);
     for (size_t i = 0; i < pb->n_string_table; i++) {
         const ProtobufCBinaryData *bin = &pb->string_table[i];
         r.strings[i] = block;
@@ -1414,7 +1415,7 @@ int pprof_load_buffer(const char *name, const void *data, size_t len, struct pro
         block += bin->len + 1;
     }
     int rc = convert(&r);
-    free(r.strings[0]); /* the block; NULL without strings */
+    free(r.string_block);
     free(r.strings);
     free(r.kept);
     perftools__profiles__profile__free_unpacked(pb, &alloc);
