@@ -1,8 +1,13 @@
 /*
  * pprof_read.c - see pprof.h: a pprof profile.proto into a struct profile.
  * The wire is checked first (pprof_wire.h, for offsets), decoded with
- * protobuf-c, validated, then laid out as thread samples on a synthetic
- * timeline that ptprof's metrics turn back into the file's values.
+ * protobuf-c (the samples one at a time, each time they are needed; the
+ * locations and functions into compact tables), validated, then laid out
+ * as thread samples on a synthetic timeline that ptprof's metrics turn
+ * back into the file's values.  Beyond the profile it builds, the reader
+ * holds 12 to 20 bytes a sample while it reads them, 8 while it lays them
+ * out (with the profile at its largest): a file of tiny samples has one
+ * every 15 bytes.
  */
 #include "interop/pprof.h"
 #include "interop/pprof_wire.h"
@@ -124,24 +129,56 @@ struct rthread {
     size_t begin;    /* where its samples start in the order array */
 };
 
+/* What the reader keeps of a sample between its passes, 8 bytes: a file
+ * of many tiny samples has about one per 15 bytes of input.  Its
+ * quantities are decoded again where they are needed (measured_at()). */
 struct rsample {
-    uint32_t thread;
+    uint32_t thread; /* UINT32_MAX: no thread sample (unattributed energy only) */
     uint32_t stack;
+};
+
+/* What a sample measures, from its values (sample_values()). */
+struct quantities {
     uint64_t n; /* the samples it stands for (a weight); 0: unattributed energy only */
     uint64_t cpu_ns, wall_ns;
     double energy_j;
-    bool cut; /* deeper than PPROF_MAX_DEPTH: outer frames lost */
+};
+
+/* A location, one of its lines, a function, as the reader keeps them:
+ * protobuf-c's messages (an allocation each, a line a message of its own)
+ * take several times the bytes they came from. */
+struct rloc {
+    uint64_t id, mapping_id, address;
+    size_t line, nlines; /* its lines in reader.lines */
+};
+
+struct rline {
+    uint64_t function_id;
+    int64_t line;
+};
+
+struct rfunc {
+    uint64_t id;
+    int64_t name, system_name, filename;
 };
 
 struct reader {
     const char *name;
-    const PbProfile *pb; /* everything but the samples (sample_at()) */
+    const PbProfile *pb; /* everything but the samples (sample_at()), locations and functions */
     ProtobufCAllocator *alloc;
     const unsigned char *data; /* the file, whose samples are decoded one at a time */
+    size_t len;                /* its length */
     size_t nsamples;
-    char **strings; /* the string table, NUL-terminated copies */
+    char **strings; /* the string table, NUL-terminated copies in STRING_BLOCK */
+    char *string_block;
+    char **kept; /* per string: its copy in OUT's arena, made when a frame names it */
+    char *kept_unknown, *kept_kernel;
     struct pprof_offsets off;
     struct profile *out;
+    struct rloc *locs;
+    struct rline *lines;
+    struct rfunc *funcs;
+    size_t nlocs, nfuncs;
     struct id_index mappings, locations, functions;
     int col[COL_N];            /* sample type index, or -1 */
     uint64_t col_scale[COL_N]; /* to ns (cpu, wall) */
@@ -175,12 +212,12 @@ static int check_str(const struct reader *r, int64_t i, enum pprof_element el, s
 }
 
 static int build_index(const struct reader *r, struct id_index *ix, enum pprof_element el, size_t n,
-                       uint64_t (*id_of)(const PbProfile *, size_t), const char *what)
+                       uint64_t (*id_of)(const struct reader *, size_t), const char *what)
 {
     ix->e = xcalloc(n ? n : 1, sizeof(*ix->e));
     ix->n = n;
     for (size_t i = 0; i < n; i++) {
-        uint64_t id = id_of(r->pb, i);
+        uint64_t id = id_of(r, i);
         if (id == 0) {
             pt_err("%s: offset %zu: %s with id 0", r->name, pprof_offset(&r->off, el, i), what);
             return -1;
@@ -197,19 +234,19 @@ static int build_index(const struct reader *r, struct id_index *ix, enum pprof_e
     return 0;
 }
 
-static uint64_t mapping_id(const PbProfile *pb, size_t i)
+static uint64_t mapping_id(const struct reader *r, size_t i)
 {
-    return pb->mapping[i]->id;
+    return r->pb->mapping[i]->id;
 }
 
-static uint64_t location_id(const PbProfile *pb, size_t i)
+static uint64_t location_id(const struct reader *r, size_t i)
 {
-    return pb->location[i]->id;
+    return r->locs[i].id;
 }
 
-static uint64_t function_id(const PbProfile *pb, size_t i)
+static uint64_t function_id(const struct reader *r, size_t i)
 {
-    return pb->function[i]->id;
+    return r->funcs[i].id;
 }
 
 /* --- samples, one at a time --------------------------------------------------- */
@@ -226,11 +263,11 @@ static bool get_varint(const unsigned char *d, size_t *off, uint64_t *v)
     return false;
 }
 
-/* The field of sample I: where it starts (its tag) and its whole length. */
-static void sample_field(const struct reader *r, size_t i, size_t *start, size_t *payload,
-                         size_t *len)
+/* The message whose field's tag is at offset AT (a sample, a location...):
+ * where it starts and its length. */
+static void field_at(const struct reader *r, size_t at, size_t *payload, size_t *len)
 {
-    size_t off = *start = pprof_offset(&r->off, PPROF_EL_SAMPLE, i);
+    size_t off = at;
     uint64_t tag, n;
     get_varint(r->data, &off, &tag);
     get_varint(r->data, &off, &n); /* pprof_wire_check() vouched for both */
@@ -238,17 +275,17 @@ static void sample_field(const struct reader *r, size_t i, size_t *start, size_t
     *len = (size_t)n;
 }
 
-/* Sample I decoded (the caller frees it with sample_free()), or NULL
- * after a message when decoding it would pass the budget.  A file of many
- * tiny samples holds most of its bytes in them: decoding them one at a
- * time keeps memory to the profile being built. */
-static PbSample *sample_at(const struct reader *r, size_t i)
+/* The sample at offset AT decoded (the caller frees it with
+ * sample_free()), or NULL after a message when decoding it would pass the
+ * budget.  A file of many tiny samples holds most of its bytes in them:
+ * decoding them one at a time keeps memory to the profile being built. */
+static PbSample *sample_at(const struct reader *r, size_t at)
 {
-    size_t start, payload, len;
-    sample_field(r, i, &start, &payload, &len);
+    size_t payload, len;
+    field_at(r, at, &payload, &len);
     PbSample *s = perftools__profiles__sample__unpack(r->alloc, len, r->data + payload);
     if (!s)
-        pt_err("%s: offset %zu: protobuf-c cannot decode this sample", r->name, start);
+        pt_err("%s: offset %zu: protobuf-c cannot decode this sample", r->name, at);
     return s;
 }
 
@@ -287,11 +324,11 @@ static int validate(struct reader *r)
             return -1;
         }
     if (build_index(r, &r->mappings, PPROF_EL_MAPPING, pb->n_mapping, mapping_id, "mapping") ||
-        build_index(r, &r->locations, PPROF_EL_LOCATION, pb->n_location, location_id, "location") ||
-        build_index(r, &r->functions, PPROF_EL_FUNCTION, pb->n_function, function_id, "function"))
+        build_index(r, &r->locations, PPROF_EL_LOCATION, r->nlocs, location_id, "location") ||
+        build_index(r, &r->functions, PPROF_EL_FUNCTION, r->nfuncs, function_id, "function"))
         return -1;
-    for (size_t i = 0; i < pb->n_function; i++) {
-        const PbFunction *f = pb->function[i];
+    for (size_t i = 0; i < r->nfuncs; i++) {
+        const struct rfunc *f = &r->funcs[i];
         if (check_str(r, f->name, PPROF_EL_FUNCTION, i, "function name") ||
             check_str(r, f->system_name, PPROF_EL_FUNCTION, i, "function system name") ||
             check_str(r, f->filename, PPROF_EL_FUNCTION, i, "function file name"))
@@ -301,8 +338,8 @@ static int validate(struct reader *r)
         if (check_str(r, pb->mapping[i]->filename, PPROF_EL_MAPPING, i, "mapping file name") ||
             check_str(r, pb->mapping[i]->build_id, PPROF_EL_MAPPING, i, "mapping build-id"))
             return -1;
-    for (size_t i = 0; i < pb->n_location; i++) {
-        const PbLocation *l = pb->location[i];
+    for (size_t i = 0; i < r->nlocs; i++) {
+        const struct rloc *l = &r->locs[i];
         size_t at = pprof_offset(&r->off, PPROF_EL_LOCATION, i);
         if (l->mapping_id && id_find(&r->mappings, l->mapping_id) == SIZE_MAX) {
             pt_err("%s: offset %zu: location %" PRIu64 " is in mapping %" PRIu64
@@ -310,17 +347,17 @@ static int validate(struct reader *r)
                    r->name, at, l->id, l->mapping_id);
             return -1;
         }
-        for (size_t k = 0; k < l->n_line; k++)
-            if (l->line[k]->function_id &&
-                id_find(&r->functions, l->line[k]->function_id) == SIZE_MAX) {
+        for (size_t k = 0; k < l->nlines; k++)
+            if (r->lines[l->line + k].function_id &&
+                id_find(&r->functions, r->lines[l->line + k].function_id) == SIZE_MAX) {
                 pt_err("%s: offset %zu: location %" PRIu64 " names function %" PRIu64
                        ", which does not exist",
-                       r->name, at, l->id, l->line[k]->function_id);
+                       r->name, at, l->id, r->lines[l->line + k].function_id);
                 return -1;
             }
     }
     for (size_t i = 0; i < r->nsamples; i++) {
-        PbSample *s = sample_at(r, i);
+        PbSample *s = sample_at(r, pprof_offset(&r->off, PPROF_EL_SAMPLE, i));
         if (!s)
             return -1;
         int rc = check_sample(r, s, i);
@@ -536,10 +573,13 @@ static bool has_values(const struct reader *r, const PbSample *s)
     return false;
 }
 
-static int sample_values(struct reader *r, const PbSample *s, size_t i, struct rsample *rs,
+/* The quantities of sample S, at offset AT, into *Q; its count added to
+ * *TOTAL.  -1 after a message when a value is out of range or the counts
+ * pass 2^62. */
+static int sample_values(const struct reader *r, const PbSample *s, size_t at, struct quantities *q,
                          uint64_t *total)
 {
-    size_t at = pprof_offset(&r->off, PPROF_EL_SAMPLE, i);
+    *q = (struct quantities){0};
     for (int c = COL_CPU; c <= COL_WALL; c++) {
         if (r->col[c] < 0)
             continue;
@@ -549,17 +589,17 @@ static int sample_values(struct reader *r, const PbSample *s, size_t i, struct r
                    col_names[c], v);
             return -1;
         }
-        *(c == COL_CPU ? &rs->cpu_ns : &rs->wall_ns) = v * r->col_scale[c];
+        *(c == COL_CPU ? &q->cpu_ns : &q->wall_ns) = v * r->col_scale[c];
     }
     if (r->col[COL_ENERGY] >= 0)
-        rs->energy_j = (double)s->value[r->col[COL_ENERGY]] * r->energy_scale;
+        q->energy_j = (double)s->value[r->col[COL_ENERGY]] * r->energy_scale;
     /* The samples it stands for: its count, else one when it measured
      * anything; a sample of energy alone is energy no thread used. */
-    bool measured = rs->cpu_ns > 0 || rs->wall_ns > 0 || has_values(r, s);
+    bool measured = q->cpu_ns > 0 || q->wall_ns > 0 || has_values(r, s);
     uint64_t count = r->col[COL_COUNT] >= 0 ? (uint64_t)s->value[r->col[COL_COUNT]] : 0;
     if (count == 0 && measured)
         count = 1;
-    rs->n = count;
+    q->n = count;
     if (count > UINT64_MAX / 4 - *total) {
         pt_err("%s: offset %zu: a count of %" PRIu64 " makes more than 2^62 samples in all",
                r->name, at, count);
@@ -569,33 +609,46 @@ static int sample_values(struct reader *r, const PbSample *s, size_t i, struct r
     return 0;
 }
 
+/* The sample at offset AT decoded again (the caller frees it with
+ * sample_free()) and its quantities, which the pass that read it first
+ * found in range. */
+static PbSample *measured_at(const struct reader *r, size_t at, struct quantities *q)
+{
+    uint64_t total = 0; /* its count alone passed 2^62 in no pass before */
+    PbSample *s = sample_at(r, at);
+    if (s && sample_values(r, s, at, q, &total) != 0) {
+        sample_free(r, s);
+        return NULL;
+    }
+    return s;
+}
+
 /* --- stacks and PCs ------------------------------------------------------------ */
 
 /* A PC per location: its address, unless another location took it first
  * (with frames of their own, both must stay apart) or it has none. */
 static void assign_pcs(struct reader *r)
 {
-    const PbProfile *pb = r->pb;
-    size_t n = pb->n_location;
+    size_t n = r->nlocs;
     r->loc_pc = xcalloc(n ? n : 1, sizeof(*r->loc_pc));
     r->loc_named = xcalloc(n ? n : 1, sizeof(*r->loc_named));
     bool table = false;
     for (size_t i = 0; i < n; i++) {
-        for (size_t k = 0; k < pb->location[i]->n_line; k++)
-            r->loc_named[i] |= pb->location[i]->line[k]->function_id != 0;
+        for (size_t k = 0; k < r->locs[i].nlines; k++)
+            r->loc_named[i] |= r->lines[r->locs[i].line + k].function_id != 0;
         table |= r->loc_named[i];
     }
     struct addr_table owner = {0};
     uint64_t v, next = SYNTHETIC_PC_BASE;
     for (size_t i = 0; i < n; i++) {
-        uint64_t a = pb->location[i]->address;
+        uint64_t a = r->locs[i].address;
         if (a != 0 && (!addr_table_get(&owner, 0, a, &v) || !table)) {
             addr_table_put(&owner, 0, a, i);
             r->loc_pc[i] = a;
         }
     }
     for (size_t i = 0; i < n; i++) {
-        uint64_t a = pb->location[i]->address;
+        uint64_t a = r->locs[i].address;
         if (a != 0 && addr_table_get(&owner, 0, a, &v) && (v == i || !table))
             continue;
         while (addr_table_get(&owner, 0, next, &v))
@@ -615,22 +668,41 @@ static const char *base_name(const char *path)
     return slash && slash[1] ? slash + 1 : path;
 }
 
-static const PbMapping *mapping_of(const struct reader *r, const PbLocation *l)
+static const PbMapping *mapping_of(const struct reader *r, const struct rloc *l)
 {
     size_t m = l->mapping_id ? id_find(&r->mappings, l->mapping_id) : SIZE_MAX;
     return m == SIZE_MAX ? NULL : r->pb->mapping[m];
+}
+
+/* String I of the table in OUT's arena: one copy however many frames name
+ * it (a file of many locations names few functions and files). */
+static char *kept_at(struct reader *r, int64_t i)
+{
+    if (!r->kept)
+        r->kept = xcalloc(r->pb->n_string_table + 1, sizeof(*r->kept));
+    if (!r->kept[i])
+        r->kept[i] = profile_arena_strdup(r->out, r->strings[i]);
+    return r->kept[i];
+}
+
+static char *kept_literal(struct reader *r, char **copy, const char *s)
+{
+    if (!*copy)
+        *copy = profile_arena_strdup(r->out, s);
+    return *copy;
 }
 
 /* Two table entries (as a leaf, as a return address) for location LOC in
  * process PID, with one frame per line that names a function. */
 static void add_location(struct reader *r, size_t *cap, uint32_t pid, size_t loc)
 {
-    const PbLocation *l = r->pb->location[loc];
+    const struct rloc *l = &r->locs[loc];
     const PbMapping *m = mapping_of(r, l);
-    const char *path = m ? str_at(r, m->filename) : "";
+    int64_t path_i = m ? m->filename : 0; /* string 0 is "" */
+    const char *path = str_at(r, path_i);
     uint32_t nframes = 0;
-    for (size_t k = 0; k < l->n_line; k++)
-        nframes += l->line[k]->function_id != 0;
+    for (size_t k = 0; k < l->nlines; k++)
+        nframes += r->lines[l->line + k].function_id != 0;
     if (nframes == 0)
         return;
     uint64_t offset =
@@ -638,26 +710,27 @@ static void add_location(struct reader *r, size_t *cap, uint32_t pid, size_t loc
     struct profile *p = r->out;
     struct prof_sym_frame *f = profile_arena_alloc(p, nframes * sizeof(*f));
     uint32_t j = 0;
-    for (size_t k = 0; k < l->n_line; k++) {
-        const Perftools__Profiles__Line *ln = l->line[k];
+    for (size_t k = 0; k < l->nlines; k++) {
+        const struct rline *ln = &r->lines[l->line + k];
         if (!ln->function_id)
             continue;
-        const PbFunction *fn = r->pb->function[id_find(&r->functions, ln->function_id)];
-        const char *name = str_at(r, fn->name), *sys = str_at(r, fn->system_name);
+        const struct rfunc *fn = &r->funcs[id_find(&r->functions, ln->function_id)];
+        char *name = kept_at(r, fn->name), *sys = kept_at(r, fn->system_name);
         if (!*name)
-            name = *sys ? sys : "[unknown]";
+            name = *sys ? sys : kept_literal(r, &r->kept_unknown, "[unknown]");
         /* Without a mapping, the function's own file is its module
          * (a Python frame's .py file, as ptprof's recording names it). */
-        const char *file = str_at(r, fn->filename);
         bool syscall = strncmp(name, "[syscall ", 9) == 0;
-        const char *module = *path ? path : syscall ? "" : file;
-        const char *binary = *module ? base_name(module) : syscall ? "[kernel]" : "[unknown]";
+        char *module = kept_at(r, *path ? path_i : syscall ? 0 : fn->filename);
+        char *binary = *module   ? module + (base_name(module) - module)
+                       : syscall ? kept_literal(r, &r->kept_kernel, "[kernel]")
+                                 : kept_literal(r, &r->kept_unknown, "[unknown]");
         f[j] = (struct prof_sym_frame){
-            .binary = profile_arena_strdup(p, binary),
-            .path = profile_arena_strdup(p, module),
-            .function = profile_arena_strdup(p, name),
-            .mangled = profile_arena_strdup(p, sys),
-            .file = profile_arena_strdup(p, file),
+            .binary = binary,
+            .path = module,
+            .function = name,
+            .mangled = sys,
+            .file = kept_at(r, fn->filename),
             .line = ln->line > 0 && ln->line <= UINT32_MAX ? (uint32_t)ln->line : 0,
             .inlined = j + 1 < nframes,
         };
@@ -678,47 +751,59 @@ static void add_location(struct reader *r, size_t *cap, uint32_t pid, size_t loc
     }
 }
 
-/* Location ids to stacks; the table entries for the (process, location)
- * pairs that samples use. */
-static int build_stacks(struct reader *r)
+/* Location ids to stacks, as the samples are read: a stack table, and the
+ * (process, location) pairs whose table entries are made. */
+struct stack_builder {
+    struct stack_table *table;
+    uint64_t *first;        /* per location: 1 + the pid of the first process using it, 0: none */
+    struct addr_table used; /* (pid, location) for the other processes */
+    uint64_t *pcs;          /* PPROF_MAX_DEPTH */
+    size_t loc_cap;
+};
+
+static void stacks_start(struct reader *r, struct stack_builder *b)
 {
     struct profile *p = r->out;
-    int rc = 0;
-    size_t loc_cap = 0;
     p->stacks = xcalloc(1, sizeof(*p->stacks)); /* id 0: none */
     p->nstacks = 1;
-    struct stack_table *stacks = stack_table_new();
-    struct addr_table used = {0};
-    uint64_t *pcs = xmalloc(PPROF_MAX_DEPTH * sizeof(*pcs)), v;
-    for (size_t i = 0; i < r->nsamples; i++) {
-        struct rsample *rs = &r->samples[i];
-        if (!rs->n)
-            continue; /* stays 0: not a thread sample */
-        PbSample *s = sample_at(r, i);
-        if (!s) {
-            rc = -1;
-            break;
+    size_t n = r->nlocs;
+    *b = (struct stack_builder){.table = stack_table_new(),
+                                .first = xcalloc(n ? n : 1, sizeof(*b->first)),
+                                .pcs = xmalloc(PPROF_MAX_DEPTH * sizeof(*b->pcs))};
+}
+
+/* The stack of sample S of process PID, and the table entries of its
+ * named locations in PID. */
+static uint32_t sample_stack(struct reader *r, struct stack_builder *b, const PbSample *s,
+                             uint32_t pid)
+{
+    uint32_t depth =
+        s->n_location_id > PPROF_MAX_DEPTH ? PPROF_MAX_DEPTH : (uint32_t)s->n_location_id;
+    r->deep += depth < s->n_location_id;
+    uint64_t v;
+    for (uint32_t k = 0; k < depth; k++) {
+        size_t loc = id_find(&r->locations, s->location_id[k]);
+        b->pcs[k] = r->loc_pc[loc];
+        if (!r->loc_named[loc] || b->first[loc] == (uint64_t)pid + 1)
+            continue;
+        if (!b->first[loc]) {
+            b->first[loc] = (uint64_t)pid + 1;
+        } else {
+            if (addr_table_get(&b->used, pid, loc, &v))
+                continue;
+            addr_table_put(&b->used, pid, loc, 1);
         }
-        uint32_t pid = r->threads[rs->thread].pid;
-        uint32_t depth =
-            s->n_location_id > PPROF_MAX_DEPTH ? PPROF_MAX_DEPTH : (uint32_t)s->n_location_id;
-        rs->cut = depth < s->n_location_id;
-        r->deep += rs->cut;
-        for (uint32_t k = 0; k < depth; k++) {
-            size_t loc = id_find(&r->locations, s->location_id[k]);
-            pcs[k] = r->loc_pc[loc];
-            if (r->loc_named[loc] && !addr_table_get(&used, pid, loc, &v)) {
-                addr_table_put(&used, pid, loc, 1);
-                add_location(r, &loc_cap, pid, loc);
-            }
-        }
-        rs->stack = stack_table_id(stacks, p, pcs, depth);
-        sample_free(r, s);
+        add_location(r, &b->loc_cap, pid, loc);
     }
-    free(pcs);
-    stack_table_free(stacks);
-    addr_table_free(&used);
-    return rc;
+    return stack_table_id(b->table, r->out, b->pcs, depth);
+}
+
+static void stacks_end(struct stack_builder *b)
+{
+    free(b->first);
+    free(b->pcs);
+    stack_table_free(b->table);
+    addr_table_free(&b->used);
 }
 
 static void parse_build_id(const char *hex, struct prof_map *m)
@@ -827,18 +912,45 @@ static struct prof_sample *push_sample(struct timeline *tl, uint64_t time_ns)
     return s;
 }
 
+/* The samples as the timeline takes them: each thread's together (struct
+ * rthread.begin), then those of no thread (from NTHREADED on), each by its
+ * offset in the file (4 bytes under 4 GiB) and its stack.  While samples
+ * are laid out, the reader keeps nothing else of them. */
+struct order {
+    void *at; /* uint32_t when narrow, else size_t */
+    uint32_t *stack;
+    bool narrow;
+    size_t nthreaded, n;
+};
+
+static size_t order_at(const struct order *o, size_t k)
+{
+    return o->narrow ? ((const uint32_t *)o->at)[k] : ((const size_t *)o->at)[k];
+}
+
+static void order_set(struct order *o, size_t k, size_t at, uint32_t stack)
+{
+    if (o->narrow)
+        ((uint32_t *)o->at)[k] = (uint32_t)at;
+    else
+        ((size_t *)o->at)[k] = at;
+    o->stack[k] = stack;
+}
+
 /* The thread's samples, its first one chosen so that as little wall time
  * as possible is lost: ptprof counts none at a thread's first appearance,
  * and a sample counted twice or more can give it to the others. */
-static void order_thread(const struct reader *r, size_t *order, const struct rthread *t)
+static int order_thread(const struct reader *r, struct order *order, const struct rthread *t)
 {
     size_t best = 0;
     uint64_t best_loss = UINT64_MAX;
     for (size_t k = 0; k < t->nsamples; k++) {
-        const struct rsample *s = &r->samples[order[t->begin + k]];
-        if (s->n == 0)
-            continue;
-        uint64_t loss = s->n == 1 ? s->wall_ns : 0;
+        struct quantities q;
+        PbSample *s = measured_at(r, order_at(order, t->begin + k), &q);
+        if (!s)
+            return -1;
+        sample_free(r, s);
+        uint64_t loss = q.n == 1 ? q.wall_ns : 0;
         if (loss < best_loss) {
             best_loss = loss;
             best = k;
@@ -846,9 +958,12 @@ static void order_thread(const struct reader *r, size_t *order, const struct rth
         if (loss == 0)
             break;
     }
-    size_t chosen = order[t->begin + best];
-    memmove(order + t->begin + 1, order + t->begin, best * sizeof(*order));
-    order[t->begin] = chosen;
+    size_t at = order_at(order, t->begin + best);
+    uint32_t stack = order->stack[t->begin + best];
+    for (size_t k = t->begin + best; k > t->begin; k--)
+        order_set(order, k, order_at(order, k - 1), order->stack[k - 1]);
+    order_set(order, t->begin, at, stack);
+    return 0;
 }
 
 /* What one thread sample of the timeline stands for: units [A, B) of the
@@ -862,7 +977,7 @@ struct unit {
 /* Units [A, B) of S, the first of its thread's samples or not (pprof.h:
  * CPU, wall time and energy split evenly; the first unit of a thread has
  * no wall time, which the others then hold).  -1 when they overflow. */
-static int measure_unit(const struct reader *r, const struct rsample *s, bool first_sample,
+static int measure_unit(const struct reader *r, const struct quantities *s, bool first_sample,
                         struct unit *u)
 {
     uint64_t k = u->b - u->a;
@@ -884,7 +999,7 @@ static int measure_unit(const struct reader *r, const struct rsample *s, bool fi
 }
 
 /* Units [A, B) of pprof sample I's values into OUT's thread values. */
-static void unit_values(const struct reader *r, const PbSample *pb, const struct rsample *s,
+static void unit_values(const struct reader *r, const PbSample *pb, const struct quantities *s,
                         const struct unit *u, struct prof_sample *out)
 {
     if (!r->nvalues)
@@ -895,7 +1010,7 @@ static void unit_values(const struct reader *r, const PbSample *pb, const struct
             out->thread_values[r->value_of[k]] = part((uint64_t)pb->value[k], s->n, u->a, u->b);
 }
 
-static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
+static int lay_out(struct reader *r, const struct order *order, uint64_t t0)
 {
     struct profile *p = r->out;
     struct timeline tl = {.p = p, .energy = r->col[COL_ENERGY] >= 0, .t = t0};
@@ -906,30 +1021,31 @@ static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
         uint64_t cpu = 0;
         bool first_unit = true;
         for (size_t k = 0; k < th->nsamples; k++) {
-            size_t i = order[th->begin + k];
-            const struct rsample *s = &r->samples[i];
-            /* Its values, for the value types: decoded once more. */
-            PbSample *pbs = r->nvalues ? sample_at(r, i) : NULL;
-            if (r->nvalues && !pbs)
+            size_t at = order_at(order, th->begin + k);
+            uint32_t stack = order->stack[th->begin + k];
+            /* Its quantities and values: decoded once more. */
+            struct quantities q;
+            PbSample *pbs = measured_at(r, at, &q);
+            if (!pbs)
                 return -1;
+            bool cut = pbs->n_location_id > PPROF_MAX_DEPTH; /* outer frames lost */
             bool first_sample = k == 0;
-            uint64_t pc = p->stacks[s->stack].depth ? p->stacks[s->stack].pcs[0] : 0;
+            uint64_t pc = p->stacks[stack].depth ? p->stacks[stack].pcs[0] : 0;
             /* One thread sample standing for all its counts; a thread's
              * first: one for its first count, which has no wall time. */
-            struct unit units[2] = {{0, s->n, 0, 0, 0}, {1, s->n, 0, 0, 0}};
+            struct unit units[2] = {{0, q.n, 0, 0, 0}, {1, q.n, 0, 0, 0}};
             size_t nunits = 1;
-            if (first_sample && s->n > 1) {
+            if (first_sample && q.n > 1) {
                 units[0].b = 1;
                 nunits = 2;
             }
             for (size_t n = 0; n < nunits; n++) {
                 struct unit *u = &units[n];
                 uint64_t advance = 0;
-                bool overflow = measure_unit(r, s, first_sample, u) != 0;
+                bool overflow = measure_unit(r, &q, first_sample, u) != 0;
                 advance = first_unit ? 0 : u->wall_ns;
                 if (overflow || advance > UINT64_MAX - tl.t || u->cpu_ns > UINT64_MAX - cpu) {
-                    pt_err("%s: offset %zu: the samples' times add up past 2^64 ns", r->name,
-                           pprof_offset(&r->off, PPROF_EL_SAMPLE, i));
+                    pt_err("%s: offset %zu: the samples' times add up past 2^64 ns", r->name, at);
                     sample_free(r, pbs);
                     return -1;
                 }
@@ -947,15 +1063,15 @@ static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
                     .tid = th->tid,
                     .pc = pc,
                     .cpu_ns = cpu,
-                    .stack = s->stack,
+                    .stack = stack,
                     .syscall = -1,
-                    .flags = s->cut ? PROF_THREAD_STACK_TRUNCATED : 0,
+                    .flags = cut ? PROF_THREAD_STACK_TRUNCATED : 0,
                 };
                 if (u->b - u->a != 1) {
                     ps->weights = profile_arena_alloc(p, sizeof(*ps->weights));
                     ps->weights[0] = u->b - u->a;
                 }
-                unit_values(r, pbs, s, u, ps);
+                unit_values(r, pbs, &q, u, ps);
                 if (first_unit)
                     p->threads[ti].start_ns = tl.t;
                 first_unit = false;
@@ -964,10 +1080,15 @@ static int lay_out(struct reader *r, const size_t *order, uint64_t t0)
         }
     }
     /* Energy no thread used: intervals without threads. */
-    for (size_t i = 0; tl.energy && i < r->nsamples; i++) {
-        if (r->samples[i].n != 0 || r->samples[i].energy_j <= 0)
+    for (size_t k = order->nthreaded; tl.energy && k < order->n; k++) {
+        struct quantities q;
+        PbSample *s = measured_at(r, order_at(order, k), &q);
+        if (!s)
+            return -1;
+        sample_free(r, s);
+        if (q.energy_j <= 0)
             continue;
-        tl.energy_j += r->samples[i].energy_j;
+        tl.energy_j += q.energy_j;
         push_sample(&tl, tl.t);
     }
     return 0;
@@ -1058,58 +1179,100 @@ static int convert(struct reader *r)
     struct profile *p = r->out;
     if (validate(r) != 0 || classify_types(r) != 0)
         return -1;
-    r->samples = xcalloc(r->nsamples + 1, sizeof(*r->samples));
+    r->samples = xmalloc((r->nsamples ? r->nsamples : 1) * sizeof(*r->samples));
     struct addr_table by_key = {0};
     size_t threads_cap = 0;
     uint64_t total = 0;
     int rc = 0;
-    /* Samples that carry no thread sample (energy no thread used) make
-     * no thread of their own. */
+    /* One pass decodes each sample once for its quantities, its thread and
+     * its stack.  Samples that carry no thread sample (energy no thread
+     * used) make no thread of their own, nor a stack. */
+    assign_pcs(r);
+    struct stack_builder stacks;
+    stacks_start(r, &stacks);
     for (size_t i = 0; i < r->nsamples && rc == 0; i++) {
-        r->samples[i].thread = UINT32_MAX;
-        PbSample *s = sample_at(r, i);
-        rc = s ? sample_values(r, s, i, &r->samples[i], &total) : -1;
-        if (rc == 0 && r->samples[i].n)
-            rc = sample_thread(r, s, i, &by_key, &threads_cap, &r->samples[i].thread);
+        struct rsample *rs = &r->samples[i];
+        *rs = (struct rsample){.thread = UINT32_MAX, .stack = 0};
+        struct quantities q;
+        size_t at = pprof_offset(&r->off, PPROF_EL_SAMPLE, i);
+        PbSample *s = sample_at(r, at);
+        rc = s ? sample_values(r, s, at, &q, &total) : -1;
+        if (rc == 0 && q.n)
+            rc = sample_thread(r, s, i, &by_key, &threads_cap, &rs->thread);
+        if (rc == 0 && q.n)
+            rs->stack = sample_stack(r, &stacks, s, r->threads[rs->thread].pid);
         sample_free(r, s);
     }
+    stacks_end(&stacks);
     addr_table_free(&by_key);
+    /* What only the samples' stacks needed. */
+    free(r->mappings.e);
+    free(r->locations.e);
+    free(r->functions.e);
+    free(r->loc_pc);
+    free(r->loc_named);
+    r->mappings.e = r->locations.e = r->functions.e = NULL;
+    free(r->kept);
+    free(r->locs);
+    free(r->lines);
+    free(r->funcs);
+    r->loc_pc = NULL;
+    r->loc_named = NULL;
+    r->kept = NULL;
+    r->locs = NULL;
+    r->lines = NULL;
+    r->funcs = NULL;
     if (rc != 0)
         return -1;
     uint64_t t0 = pb->time_nanos > 0 ? (uint64_t)pb->time_nanos : 0;
     if (fill_processes(r, t0) != 0)
         return -1;
-    assign_pcs(r);
-    if (build_stacks(r) != 0)
-        return -1;
 
     /* Each thread's samples together, threads in order of appearance. */
+    struct order order = {.narrow = r->len <= UINT32_MAX, .n = r->nsamples};
     for (size_t i = 0; i < r->nsamples; i++)
-        if (r->samples[i].n)
+        if (r->samples[i].thread != UINT32_MAX) {
             r->threads[r->samples[i].thread].nsamples++;
+            order.nthreaded++;
+        }
     for (size_t t = 0, at = 0; t < r->nthreads; t++) {
         r->threads[t].begin = at;
         at += r->threads[t].nsamples;
         r->threads[t].nsamples = 0;
     }
-    size_t *order = xcalloc(r->nsamples + 1, sizeof(*order));
-    for (size_t i = 0; i < r->nsamples; i++) {
-        if (!r->samples[i].n)
-            continue;
-        struct rthread *t = &r->threads[r->samples[i].thread];
-        order[t->begin + t->nsamples++] = i;
+    order.at =
+        xmalloc((order.n ? order.n : 1) * (order.narrow ? sizeof(uint32_t) : sizeof(size_t)));
+    order.stack = xmalloc((order.n ? order.n : 1) * sizeof(*order.stack));
+    for (size_t i = 0, k = order.nthreaded; i < r->nsamples; i++) {
+        uint32_t t = r->samples[i].thread;
+        size_t at = pprof_offset(&r->off, PPROF_EL_SAMPLE, i);
+        if (t == UINT32_MAX)
+            order_set(&order, k++, at, 0);
+        else
+            order_set(&order, r->threads[t].begin + r->threads[t].nsamples++, at,
+                      r->samples[i].stack);
     }
-    for (size_t t = 0; t < r->nthreads; t++)
+    /* From here on, the order is all the reader holds of the samples. */
+    free(r->samples);
+    r->samples = NULL;
+    pprof_offsets_drop(&r->off, PPROF_EL_SAMPLE);
+    for (size_t t = 0; t < r->nthreads && rc == 0; t++)
         if (r->threads[t].nsamples)
-            order_thread(r, order, &r->threads[t]);
+            rc = order_thread(r, &order, &r->threads[t]);
+    if (rc != 0) {
+        free(order.at);
+        free(order.stack);
+        return -1;
+    }
 
     if (r->col[COL_ENERGY] >= 0) {
         p->channels = xcalloc(1, sizeof(*p->channels));
         p->channels[0] = (struct prof_channel){xstrdup("energy"), xstrdup("J"), PMU_KIND_ENERGY};
         p->nchannels = 1;
     }
-    rc = lay_out(r, order, t0);
-    free(order);
+    rc = lay_out(r, &order, t0);
+    free(order.at);
+    free(order.stack);
     if (rc != 0)
         return -1;
     uint64_t end = p->nsamples ? p->samples[p->nsamples - 1].time_ns : t0;
@@ -1131,6 +1294,66 @@ static int convert(struct reader *r)
     return 0;
 }
 
+/* The fields of the kinds in mask KINDS (1 << enum pprof_element) copied
+ * from the file in file order when INCLUDE, else the file without them,
+ * into DST (NULL: only counted); returns their length. */
+static size_t copy_fields(const struct reader *r, unsigned kinds, bool include, unsigned char *dst)
+{
+    size_t next[PPROF_EL_COUNT] = {0}, from = 0, n = 0;
+    for (;;) {
+        int k = -1;
+        size_t at = r->len, payload, len;
+        for (int e = 0; e < PPROF_EL_COUNT; e++)
+            if ((kinds >> e & 1) && next[e] < r->off.n[e] &&
+                pprof_offset(&r->off, (enum pprof_element)e, next[e]) < at) {
+                k = e;
+                at = pprof_offset(&r->off, (enum pprof_element)e, next[e]);
+            }
+        if (!include) { /* what lies before the next field */
+            if (dst)
+                memcpy(dst + n, r->data + from, at - from);
+            n += at - from;
+        }
+        if (k < 0)
+            return n;
+        next[k]++;
+        field_at(r, at, &payload, &len);
+        if (include) {
+            if (dst)
+                memcpy(dst + n, r->data + at, payload + len - at);
+            n += payload + len - at;
+        }
+        from = payload + len;
+    }
+}
+
+/* The decoded locations and functions of LF into the reader's tables. */
+static void take_locations(struct reader *r, const PbProfile *lf)
+{
+    size_t nlines = 0;
+    for (size_t i = 0; i < lf->n_location; i++)
+        nlines += lf->location[i]->n_line;
+    r->nlocs = lf->n_location;
+    r->nfuncs = lf->n_function;
+    r->locs = xmalloc((r->nlocs ? r->nlocs : 1) * sizeof(*r->locs));
+    r->lines = xmalloc((nlines ? nlines : 1) * sizeof(*r->lines));
+    r->funcs = xmalloc((r->nfuncs ? r->nfuncs : 1) * sizeof(*r->funcs));
+    for (size_t i = 0, at = 0; i < lf->n_location; i++) {
+        const PbLocation *l = lf->location[i];
+        r->locs[i] = (struct rloc){.id = l->id,
+                                   .mapping_id = l->mapping_id,
+                                   .address = l->address,
+                                   .line = at,
+                                   .nlines = l->n_line};
+        for (size_t k = 0; k < l->n_line; k++)
+            r->lines[at++] = (struct rline){l->line[k]->function_id, l->line[k]->line};
+    }
+    for (size_t i = 0; i < lf->n_function; i++) {
+        const PbFunction *f = lf->function[i];
+        r->funcs[i] = (struct rfunc){f->id, f->name, f->system_name, f->filename};
+    }
+}
+
 bool pprof_detect(const void *data, size_t len)
 {
     return pprof_wire_starts_like(data, len) || pprof_wire_check(NULL, data, len, NULL) == 0;
@@ -1150,46 +1373,56 @@ int pprof_load_buffer(const char *name, const void *data, size_t len, struct pro
     alloc.alloc = budget_alloc;
     alloc.free = budget_free;
     alloc.allocator_data = &b;
-    /* Everything but the samples is decoded at once; the samples one at a
-     * time from the file (sample_at()). */
+    /* The samples are decoded one at a time from the file (sample_at()),
+     * the locations and functions at once into tables of the reader's
+     * (take_locations()), everything else at once. */
     r.data = data;
+    r.len = len;
     r.nsamples = r.off.n[PPROF_EL_SAMPLE];
     r.alloc = &alloc;
-    unsigned char *rest = xmalloc(len ? len : 1);
-    size_t rest_len = 0, from = 0;
-    for (size_t i = 0; i < r.nsamples; i++) {
-        size_t start, payload, n;
-        sample_field(&r, i, &start, &payload, &n);
-        memcpy(rest + rest_len, (const unsigned char *)data + from, start - from);
-        rest_len += start - from;
-        from = payload + n;
+    unsigned lf = 1u << PPROF_EL_LOCATION | 1u << PPROF_EL_FUNCTION;
+    size_t rest_len = copy_fields(&r, lf | 1u << PPROF_EL_SAMPLE, false, NULL);
+    size_t lf_len = copy_fields(&r, lf, true, NULL);
+    unsigned char *buf = xmalloc(rest_len > lf_len ? rest_len : lf_len ? lf_len : 1);
+    copy_fields(&r, lf | 1u << PPROF_EL_SAMPLE, false, buf);
+    PbProfile *pb = perftools__profiles__profile__unpack(&alloc, rest_len, buf);
+    PbProfile *locs = NULL;
+    if (pb) {
+        copy_fields(&r, lf, true, buf);
+        locs = perftools__profiles__profile__unpack(&alloc, lf_len, buf);
     }
-    memcpy(rest + rest_len, (const unsigned char *)data + from, len - from);
-    rest_len += len - from;
-    PbProfile *pb = perftools__profiles__profile__unpack(&alloc, rest_len, rest);
-    free(rest);
-    if (!pb) {
+    free(buf);
+    if (!pb || !locs) {
         if (b.exceeded)
             pt_err("%s: offset 0: decoding it would take more than %zu MiB", name, cap >> 20);
         else
             pt_err("%s: offset 0: protobuf-c cannot decode it as a pprof Profile", name);
+        perftools__profiles__profile__free_unpacked(pb, &alloc);
         pprof_offsets_free(&r.off);
         return -1;
     }
+    take_locations(&r, locs);
+    perftools__profiles__profile__free_unpacked(locs, &alloc);
     r.pb = pb;
-    /* Bytes on the wire (pprof.proto): C strings here, cut at a NUL. */
+    /* Bytes on the wire (pprof.proto): C strings here, cut at a NUL, in one
+     * block (no allocation each: a file may hold many short names). */
+    size_t bytes = 1;
+    for (size_t i = 0; i < pb->n_string_table; i++)
+        bytes += pb->string_table[i].len + 1; /* each is within the input */
     r.strings = xcalloc(pb->n_string_table + 1, sizeof(*r.strings));
+    char *block = r.string_block = xmalloc(bytes);
     for (size_t i = 0; i < pb->n_string_table; i++) {
         const ProtobufCBinaryData *bin = &pb->string_table[i];
-        r.strings[i] = xmalloc(bin->len + 1);
+        r.strings[i] = block;
         if (bin->len)
-            memcpy(r.strings[i], bin->data, bin->len);
-        r.strings[i][bin->len] = '\0';
+            memcpy(block, bin->data, bin->len);
+        block[bin->len] = '\0';
+        block += bin->len + 1;
     }
     int rc = convert(&r);
-    for (size_t i = 0; i < pb->n_string_table; i++)
-        free(r.strings[i]);
+    free(r.string_block);
     free(r.strings);
+    free(r.kept);
     perftools__profiles__profile__free_unpacked(pb, &alloc);
     pprof_offsets_free(&r.off);
     free(r.mappings.e);
@@ -1197,6 +1430,9 @@ int pprof_load_buffer(const char *name, const void *data, size_t len, struct pro
     free(r.functions.e);
     free(r.loc_pc);
     free(r.loc_named);
+    free(r.locs);
+    free(r.lines);
+    free(r.funcs);
     free(r.threads);
     free(r.samples);
     free(r.value_of);

@@ -150,13 +150,20 @@ static bool varint(const unsigned char *d, size_t *off, size_t end, uint64_t *v)
     return false;
 }
 
+static size_t offset_size(const struct pprof_offsets *o)
+{
+    return o->narrow ? sizeof(uint32_t) : sizeof(size_t);
+}
+
 static void record(struct pprof_offsets *o, int element, size_t off)
 {
     if (!o || element < 0)
         return;
-    o->at[element] =
-        xgrow(o->at[element], &o->cap[element], o->n[element] + 1, sizeof(*o->at[element]));
-    o->at[element][o->n[element]++] = off;
+    o->at[element] = xgrow(o->at[element], &o->cap[element], o->n[element] + 1, offset_size(o));
+    if (o->narrow)
+        ((uint32_t *)o->at[element])[o->n[element]++] = (uint32_t)off;
+    else
+        ((size_t *)o->at[element])[o->n[element]++] = off;
 }
 
 static int check_message(struct checker *c, enum msg m, size_t off, size_t end)
@@ -259,8 +266,10 @@ static int check_message(struct checker *c, enum msg m, size_t off, size_t end)
 int pprof_wire_check(const char *name, const void *data, size_t len, struct pprof_offsets *offsets)
 {
     struct checker c = {.name = name, .data = data, .offsets = offsets};
-    if (offsets)
+    if (offsets) {
         memset(offsets, 0, sizeof(*offsets));
+        offsets->narrow = len <= UINT32_MAX;
+    }
     if (check_message(&c, M_PROFILE, 0, len) != 0) {
         pprof_offsets_free(offsets);
         return -1;
@@ -271,6 +280,12 @@ int pprof_wire_check(const char *name, const void *data, size_t len, struct ppro
         pprof_offsets_free(offsets);
         return -1;
     }
+    /* Doubling left up to half of each array unused. */
+    for (int i = 0; offsets && i < PPROF_EL_COUNT; i++)
+        if (offsets->n[i] && offsets->n[i] < offsets->cap[i]) {
+            offsets->at[i] = xrealloc(offsets->at[i], offsets->n[i] * offset_size(offsets));
+            offsets->cap[i] = offsets->n[i];
+        }
     return 0;
 }
 
@@ -305,7 +320,16 @@ void pprof_offsets_free(struct pprof_offsets *o)
     memset(o, 0, sizeof(*o));
 }
 
+void pprof_offsets_drop(struct pprof_offsets *o, enum pprof_element k)
+{
+    free(o->at[k]);
+    o->at[k] = NULL;
+    o->n[k] = o->cap[k] = 0;
+}
+
 size_t pprof_offset(const struct pprof_offsets *o, enum pprof_element k, size_t i)
 {
-    return o && i < o->n[k] ? o->at[k][i] : 0;
+    if (!o || i >= o->n[k])
+        return 0;
+    return o->narrow ? ((const uint32_t *)o->at[k])[i] : ((const size_t *)o->at[k])[i];
 }

@@ -20,8 +20,10 @@
  * writer does: the string table is present and its first entry is "".
  * On success it returns 0 and, when OFFSETS is not NULL, fills it with the
  * byte offset of every sample type, sample, mapping, location and function
- * in file order (so later errors can name where an element is); the
- * arrays are bounded by the input (an element takes 2 bytes at least).
+ * in file order (so later errors can name where an element is; read them
+ * with pprof_offset()); the arrays are bounded by the input (an element
+ * takes 2 bytes at least) and sized exactly, 4 bytes an offset when the
+ * input is under 4 GiB (a file of tiny samples has one every 15 bytes).
  * On failure it returns -1 after "NAME: offset N: what is wrong" through
  * pt_err(), or silently when NAME is NULL (detection).
  *
@@ -51,7 +53,8 @@ enum pprof_element {
 };
 
 struct pprof_offsets {
-    size_t *at[PPROF_EL_COUNT]; /* offsets of the field tags, file order */
+    void *at[PPROF_EL_COUNT]; /* offsets of the field tags, file order: */
+    bool narrow;              /* uint32_t when true, else size_t */
     size_t n[PPROF_EL_COUNT];
     size_t cap[PPROF_EL_COUNT];
 };
@@ -59,6 +62,8 @@ struct pprof_offsets {
 int pprof_wire_check(const char *name, const void *data, size_t len, struct pprof_offsets *offsets);
 bool pprof_wire_starts_like(const void *data, size_t len);
 void pprof_offsets_free(struct pprof_offsets *o);
+/* Frees the offsets of kind K alone: pprof_offset() answers 0 for it then. */
+void pprof_offsets_drop(struct pprof_offsets *o, enum pprof_element k);
 /* The offset of element I of kind K, or 0 when there is none. */
 size_t pprof_offset(const struct pprof_offsets *o, enum pprof_element k, size_t i);
 
