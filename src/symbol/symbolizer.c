@@ -571,13 +571,43 @@ static void save_caches(struct symbolizer *s)
         symcache_save(s->bins[i].cache);
 }
 
+/* Which (process, stack, maps) a stack was walked in: the first by stack
+ * id, 16 bytes a stack, any other (a stack shared by processes, or maps
+ * that changed) in a table, whose 32-byte slots for every stack made most
+ * of a large profile's report (issue 19). */
+struct walked {
+    struct walked_first {
+        uint64_t epoch;
+        uint32_t pid;
+        bool set;
+    } * first;
+    struct addr_table others;
+};
+
+/* Whether STACK was walked in PID with the maps of EPOCH; it is, after. */
+static bool walked_before(struct walked *w, uint32_t pid, uint32_t stack, uint64_t epoch)
+{
+    struct walked_first *f = &w->first[stack];
+    if (!f->set) {
+        *f = (struct walked_first){epoch, pid, true};
+        return false;
+    }
+    if (f->pid == pid && f->epoch == epoch)
+        return true;
+    uint64_t key = (uint64_t)pid << 32 | stack, v;
+    if (addr_table_get(&w->others, key, epoch, &v))
+        return true;
+    addr_table_put(&w->others, key, epoch, 1);
+    return false;
+}
+
 void symbolizer_prepare(struct symbolizer *s)
 {
     const struct profile *p = s->p;
     struct progress *pb = progress_start("symbolizing", p->nsamples, s->progress);
     /* A stack seen again in the same process with the same maps names the
      * same frames: walk it once. */
-    struct addr_table seen = {0};
+    struct walked walked = {xcalloc(p->nstacks ? p->nstacks : 1, sizeof(*walked.first)), {0}};
     for (size_t i = 0; i < p->nsamples; i++) {
         const struct prof_sample *smp = &p->samples[i];
         for (uint32_t t = 0; t < smp->nthreads; t++) {
@@ -585,11 +615,9 @@ void symbolizer_prepare(struct symbolizer *s)
             symbolizer_resolve(s, th->pid, smp->time_ns, th->pc, false);
             if (th->stack == 0 || th->stack >= p->nstacks)
                 continue;
-            uint64_t key = (uint64_t)th->pid << 32 | th->stack, v;
             uint64_t epoch = s->from_table ? 0 : map_index_epoch(s->maps, th->pid, smp->time_ns);
-            if (addr_table_get(&seen, key, epoch, &v))
+            if (walked_before(&walked, th->pid, th->stack, epoch))
                 continue;
-            addr_table_put(&seen, key, epoch, 1);
             const struct prof_stack *st = &p->stacks[th->stack];
             for (uint32_t k = 0; k < st->depth; k++)
                 symbolizer_resolve(s, th->pid, smp->time_ns, st->pcs[k], k > 0);
@@ -597,7 +625,8 @@ void symbolizer_prepare(struct symbolizer *s)
         if ((i & 255) == 0)
             progress_update(pb, i);
     }
-    addr_table_free(&seen);
+    free(walked.first);
+    addr_table_free(&walked.others);
     progress_end(pb);
     save_caches(s);
 }
