@@ -27,6 +27,7 @@
 #include "util/xalloc.h"
 
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,10 @@
 struct dwarf_unwinder {
     pid_t pid;
     Dwfl *dwfl;
+    /* The architecture's ELF for dwfl_attach_state() (arch_elf()), open as
+     * long as the Dwfl. */
+    int arch_fd;
+    Elf *arch_elf;
     /* Offline (a process of a recorded file): its maps in /proc/PID/maps
      * form, reported instead of the live process's. */
     bool offline;
@@ -187,6 +192,7 @@ struct dwarf_unwinder *dwarf_unwinder_new(pid_t pid)
     struct dwarf_unwinder *u = xcalloc(1, sizeof(*u));
     u->pid = pid;
     u->dwfl = dwfl;
+    u->arch_fd = -1;
     return u;
 }
 
@@ -284,6 +290,26 @@ static void report_modules(struct dwarf_unwinder *u)
     dwfl_getmodules(u->dwfl, load_vdso, NULL, 0);
 }
 
+/*
+ * The ELF libdwfl takes the architecture's unwinding backend from.  Given
+ * none, it borrows the backend of the first module it finds and frees it
+ * with that module, when the maps are reported again without it: the next
+ * unwind called through freed memory (a JIT's process, whose maps change
+ * all the time: node --perf-basic-prof crashed the recorder in 2 of 6 runs
+ * on a busy machine).  Given an ELF, the backend is the Dwfl's own.  The
+ * recorder's own executable: the registers it hands over are its own
+ * architecture's.  NULL (libdwfl's choice) if it cannot be opened.
+ */
+static Elf *arch_elf(struct dwarf_unwinder *u)
+{
+    if (u->arch_elf || u->arch_fd >= 0)
+        return u->arch_elf;
+    u->arch_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (u->arch_fd >= 0 && elf_version(EV_CURRENT) != EV_NONE)
+        u->arch_elf = elf_begin(u->arch_fd, ELF_C_READ_MMAP, NULL);
+    return u->arch_elf;
+}
+
 static int frame_callback(Dwfl_Frame *frame, void *arg)
 {
     struct dwarf_unwinder *u = arg;
@@ -311,8 +337,7 @@ int dwarf_unwind(struct dwarf_unwinder *u, pid_t tid, const struct stack_snapsho
     if (!u->reported || u->maps_changed)
         report_modules(u);
     if (u->reported && !u->attached && !u->attach_failed) {
-        /* NULL: libdwfl takes the architecture from the reported modules. */
-        u->attached = dwfl_attach_state(u->dwfl, NULL, u->pid, &thread_callbacks, u);
+        u->attached = dwfl_attach_state(u->dwfl, arch_elf(u), u->pid, &thread_callbacks, u);
         if (!u->attached) {
             /* Expected for a vfork child before its exec: not worth a
              * warning; its samples keep their PC. */
@@ -349,6 +374,10 @@ void dwarf_unwinder_free(struct dwarf_unwinder *u)
     if (u == NULL)
         return;
     dwfl_end(u->dwfl);
+    if (u->arch_elf)
+        elf_end(u->arch_elf);
+    if (u->arch_fd >= 0)
+        close(u->arch_fd);
     free(u->maps_text);
     free(u);
 }

@@ -6,6 +6,7 @@
  * symbol table (symbol/elf_symtab.h) and its load base from
  * /proc/PID/maps; libc frames only by the mapping they lie in.
  */
+#include "model/maps.h"
 #include "record/proc_maps.h"
 #include "unwind/regs.h"
 #include "record/stack_capture.h"
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -575,6 +577,59 @@ Test(unwind, dwarf_unwinds_a_snapshot_after_the_process_is_gone, .timeout = 60)
     dwarf_unwinder_free(u);
     symbols_free(&y);
     free(path);
+}
+
+/* An unwinder whose maps change keeps working: libdwfl, given no ELF of
+ * the architecture, borrowed the backend of the first module and freed it
+ * with that module when the maps were reported again without it, and the
+ * next unwind called through the freed memory (a JIT's process, whose maps
+ * change all the time, crashed the recorder).  The freed memory is handed
+ * out again here, filled with junk, so that a dangling backend crashes. */
+Test(unwind, an_unwinder_outlives_the_module_it_took_its_architecture_from, .timeout = 60)
+{
+    char *program = build_workload("callers-nofp");
+    struct stat st_program, st_libc;
+    const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+    cr_assert_eq(stat(program, &st_program), 0, "%s", program);
+    if (stat(libc, &st_libc) != 0)
+        cr_skip_test("no %s", libc);
+    struct map_entry maps[] = {
+        {0x400000, 0x500000, 0, (uint64_t)st_program.st_ino, 0, 0, MAP_PERM_READ | MAP_PERM_EXEC,
+         program},
+        {0x7f0000000000, 0x7f0000200000, 0, (uint64_t)st_libc.st_ino, 0, 0,
+         MAP_PERM_READ | MAP_PERM_EXEC, (char *)libc},
+    };
+    struct dwarf_unwinder *u = dwarf_unwinder_new_offline(4242);
+    cr_assert_not_null(u);
+    struct stack_snapshot snap;
+    stack_snapshot_init(&snap, 0);
+    memset(&snap.regs, 0, sizeof(snap.regs));
+    snap.regs.rsp = snap.sp = 0x7ffc00000000;
+    uint64_t pcs[64];
+
+    dwarf_unwinder_set_maps(u, maps, 2);
+    snap.regs.rip = 0x401000;
+    cr_assert_geq(dwarf_unwind(u, 4242, &snap, pcs, 64, NULL), 1);
+    /* The program unmapped: its module goes at the next unwind. */
+    dwarf_unwinder_set_maps(u, &maps[1], 1);
+    snap.regs.rip = 0x7f0000001000;
+    cr_assert_geq(dwarf_unwind(u, 4242, &snap, pcs, 64, NULL), 1);
+    enum { SIZES = 512, EACH = 8 };
+    static void *junk[SIZES][EACH];
+    for (size_t i = 0; i < SIZES; i++)
+        for (size_t k = 0; k < EACH; k++) {
+            junk[i][k] = malloc(16 * (i + 1));
+            memset(junk[i][k], 0x02, 16 * (i + 1));
+        }
+    int depth = dwarf_unwind(u, 4242, &snap, pcs, 64, NULL);
+    cr_expect_geq(depth, 1);
+    cr_expect_eq(pcs[0], 0x7f0000001000);
+    for (size_t i = 0; i < SIZES; i++)
+        for (size_t k = 0; k < EACH; k++)
+            free(junk[i][k]);
+    stack_snapshot_free(&snap);
+    dwarf_unwinder_free(u);
+    free(program);
 }
 
 /* The copy runs from SP to the end of the stack mapping when that is nearer
