@@ -141,19 +141,29 @@ static double peak_rss(const char *cmd, const char *file)
     return (double)ru.ru_maxrss * 1024.0; /* kilobytes on Linux */
 }
 
-Test(memory, report_of_a_pprof_of_many_distinct_tiny_samples_stays_in_proportion, .timeout = 300)
+/* A 10 MB pprof of many distinct tiny samples in a new directory *DIR, at
+ * *FILE: its samples, its frames in *FRAMES, its stat in *ST.  Skips the
+ * test under AddressSanitizer, whose shadow and quarantine are not
+ * ptprof's memory. */
+static size_t many_tiny_samples(char **dir, char **file, uint64_t *frames, struct stat *st)
 {
-    /* AddressSanitizer's shadow and quarantine are not ptprof's memory. */
 #if defined(__SANITIZE_ADDRESS__)
     cr_skip_test("peak RSS is not ptprof's under AddressSanitizer");
 #endif
-    char *dir = test_mkdtemp();
-    char *file = NULL;
-    cr_assert_geq(asprintf(&file, "%s/many.pprof", dir), 0);
+    *dir = test_mkdtemp();
+    *file = NULL;
+    cr_assert_geq(asprintf(file, "%s/many.pprof", *dir), 0);
+    size_t nsamples = write_pprof(*file, 10u << 20, frames);
+    cr_assert_eq(stat(*file, st), 0);
+    return nsamples;
+}
+
+Test(memory, report_of_a_pprof_of_many_distinct_tiny_samples_stays_in_proportion, .timeout = 300)
+{
+    char *dir, *file;
     uint64_t frames;
-    size_t nsamples = write_pprof(file, 10u << 20, &frames);
     struct stat st;
-    cr_assert_eq(stat(file, &st), 0);
+    size_t nsamples = many_tiny_samples(&dir, &file, &frames, &st);
     /* What the profile holds: every stack distinct, its frames as 8-byte
      * addresses. */
     double held = (double)frames * 8.0;
@@ -183,16 +193,10 @@ Test(memory, report_of_a_pprof_of_many_distinct_tiny_samples_stays_in_proportion
 Test(memory, info_of_a_pprof_of_many_distinct_tiny_samples_holds_little_beyond_the_profile,
      .timeout = 300)
 {
-#if defined(__SANITIZE_ADDRESS__)
-    cr_skip_test("peak RSS is not ptprof's under AddressSanitizer");
-#endif
-    char *dir = test_mkdtemp();
-    char *file = NULL;
-    cr_assert_geq(asprintf(&file, "%s/many.pprof", dir), 0);
+    char *dir, *file;
     uint64_t frames;
-    size_t nsamples = write_pprof(file, 10u << 20, &frames);
     struct stat st;
-    cr_assert_eq(stat(file, &st), 0);
+    size_t nsamples = many_tiny_samples(&dir, &file, &frames, &st);
     double profile = (double)nsamples * (48 + 40 + 16 + 16) + (double)frames * 8.0;
     double bound = profile + 4.0 * (double)st.st_size;
     double rss = peak_rss("info", file);
