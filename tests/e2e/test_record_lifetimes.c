@@ -119,9 +119,11 @@ ENGINE_TEST(record_lifetimes, short_threads_keep_their_shares, .timeout = 180)
                                  &into, &from, &moved, &tails) == 4,
                   "no spells line in the -d summary:\n" REC_FMT, REC_ARGS(&r.run));
         cr_log_info("%llu cut in the middle, %llu exit tails", moved, tails);
-        /* Each thread moves on three times, and ends once. */
+        /* Each thread moves on three times, and ends once; so does the
+         * main thread, whose last entry is seldom a run (it waits in a
+         * join): 201 tails at most. */
         cr_expect_geq(moved, 200, "%llu intervals cut where a thread moved on", moved);
-        cr_expect(tails >= 150 && tails <= 200, "%llu exit tails of 200 threads", tails);
+        cr_expect(tails >= 150 && tails <= 201, "%llu exit tails of 200 threads and main", tails);
     }
     recording_free(&r);
 }
