@@ -29,6 +29,7 @@
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +38,6 @@
 struct dwarf_unwinder {
     pid_t pid;
     Dwfl *dwfl;
-    /* The architecture's ELF for dwfl_attach_state() (arch_elf()), open as
-     * long as the Dwfl. */
-    int arch_fd;
-    Elf *arch_elf;
     /* Offline (a process of a recorded file): its maps in /proc/PID/maps
      * form, reported instead of the live process's. */
     bool offline;
@@ -192,7 +189,6 @@ struct dwarf_unwinder *dwarf_unwinder_new(pid_t pid)
     struct dwarf_unwinder *u = xcalloc(1, sizeof(*u));
     u->pid = pid;
     u->dwfl = dwfl;
-    u->arch_fd = -1;
     return u;
 }
 
@@ -298,16 +294,24 @@ static void report_modules(struct dwarf_unwinder *u)
  * all the time: node --perf-basic-prof crashed the recorder in 2 of 6 runs
  * on a busy machine).  Given an ELF, the backend is the Dwfl's own.  The
  * recorder's own executable: the registers it hands over are its own
- * architecture's.  NULL (libdwfl's choice) if it cannot be opened.
+ * architecture's.  Opened once for every unwinder (a recording may unwind
+ * hundreds of processes) and open until the recorder exits; NULL
+ * (libdwfl's choice) if it cannot be opened.
  */
-static Elf *arch_elf(struct dwarf_unwinder *u)
+static Elf *own_elf;
+
+static void open_own_elf(void)
 {
-    if (u->arch_elf || u->arch_fd >= 0)
-        return u->arch_elf;
-    u->arch_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-    if (u->arch_fd >= 0 && elf_version(EV_CURRENT) != EV_NONE)
-        u->arch_elf = elf_begin(u->arch_fd, ELF_C_READ_MMAP, NULL);
-    return u->arch_elf;
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && elf_version(EV_CURRENT) != EV_NONE)
+        own_elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+}
+
+static Elf *arch_elf(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, open_own_elf);
+    return own_elf;
 }
 
 static int frame_callback(Dwfl_Frame *frame, void *arg)
@@ -337,7 +341,7 @@ int dwarf_unwind(struct dwarf_unwinder *u, pid_t tid, const struct stack_snapsho
     if (!u->reported || u->maps_changed)
         report_modules(u);
     if (u->reported && !u->attached && !u->attach_failed) {
-        u->attached = dwfl_attach_state(u->dwfl, arch_elf(u), u->pid, &thread_callbacks, u);
+        u->attached = dwfl_attach_state(u->dwfl, arch_elf(), u->pid, &thread_callbacks, u);
         if (!u->attached) {
             /* Expected for a vfork child before its exec: not worth a
              * warning; its samples keep their PC. */
@@ -374,10 +378,6 @@ void dwarf_unwinder_free(struct dwarf_unwinder *u)
     if (u == NULL)
         return;
     dwfl_end(u->dwfl);
-    if (u->arch_elf)
-        elf_end(u->arch_elf);
-    if (u->arch_fd >= 0)
-        close(u->arch_fd);
     free(u->maps_text);
     free(u);
 }
