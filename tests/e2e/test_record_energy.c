@@ -96,51 +96,38 @@ static double csv_total_energy(const char *csv)
     return total;
 }
 
-/* The share of the profile's span that lies in intervals between two
- * readings longer than three periods of HZ (readings the profiler, kept off
- * a CPU, took late) in which the power changed (the program's log, CHANGES
- * realtime instants): what the source said there is a guess. */
-static double late_share(const char *path, double hz, const uint64_t *changes, size_t nchanges)
+/* The profile's readings (its SAMPLE records' instants) against the
+ * program's log of its changes of power (TRUTH), in one pass:
+ *
+ * *LATE: the share of the profile's span that lies in intervals between
+ * two readings longer than three periods of HZ (readings the profiler,
+ * kept off a CPU, took late) in which the power changed: what the source
+ * said there is a guess.
+ *
+ * *SPREAD: how far the profile's account of the energy may stray from the
+ * program's by where its readings fell alone (joules, one standard
+ * deviation).  Readings split each interval at their ends, and a change of
+ * power at a random place inside an interval of length DT moves the
+ * interval's energy by about its step times DT times a uniform variable of
+ * variance 1/12.  At 100 Hz, phases of 8 to 12 ms against readings 10 ms
+ * apart, about 1.3 % of the total: the ptrace engine's total missed a
+ * bound of 3 % alone in 3 of 7 runs at 100 Hz beside two CPU-bound jobs.
+ */
+static void readings_against_log(const char *path, double hz, const struct truth *t, double *late,
+                                 double *spread)
 {
     struct profile p;
     cr_assert_eq(profile_load(path, &p), 0, "cannot load %s", path);
-    double late = 0, span = 0;
+    double late_s = 0, span = 0, variance = 0;
     size_t c = 0;
     for (size_t i = 1; i < p.nsamples; i++) {
         uint64_t from = p.samples[i - 1].time_ns, to = p.samples[i].time_ns;
         double dt = (double)(to - from) / 1e9;
         span += dt;
-        while (c < nchanges && changes[c] <= from)
-            c++;
-        if (dt > 3 / hz && c < nchanges && changes[c] <= to)
-            late += dt;
-    }
-    profile_free(&p);
-    return span > 0 ? late / span : 0;
-}
-
-/* How far the profile's account of the energy may stray from the
- * program's by where its readings fell alone: readings at the profile's
- * instants (its SAMPLE records) split each interval at their ends, and a
- * change of power at a random place inside an interval of length DT moves
- * the interval's energy by about its step times DT times a uniform
- * variable of variance 1/12.  The standard deviation of the sum (joules)
- * from the program's log of its changes (TRUTH): at 100 Hz, phases of 8 to
- * 12 ms against readings 10 ms apart, about 1.3 % of the total: the
- * ptrace engine's total missed a bound of 3 % alone in 3 of 7 runs at
- * 100 Hz beside two CPU-bound jobs.
- */
-static double reading_spread(const char *path, const struct truth *t)
-{
-    struct profile p;
-    cr_assert_eq(profile_load(path, &p), 0, "cannot load %s", path);
-    double variance = 0;
-    size_t c = 0;
-    for (size_t i = 1; i < p.nsamples; i++) {
-        uint64_t from = p.samples[i - 1].time_ns, to = p.samples[i].time_ns;
-        double dt = (double)(to - from) / 1e9;
         while (c < t->nchanges && t->changes[c] <= from)
             c++;
+        if (dt > 3 / hz && c < t->nchanges && t->changes[c] <= to)
+            late_s += dt;
         double watts = c ? t->watts[c - 1] : 1.0; /* the file's first content: 1000 mW */
         for (size_t k = c; k < t->nchanges && t->changes[k] <= to; k++) {
             double step = t->watts[k] - watts;
@@ -149,7 +136,8 @@ static double reading_spread(const char *path, const struct truth *t)
         }
     }
     profile_free(&p);
-    return sqrt(variance);
+    *late = span > 0 ? late_s / span : 0;
+    *spread = sqrt(variance);
 }
 
 /* Write TEXT (milliwatts, as the file: source reads them) to PATH. */
@@ -195,9 +183,9 @@ static void check_shares(const char *engine, const char *hz, const char *seconds
     /* The readings' integral is the program's own account of its energy,
      * give or take the first and last reading intervals, the intervals
      * in which the profiler, kept off a CPU, took no reading, and four
-     * standard deviations of where the readings fell (reading_spread()). */
-    double late = late_share(profile, atof(hz), t->changes, t->nchanges);
-    double spread = reading_spread(profile, t);
+     * standard deviations of where the readings fell (readings_against_log()). */
+    double late, spread;
+    readings_against_log(profile, atof(hz), t, &late, &spread);
     cr_expect(fabs(total - truth_j) <= (0.03 + late) * truth_j + 4 * spread,
               "%s engine at %s Hz: %.3f J measured, the program spent %.3f J (%.1f%% of the run "
               "between late readings; where the readings fell spreads the account by %.3f J)",
