@@ -13,10 +13,11 @@
  * calltree_finish() then divides by their number (the mean of the runs),
  * gives the mean totals, adds up every node's totals (calltree_total(),
  * none before), and orders every node's children by their total of M,
- * descending (ties by key); no sample may be walked into it after.  Executions are not counted.
- * Values (walk.h) add up per node as the quantities do, in T->columns: calltree_values() gives a
- * node's, self then total (NULL without columns).  calltree_metric() resolves a metric name against
- * them.
+ * descending (ties by key); no sample may be walked into it after.
+ * Executions are not counted.  Values (walk.h) add up per node as the
+ * quantities do, in T->columns: calltree_values() gives a node's, self
+ * then total (NULL without columns).  calltree_metric() resolves a metric
+ * name against them.
  */
 #ifndef PTPROF_ANALYZE_CALLTREE_H
 #define PTPROF_ANALYZE_CALLTREE_H

@@ -575,12 +575,14 @@ static void save_caches(struct symbolizer *s)
  * id, 16 bytes a stack, any other (a stack shared by processes, or maps
  * that changed) in a table, whose 32-byte slots for every stack made most
  * of a large profile's report (issue 19). */
+struct walked_first {
+    uint64_t epoch;
+    uint32_t pid;
+    bool set;
+};
+
 struct walked {
-    struct walked_first {
-        uint64_t epoch;
-        uint32_t pid;
-        bool set;
-    } * first;
+    struct walked_first *first; /* by stack id */
     struct addr_table others;
 };
 
