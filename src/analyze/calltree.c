@@ -146,20 +146,12 @@ void calltree_free(struct calltree *t)
     free(t);
 }
 
-/* E's values to the root and every node down to LEAF, and to LEAF's self. */
+/* E's values to LEAF's self (the totals are added up at the end). */
 static void add_values(struct calltree *t, const struct walk_event *e, uint32_t leaf)
 {
     if (e->nvalues > t->nvalues)
         restride(t, e->nvalues);
-    size_t n = t->nvalues;
-    for (uint32_t node = leaf;; node = t->nodes[node].parent) {
-        double *total = t->values + (size_t)node * 2 * n + n;
-        for (size_t c = 0; c < e->nvalues; c++)
-            total[c] += e->values[c];
-        if (node == 0)
-            break;
-    }
-    double *self = t->values + (size_t)leaf * 2 * n;
+    double *self = t->values + (size_t)leaf * 2 * t->nvalues;
     for (size_t c = 0; c < e->nvalues; c++)
         self[c] += e->values[c];
 }
@@ -242,8 +234,9 @@ static int child_cmp(const void *pa, const void *pb, void *ctx)
                   strtab_get(c->t->keys, c->t->nodes[ib].key));
 }
 
-/* Every node's totals: its self and its children's totals, children
- * first (a child's id is above its parent's).  The index of edges is not
+/* Every node's totals, of the quantities and of the values: its self and
+ * its children's totals, children first (a child's id is above its
+ * parent's).  The index of edges is not
  * needed any more: it goes first, so the two are never held together. */
 static void add_up_totals(struct calltree *t)
 {
@@ -253,11 +246,16 @@ static void add_up_totals(struct calltree *t)
     t->node_totals = xmalloc(t->nnodes * CALLTREE_Q * sizeof(*t->node_totals));
     for (size_t i = 0; i < t->nnodes; i++)
         memcpy(t->node_totals + i * CALLTREE_Q, t->nodes[i].self, sizeof(t->nodes[i].self));
+    size_t n = t->nvalues;
+    for (size_t i = 0; i < t->nnodes && n; i++)
+        memcpy(t->values + i * 2 * n + n, t->values + i * 2 * n, n * sizeof(*t->values));
     for (size_t i = t->nnodes; i-- > 1;) {
         const double *from = t->node_totals + i * CALLTREE_Q;
         double *to = t->node_totals + (size_t)t->nodes[i].parent * CALLTREE_Q;
         for (int q = 0; q < CALLTREE_Q; q++)
             to[q] += from[q];
+        for (size_t c = 0; c < n; c++)
+            t->values[(size_t)t->nodes[i].parent * 2 * n + n + c] += t->values[i * 2 * n + n + c];
     }
 }
 
