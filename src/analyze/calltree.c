@@ -1,6 +1,7 @@
 /* calltree.c - see calltree.h */
 #include "analyze/calltree.h"
 #include "analyze/multi.h"
+#include "analyze/path_sums.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -143,6 +144,8 @@ void calltree_free(struct calltree *t)
     free(t->values);
     free(t->inlined);
     value_columns_free(&t->columns);
+    path_sums_free(t->paths);
+    free(t->path_elems);
     free(t);
 }
 
@@ -156,9 +159,35 @@ static void add_values(struct calltree *t, const struct walk_event *e, uint32_t 
         self[c] += e->values[c];
 }
 
+void calltree_keep_wide(struct calltree *t, double fraction)
+{
+    if (!(fraction > 0) || t->paths)
+        return;
+    t->keep_fraction = fraction;
+    t->paths = path_sums_new(CALLTREE_Q);
+}
+
+/* E's path, outermost first, into T's paths (calltree_keep_wide()). */
+static void add_path(struct calltree *t, const struct walk_event *e)
+{
+    const struct path *p = e->path;
+    uint32_t n = 0;
+    t->path_elems =
+        xgrow(t->path_elems, &t->path_elems_cap, (size_t)p->nframes + 1, sizeof(*t->path_elems));
+    if (e->stack_cut)
+        t->path_elems[n++] = t->stack_cut;
+    for (uint32_t i = p->nframes; i-- > 0;)
+        t->path_elems[n++] = p->frames[i].key | (p->frames[i].inlined ? PATH_SUMS_INLINED : 0);
+    path_sums_add(t->paths, t->path_elems, n, e->q, e->values, e->nvalues);
+}
+
 static void on_sample(void *ctx, const struct walk_event *e)
 {
     struct calltree *t = ctx;
+    if (t->paths) {
+        add_path(t, e);
+        return;
+    }
     const struct path *p = e->path;
     uint32_t node = 0;
     /* A stack that lost its outer frames hangs under "[stack cut]", never
@@ -179,10 +208,17 @@ static void on_sample(void *ctx, const struct walk_event *e)
 static void on_unattributed(void *ctx, double energy_j, double idle_s)
 {
     struct calltree *t = ctx;
+    t->idle_s += idle_s; /* the root's and the node's alike */
+    if (t->paths) {
+        double q[CALLTREE_Q] = {0};
+        q[Q_ENERGY] = energy_j;
+        path_sums_add(t->paths, &t->unattributed, 1, q, NULL, 0);
+        t->unattributed_seen = true;
+        return;
+    }
     uint32_t node = child(t, 0, t->unattributed);
     t->unattributed_node = node;
     t->nodes[node].self[Q_ENERGY] += energy_j;
-    t->idle_s += idle_s; /* the root's and the node's alike */
 }
 
 struct walk_visitor calltree_visitor(struct calltree *t)
@@ -259,6 +295,151 @@ static void add_up_totals(struct calltree *t)
     }
 }
 
+/* The depth-first walk of a tree kept wide: per depth of the open path,
+ * its node and what its subtree holds so far (CALLTREE_Q quantities, then
+ * the values). */
+struct wide_walk {
+    struct calltree *t;
+    double threshold;
+    size_t nv; /* value columns */
+    uint32_t *node;
+    double *acc;
+    size_t cap; /* depths of NODE and ACC */
+};
+
+static double *wide_acc(struct wide_walk *w, size_t depth)
+{
+    return w->acc + depth * (CALLTREE_Q + w->nv);
+}
+
+/* A node for KEY at DEPTH (its parent the open node above). */
+static void wide_open(struct wide_walk *w, size_t depth, uint32_t key)
+{
+    struct calltree *t = w->t;
+    size_t stride = CALLTREE_Q + w->nv;
+    if (depth + 1 > w->cap) {
+        size_t cap = w->cap;
+        w->node = xgrow(w->node, &cap, depth + 1, sizeof(*w->node));
+        w->acc = xrealloc(w->acc, cap * stride * sizeof(*w->acc));
+        w->cap = cap;
+    }
+    uint32_t id = new_node(t, w->node[depth - 1], key);
+    /* Ids are reused after a node left out: nothing of its may stay. */
+    if (w->nv)
+        memset(t->values + (size_t)id * 2 * w->nv, 0, 2 * w->nv * sizeof(*t->values));
+    if (id < t->inlined_cap)
+        t->inlined[id] = 0;
+    w->node[depth] = id;
+    memset(wide_acc(w, depth), 0, stride * sizeof(*w->acc));
+}
+
+/* The open node at DEPTH is complete: its total to its parent's, and the
+ * node kept when wide enough, else left out with all under it (the last
+ * nodes made, so the tree just ends before it). */
+static void wide_close(struct wide_walk *w, size_t depth, size_t *totals_cap)
+{
+    struct calltree *t = w->t;
+    uint32_t id = w->node[depth];
+    const double *acc = wide_acc(w, depth);
+    double *up = wide_acc(w, depth - 1);
+    for (size_t i = 0; i < CALLTREE_Q + w->nv; i++)
+        up[i] += acc[i];
+    double q[Q_COUNT] = {0};
+    memcpy(q, acc, CALLTREE_Q * sizeof(*q));
+    bool unattributed = depth == 1 && t->unattributed_seen && t->nodes[id].key == t->unattributed;
+    double v =
+        metric_of(&t->metric, q, w->nv ? acc + CALLTREE_Q : NULL, unattributed ? t->idle_s : 0);
+    if (!(v > 0) || v < w->threshold) {
+        t->nodes[t->nodes[id].parent].first_child = t->nodes[id].next_sibling;
+        t->nnodes = id;
+        return;
+    }
+    t->node_totals =
+        xgrow(t->node_totals, totals_cap, (size_t)id + 1, CALLTREE_Q * sizeof(*t->node_totals));
+    memcpy(t->node_totals + (size_t)id * CALLTREE_Q, acc, CALLTREE_Q * sizeof(*acc));
+    if (w->nv)
+        memcpy(t->values + (size_t)id * 2 * w->nv + w->nv, acc + CALLTREE_Q, w->nv * sizeof(*acc));
+}
+
+/* The nodes of a tree kept wide, from its paths: in the order of their
+ * keys, the paths are a depth-first walk of the whole tree, so each
+ * node's subtree is complete when the walk leaves it and only the open
+ * path is ever held beyond the nodes kept. */
+static void build_wide(struct calltree *t, double runs)
+{
+    struct path_sums *ps = t->paths;
+    size_t npaths = path_sums_count(ps), ncols = path_sums_columns(ps);
+    struct wide_walk w = {.t = t, .nv = t->nvalues};
+    size_t stride = CALLTREE_Q + w.nv, totals_cap = 0;
+    double *root = xcalloc(stride, sizeof(*root));
+    for (uint32_t id = 0; id < npaths; id++) {
+        double *sum = path_sums_of(ps, id);
+        for (size_t i = 0; i < CALLTREE_Q + ncols; i++) {
+            sum[i] /= runs;
+            root[i] += sum[i];
+        }
+    }
+    double q[Q_COUNT] = {0};
+    memcpy(q, root, CALLTREE_Q * sizeof(*q));
+    w.threshold =
+        t->keep_fraction * metric_of(&t->metric, q, w.nv ? root + CALLTREE_Q : NULL, t->idle_s);
+    free(root);
+    w.cap = 1;
+    w.node = xcalloc(1, sizeof(*w.node));
+    w.acc = xcalloc(stride, sizeof(*w.acc));
+    uint32_t *order = path_sums_order(ps);
+    const uint32_t *open = NULL; /* the keys of the open path */
+    uint32_t depth = 0;
+    for (size_t k = 0; k < npaths; k++) {
+        uint32_t n;
+        const uint32_t *e = path_sums_elems(ps, order[k], &n);
+        uint32_t common = 0;
+        while (common < depth && common < n &&
+               PATH_SUMS_KEY(open[common]) == PATH_SUMS_KEY(e[common]))
+            common++;
+        for (; depth > common; depth--)
+            wide_close(&w, depth, &totals_cap);
+        for (; depth < n; depth++)
+            wide_open(&w, depth + 1, PATH_SUMS_KEY(e[depth]));
+        open = e;
+        for (uint32_t i = 0; i < n; i++)
+            if (e[i] & PATH_SUMS_INLINED)
+                mark_inlined(t, w.node[i + 1]);
+        const double *sum = path_sums_of(ps, order[k]);
+        uint32_t id = w.node[n];
+        double *acc = wide_acc(&w, n);
+        for (size_t i = 0; i < CALLTREE_Q; i++) {
+            t->nodes[id].self[i] += sum[i];
+            acc[i] += sum[i];
+        }
+        for (size_t c = 0; c < ncols && c < w.nv; c++) {
+            t->values[(size_t)id * 2 * w.nv + c] += sum[CALLTREE_Q + c];
+            acc[CALLTREE_Q + c] += sum[CALLTREE_Q + c];
+        }
+    }
+    for (; depth > 0; depth--)
+        wide_close(&w, depth, &totals_cap);
+    /* The root is always kept. */
+    t->node_totals = xgrow(t->node_totals, &totals_cap, 1, CALLTREE_Q * sizeof(*t->node_totals));
+    memcpy(t->node_totals, w.acc, CALLTREE_Q * sizeof(*w.acc));
+    if (w.nv)
+        memcpy(t->values + w.nv, w.acc + CALLTREE_Q, w.nv * sizeof(*w.acc));
+    for (uint32_t c = t->nodes[0].first_child; c != CALLTREE_NONE && t->unattributed_seen;
+         c = t->nodes[c].next_sibling)
+        if (t->nodes[c].key == t->unattributed)
+            t->unattributed_node = c;
+    free(order);
+    free(w.node);
+    free(w.acc);
+    path_sums_free(ps);
+    t->paths = NULL;
+    free(t->path_elems);
+    t->path_elems = NULL;
+    free(t->index);
+    t->index = NULL;
+    t->index_cap = 0;
+}
+
 void calltree_finish(struct calltree *t, const struct metric *m)
 {
     double runs = t->nruns ? (double)t->nruns : 1;
@@ -272,7 +453,10 @@ void calltree_finish(struct calltree *t, const struct metric *m)
             t->values[i * 2 * t->nvalues + c] /= runs;
     }
     t->idle_s /= runs;
-    add_up_totals(t);
+    if (t->paths)
+        build_wide(t, runs);
+    else
+        add_up_totals(t);
     const struct report **rs = xcalloc(t->nruns + 1, sizeof(*rs));
     for (size_t i = 0; i < t->nruns; i++)
         rs[i] = &t->runs[i];

@@ -18,6 +18,16 @@
  * quantities do, in T->columns: calltree_values() gives a node's, self
  * then total (NULL without columns).  calltree_metric() resolves a metric
  * name against them.
+ *
+ * A tree for a picture that cannot show narrow nodes (a flame graph) may
+ * keep only its wide ones: calltree_keep_wide(T, F) before the walk.  The
+ * walk then keeps each distinct path once (path_sums.h), not a node per
+ * prefix, and calltree_finish() builds the nodes whose total of M is
+ * positive and at least F of the root's, each under its parent (a node
+ * left out takes its subtree with it).  Every node kept has its exact
+ * total and self; the totals of the children left out stay in their
+ * parent's total, so a node's self and its children's totals may add up
+ * to less than its total.
  */
 #ifndef PTPROF_ANALYZE_CALLTREE_H
 #define PTPROF_ANALYZE_CALLTREE_H
@@ -25,6 +35,8 @@
 #include "analyze/report.h"
 #include "analyze/strtab.h"
 #include "analyze/walk.h"
+
+struct path_sums;
 
 #define CALLTREE_NONE UINT32_MAX
 /* The root under which stacks that lost their outer frames hang. */
@@ -68,9 +80,18 @@ struct calltree {
     double *values; /* per node: self then total per column (stride 2 x nvalues) */
     size_t nvalues, values_cap;
     struct metric metric; /* after calltree_finish() */
+    /* calltree_keep_wide(): the paths walked, until calltree_finish() */
+    double keep_fraction;
+    struct path_sums *paths;
+    uint32_t *path_elems; /* one path's elements, reused */
+    size_t path_elems_cap;
+    bool unattributed_seen;
 };
 
 struct calltree *calltree_new(struct strtab *keys, const struct key_spec *spec);
+/* Keep only the nodes of at least FRACTION of the root's total (above);
+ * before any walk. */
+void calltree_keep_wide(struct calltree *t, double fraction);
 struct walk_visitor calltree_visitor(struct calltree *t);
 void calltree_add_run(struct calltree *t, const struct walk_totals *wt);
 void calltree_finish(struct calltree *t, const struct metric *m);

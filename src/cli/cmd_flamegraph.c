@@ -243,8 +243,15 @@ int cmd_flamegraph(int argc, char **argv)
         analysis_args_free(&a.an);
         return PT_EXIT_USAGE;
     }
+    /* Nodes too narrow to be drawn are not built (issue 19: a node per
+     * distinct prefix outweighed the profile): those under half the
+     * narrowest share drawn, so no rounding of a total loses a frame.  A
+     * differential graph matches the baseline path by path: every node. */
+    struct flamegraph_options sizes = {.width = a.width, .min_px = a.min_px};
+    double keep = a.baseline ? 0 : flamegraph_min_fraction(&sizes) / 2;
     struct strtab *keys = strtab_new(), *names = strtab_new();
-    struct calltree *t = session_calltree(files, nfiles, &a.an.session, a.an.metric, keys, names),
+    struct calltree *t = session_calltree(files, nfiles, &a.an.session, a.an.metric, keep, keys,
+                                          names),
                     *base = NULL;
     rc = PT_EXIT_BAD_INPUT;
     if (t && !flame_metric_ok(&t->metric)) {
@@ -252,7 +259,7 @@ int cmd_flamegraph(int argc, char **argv)
     } else if (t && a.baseline) {
         /* The baseline by the same metric as the profile (its default, maybe). */
         char *b[] = {(char *)a.baseline};
-        base = session_calltree(b, 1, &a.an.session, t->metric.name, keys, names);
+        base = session_calltree(b, 1, &a.an.session, t->metric.name, 0, keys, names);
     }
     if (t && flame_metric_ok(&t->metric) && (!a.baseline || base)) {
         if (t->metric.kind == METRIC_ENERGY && !t->totals.has_energy)

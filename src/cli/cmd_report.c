@@ -178,7 +178,8 @@ static int parse_args(int *argcp, char **argv, struct report_args *a)
 static int run_tree(struct report_args *a, char **files, size_t nfiles, int width)
 {
     struct strtab *keys = strtab_new(), *names = strtab_new();
-    struct calltree *t = session_calltree(files, nfiles, &a->an.session, a->an.metric, keys, names);
+    struct calltree *t =
+        session_calltree(files, nfiles, &a->an.session, a->an.metric, 0, keys, names);
     int rc = t ? PT_EXIT_OK : PT_EXIT_BAD_INPUT;
     if (t) {
         double threshold = a->threshold >= 0 ? a->threshold : TREE_THRESHOLD;

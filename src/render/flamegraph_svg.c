@@ -337,18 +337,24 @@ static void put_diff(FILE *out, const struct flame_frame *fr)
             pts);
 }
 
+double flamegraph_min_fraction(const struct flamegraph_options *o)
+{
+    double width = o->width > 0 ? o->width : DEFAULT_WIDTH;
+    double min_px = o->min_px > 0 ? o->min_px : DEFAULT_MIN_PX;
+    return min_px / (width - 2 * PAD);
+}
+
 int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *baseline,
                    const struct flamegraph_options *o)
 {
     double width = o->width > 0 ? o->width : DEFAULT_WIDTH;
-    double min_px = o->min_px > 0 ? o->min_px : DEFAULT_MIN_PX;
     double span = width - 2 * PAD;
     struct flame f;
     if (!flame_metric_ok(&o->metric)) {
         pt_err("flamegraph: the %s metric does not add up along a stack", o->metric.name);
         return -1;
     }
-    if (flame_build(&f, t, &o->metric, min_px / span, baseline) != 0) {
+    if (flame_build(&f, t, &o->metric, flamegraph_min_fraction(o), baseline) != 0) {
         pt_err("flamegraph: no %s in the profile: nothing to draw%s",
                flame_metric_words(&o->metric),
                o->metric.kind == METRIC_SAMPLES ? "" : " (--metric samples counts samples)");

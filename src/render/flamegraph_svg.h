@@ -61,6 +61,9 @@ struct flamegraph_options {
     double min_px;        /* 0: 0.1 */
 };
 
+/* The narrowest share of the whole a frame may have and be drawn by O:
+ * its min_px of the width the root spans. */
+double flamegraph_min_fraction(const struct flamegraph_options *o);
 int flamegraph_svg(FILE *out, const struct calltree *t, const struct calltree *baseline,
                    const struct flamegraph_options *o);
 
