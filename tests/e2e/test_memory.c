@@ -118,9 +118,9 @@ static size_t write_pprof(const char *path, uint64_t bytes, uint64_t *frames)
     return nsamples;
 }
 
-/* The peak RSS in bytes of `ptprof ARGS... FILE` (output discarded), which
- * must exit 0. */
-static double peak_rss(const char *cmd, const char *file)
+/* The peak RSS in bytes of `ptprof CMD FILE [-o OUT]` (standard output
+ * discarded), which must exit 0. */
+static double peak_rss_to(const char *cmd, const char *file, const char *out)
 {
     char *ptprof = build_ptprof();
     pid_t pid = fork();
@@ -129,7 +129,7 @@ static double peak_rss(const char *cmd, const char *file)
         int null = open("/dev/null", O_WRONLY);
         if (null < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
             _exit(127);
-        execl(ptprof, ptprof, cmd, file, (char *)NULL);
+        execl(ptprof, ptprof, cmd, file, out ? "-o" : (char *)NULL, out, (char *)NULL);
         _exit(127);
     }
     int status;
@@ -139,6 +139,11 @@ static double peak_rss(const char *cmd, const char *file)
               spawn_status_text(status));
     free(ptprof);
     return (double)ru.ru_maxrss * 1024.0; /* kilobytes on Linux */
+}
+
+static double peak_rss(const char *cmd, const char *file)
+{
+    return peak_rss_to(cmd, file, NULL);
 }
 
 /* A 10 MB pprof of many distinct tiny samples in a new directory *DIR, at
@@ -176,6 +181,34 @@ Test(memory, report_of_a_pprof_of_many_distinct_tiny_samples_stays_in_proportion
         nsamples, held / MB, (double)st.st_size / MB, rss / MB, bound / MB);
     cr_expect_leq(rss, bound,
                   "ptprof report on %.1f MB of pprof (%zu samples) peaked at %.0f MB, over %.0f MB",
+                  (double)st.st_size / MB, nsamples, rss / MB, bound / MB);
+    test_rmtree(dir);
+    free(file);
+    free(dir);
+}
+
+/* A flame graph draws at most about 12,000 frames a level: the tree of a
+ * node for every distinct prefix of these stacks (3 million nodes) made
+ * it peak at 307 MB; the paths the walk keeps instead take less than the
+ * profile (226 MB). */
+Test(memory, flamegraph_of_a_pprof_of_many_distinct_tiny_samples_stays_in_proportion,
+     .timeout = 300)
+{
+    char *dir, *file;
+    uint64_t frames;
+    struct stat st;
+    size_t nsamples = many_tiny_samples(&dir, &file, &frames, &st);
+    double held = (double)frames * 8.0;
+    double bound = 4.0 * (double)st.st_size;
+    if (bound < 256 * MB + held)
+        bound = 256 * MB + held;
+    double rss = peak_rss_to("flamegraph", file, "/dev/null");
+    cr_log_info(
+        "flamegraph: %zu samples, %.0f MB of stacks, %.1f MB input: peak %.0f MB, bound %.0f MB",
+        nsamples, held / MB, (double)st.st_size / MB, rss / MB, bound / MB);
+    cr_expect_leq(rss, bound,
+                  "ptprof flamegraph on %.1f MB of pprof (%zu samples) peaked at %.0f MB, over "
+                  "%.0f MB",
                   (double)st.st_size / MB, nsamples, rss / MB, bound / MB);
     test_rmtree(dir);
     free(file);
