@@ -99,7 +99,7 @@ void profile_free(struct profile *p)
         free(p->images[i].data);
     }
     free(p->images);
-    for (size_t i = 0; i < p->nstacks; i++)
+    for (size_t i = 0; !p->stacks_in_arena && i < p->nstacks; i++)
         free(p->stacks[i].pcs);
     free(p->stacks);
     for (size_t i = 0; i < p->nsamples; i++) {

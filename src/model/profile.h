@@ -21,9 +21,10 @@
  *
  * The arena: a reader of a big file may put what it makes per sample or
  * per name (a sample's threads, weights and thread_values; the locations'
- * frames and their strings) in the profile's arena instead of one malloc
- * each, and marks what it put there (prof_sample.in_arena,
- * profile.locations_in_arena): profile_free() frees the arena as a whole
+ * frames and their strings; the stacks' PCs) in the profile's arena
+ * instead of one malloc each, and marks what it put there
+ * (prof_sample.in_arena, profile.locations_in_arena,
+ * profile.stacks_in_arena): profile_free() frees the arena as a whole
  * and never those one by one.  Arena memory is zeroed, 8-byte aligned,
  * never moves and is never freed before the profile: code that replaces
  * such an array takes new memory (from the arena or malloc, clearing the
@@ -221,6 +222,7 @@ struct profile {
     size_t nimages;
     struct prof_stack *stacks; /* stacks[0] is the empty stack */
     size_t nstacks;
+    bool stacks_in_arena; /* every stack's pcs are in the arena */
     struct prof_sample *samples;
     size_t nsamples;
     struct prof_location *locations; /* symbol tables of a .pbin, else none */

@@ -56,6 +56,9 @@ uint32_t stack_table_id(struct stack_table *t, struct profile *p, const uint64_t
     if (!t->started) {
         t->stacks_cap = p->nstacks; /* what the reader allocated: no more is assumed */
         t->started = true;
+        /* Every stack P gains comes through here: their PCs can all be in
+         * the arena (a malloc each cost 16 bytes more a stack). */
+        p->stacks_in_arena = true;
     }
     if ((t->used + 1) * 2 > t->mask + 1)
         grow(t, p);
@@ -66,7 +69,7 @@ uint32_t stack_table_id(struct stack_table *t, struct profile *p, const uint64_t
             return t->ids[b];
     }
     p->stacks = xgrow(p->stacks, &t->stacks_cap, p->nstacks + 1, sizeof(*p->stacks));
-    uint64_t *copy = xmalloc(depth * sizeof(*copy));
+    uint64_t *copy = profile_arena_alloc(p, depth * sizeof(*copy));
     memcpy(copy, pcs, depth * sizeof(*copy));
     p->stacks[p->nstacks] = (struct prof_stack){.depth = depth, .pcs = copy};
     uint32_t id = (uint32_t)p->nstacks++;

@@ -6,9 +6,10 @@
  * profile.stacks; this table finds a chain seen before by hashing it.
  *
  * Contract: stack_table_id() returns the id in P->stacks of the stack
- * PCS[0..DEPTH) (leaf first), appending a copy when it is new; DEPTH 0 is
- * id 0, the empty stack, which P->stacks[0] must already be.  Every stack
- * P gains must come through the same table.  Memory grows with the
+ * PCS[0..DEPTH) (leaf first), appending a copy when it is new (in P's
+ * arena: P->stacks_in_arena); DEPTH 0 is id 0, the empty stack, which
+ * P->stacks[0] must already be.  Every stack P gains must come through
+ * the same table.  Memory grows with the
  * distinct stacks only.
  */
 #ifndef PTPROF_MODEL_STACK_TABLE_H

@@ -221,8 +221,7 @@ Test(memory, flamegraph_of_a_pprof_of_many_distinct_tiny_samples_stays_in_propor
  * a sample, it peaks 23 MB over.  The profile's own share is counted from
  * the file: per sample a 48-byte sample and a 40-byte thread sample
  * (profile.h), per stack (all distinct) a 16-byte entry and its frames as
- * 8-byte addresses in an allocation of their own (about 16 bytes more:
- * malloc's bookkeeping and rounding). */
+ * 8-byte addresses (in the profile's arena, stack_table.h). */
 Test(memory, info_of_a_pprof_of_many_distinct_tiny_samples_holds_little_beyond_the_profile,
      .timeout = 300)
 {
@@ -230,7 +229,7 @@ Test(memory, info_of_a_pprof_of_many_distinct_tiny_samples_holds_little_beyond_t
     uint64_t frames;
     struct stat st;
     size_t nsamples = many_tiny_samples(&dir, &file, &frames, &st);
-    double profile = (double)nsamples * (48 + 40 + 16 + 16) + (double)frames * 8.0;
+    double profile = (double)nsamples * (48 + 40 + 16) + (double)frames * 8.0;
     double bound = profile + 4.0 * (double)st.st_size;
     double rss = peak_rss("info", file);
     cr_log_info("info: %zu samples, %.0f MB of profile, %.1f MB input: peak %.0f MB, bound %.0f MB",
