@@ -59,6 +59,14 @@ void *strpool_alloc(struct strpool *pool, size_t size)
     return p;
 }
 
+const char *strpool_copy(struct strpool *pool, const char *s)
+{
+    size_t len = strlen(s);
+    char *copy = strpool_alloc(pool, len + 1); /* zeroed: the terminator is there */
+    memcpy(copy, s, len);
+    return copy;
+}
+
 static uint64_t hash_bytes(const char *s, size_t len)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */

@@ -331,12 +331,19 @@ static struct symcache *cache_of(struct symbolizer *s, struct binary *b)
 
 /* "BINARY+0xOFFSET": what names an address, or a function, without a
  * symbol. */
-static struct sym_frame unnamed_frame(struct symbolizer *s, const struct binary *b, uint64_t off)
+/* The frame "BINARY+0xOFFSET" of B's offset OFF: its name interned when
+ * SHARED (the start of a function, which many addresses are named by),
+ * else copied without an entry in the pool's index (an address of its own:
+ * a dense histogram names millions, and the index cost more than the
+ * names; issue 19). */
+static struct sym_frame unnamed_frame(struct symbolizer *s, const struct binary *b, uint64_t off,
+                                      bool shared)
 {
     char *name = xasprintf("%s+0x%llx", b->name, (unsigned long long)off);
     struct sym_frame f = {.binary = b->name,
                           .path = b->reader ? b->used : "",
-                          .function = strpool_intern(s->pool, name),
+                          .function =
+                              shared ? strpool_intern(s->pool, name) : strpool_copy(s->pool, name),
                           .mangled = "",
                           .file = ""};
     free(name);
@@ -361,7 +368,7 @@ static const struct sym_frame *binary_frames(struct symbolizer *s, struct binary
     if (got == 0 && dwfl_reader_function_start(b->reader, off, &start)) {
         /* No name, but its function's bounds: every address of it gets the
          * same name, that of its first byte, so its samples add up. */
-        buf[0] = unnamed_frame(s, b, start);
+        buf[0] = unnamed_frame(s, b, start, true);
         got = 1;
     }
     symcache_add(c, off, buf, got);
@@ -375,7 +382,7 @@ static struct sym_location *unnamed(struct symbolizer *s, const struct binary *b
 {
     struct sym_location *loc = strpool_alloc(s->pool, sizeof(*loc));
     struct sym_frame *f = strpool_alloc(s->pool, sizeof(*f));
-    *f = unnamed_frame(s, b, off);
+    *f = unnamed_frame(s, b, off, false);
     *loc = (struct sym_location){.offset = off, .nframes = 1, .frames = f};
     return loc;
 }
