@@ -917,7 +917,7 @@ static struct prof_sample *push_sample(struct timeline *tl, uint64_t time_ns)
  * offset in the file (4 bytes under 4 GiB) and its stack.  While samples
  * are laid out, the reader keeps nothing else of them. */
 struct order {
-    void *at; /* uint32_t when narrow, else size_t */
+    void *at; /* pprof_offset_get() */
     uint32_t *stack;
     bool narrow;
     size_t nthreaded, n;
@@ -925,15 +925,12 @@ struct order {
 
 static size_t order_at(const struct order *o, size_t k)
 {
-    return o->narrow ? ((const uint32_t *)o->at)[k] : ((const size_t *)o->at)[k];
+    return pprof_offset_get(o->at, o->narrow, k);
 }
 
 static void order_set(struct order *o, size_t k, size_t at, uint32_t stack)
 {
-    if (o->narrow)
-        ((uint32_t *)o->at)[k] = (uint32_t)at;
-    else
-        ((size_t *)o->at)[k] = at;
+    pprof_offset_put(o->at, o->narrow, k, at);
     o->stack[k] = stack;
 }
 
@@ -1240,8 +1237,7 @@ static int convert(struct reader *r)
         at += r->threads[t].nsamples;
         r->threads[t].nsamples = 0;
     }
-    order.at =
-        xmalloc((order.n ? order.n : 1) * (order.narrow ? sizeof(uint32_t) : sizeof(size_t)));
+    order.at = xmalloc((order.n ? order.n : 1) * pprof_offset_width(order.narrow));
     order.stack = xmalloc((order.n ? order.n : 1) * sizeof(*order.stack));
     for (size_t i = 0, k = order.nthreaded; i < r->nsamples; i++) {
         uint32_t t = r->samples[i].thread;

@@ -150,20 +150,13 @@ static bool varint(const unsigned char *d, size_t *off, size_t end, uint64_t *v)
     return false;
 }
 
-static size_t offset_size(const struct pprof_offsets *o)
-{
-    return o->narrow ? sizeof(uint32_t) : sizeof(size_t);
-}
-
 static void record(struct pprof_offsets *o, int element, size_t off)
 {
     if (!o || element < 0)
         return;
-    o->at[element] = xgrow(o->at[element], &o->cap[element], o->n[element] + 1, offset_size(o));
-    if (o->narrow)
-        ((uint32_t *)o->at[element])[o->n[element]++] = (uint32_t)off;
-    else
-        ((size_t *)o->at[element])[o->n[element]++] = off;
+    o->at[element] =
+        xgrow(o->at[element], &o->cap[element], o->n[element] + 1, pprof_offset_width(o->narrow));
+    pprof_offset_put(o->at[element], o->narrow, o->n[element]++, off);
 }
 
 static int check_message(struct checker *c, enum msg m, size_t off, size_t end)
@@ -283,7 +276,8 @@ int pprof_wire_check(const char *name, const void *data, size_t len, struct ppro
     /* Doubling left up to half of each array unused. */
     for (int i = 0; offsets && i < PPROF_EL_COUNT; i++)
         if (offsets->n[i] && offsets->n[i] < offsets->cap[i]) {
-            offsets->at[i] = xrealloc(offsets->at[i], offsets->n[i] * offset_size(offsets));
+            offsets->at[i] =
+                xrealloc(offsets->at[i], offsets->n[i] * pprof_offset_width(offsets->narrow));
             offsets->cap[i] = offsets->n[i];
         }
     return 0;
@@ -331,5 +325,5 @@ size_t pprof_offset(const struct pprof_offsets *o, enum pprof_element k, size_t 
 {
     if (!o || i >= o->n[k])
         return 0;
-    return o->narrow ? ((const uint32_t *)o->at[k])[i] : ((const size_t *)o->at[k])[i];
+    return pprof_offset_get(o->at[k], o->narrow, i);
 }

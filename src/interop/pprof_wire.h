@@ -52,6 +52,27 @@ enum pprof_element {
     PPROF_EL_COUNT,
 };
 
+/* Arrays of file offsets, 4 bytes an offset in a file under 4 GiB
+ * (NARROW), else a size_t: a large file of many tiny samples keeps one
+ * per sample (issue 19). */
+static inline size_t pprof_offset_width(bool narrow)
+{
+    return narrow ? sizeof(uint32_t) : sizeof(size_t);
+}
+
+static inline size_t pprof_offset_get(const void *at, bool narrow, size_t i)
+{
+    return narrow ? ((const uint32_t *)at)[i] : ((const size_t *)at)[i];
+}
+
+static inline void pprof_offset_put(void *at, bool narrow, size_t i, size_t off)
+{
+    if (narrow)
+        ((uint32_t *)at)[i] = (uint32_t)off;
+    else
+        ((size_t *)at)[i] = off;
+}
+
 struct pprof_offsets {
     void *at[PPROF_EL_COUNT]; /* offsets of the field tags, file order: */
     bool narrow;              /* uint32_t when true, else size_t */
