@@ -1,5 +1,6 @@
 /* path_sums.c - see path_sums.h */
 #include "analyze/path_sums.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -16,17 +17,6 @@ struct path_sums {
     uint32_t *index;    /* open addressing: path id + 1, 0 empty */
     size_t index_cap;
 };
-
-static uint64_t hash_elems(const uint32_t *e, uint32_t n)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-    for (uint32_t i = 0; i < n; i++) {
-        h ^= e[i];
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    return h;
-}
 
 struct path_sums *path_sums_new(size_t nq)
 {
@@ -93,7 +83,7 @@ static void index_grow(struct path_sums *s)
     size_t cap = s->index_cap ? 2 * s->index_cap : 1024;
     uint32_t *index = xcalloc(cap, sizeof(*index));
     for (uint32_t id = 0; id < s->npaths; id++)
-        index_put(index, cap, hash_elems(s->elems + s->at[id], s->len[id]), id);
+        index_put(index, cap, hash_u32s(s->elems + s->at[id], s->len[id]), id);
     free(s->index);
     s->index = index;
     s->index_cap = cap;
@@ -104,7 +94,7 @@ static uint32_t path_id(struct path_sums *s, const uint32_t *e, uint32_t n)
 {
     if (4 * (s->npaths + 1) > 3 * s->index_cap)
         index_grow(s);
-    uint64_t h = hash_elems(e, n);
+    uint64_t h = hash_u32s(e, n);
     size_t j = (size_t)h & (s->index_cap - 1);
     for (; s->index[j]; j = (j + 1) & (s->index_cap - 1)) {
         uint32_t id = s->index[j] - 1;

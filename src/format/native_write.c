@@ -11,6 +11,7 @@
  */
 #include "format/native.h"
 #include "format/native_records.h"
+#include "util/hash.h"
 #include "util/log.h"
 #include "util/outfile.h"
 #include "util/timeutil.h"
@@ -430,18 +431,6 @@ int native_write_image(struct native_writer *w, uint32_t pid, uint64_t start, co
 
 /* --- stacks --------------------------------------------------------------- */
 
-static uint64_t hash_pcs(const uint64_t *pcs, uint32_t depth)
-{
-    /* Multiply-rotate per frame: addresses differ mostly in low bits. */
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ depth;
-    for (uint32_t i = 0; i < depth; i++) {
-        h ^= pcs[i];
-        h *= 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
-    }
-    return h ? h : 1;
-}
-
 static void rehash(struct native_writer *w)
 {
     size_t n = w->nslots ? w->nslots * 2 : 1024;
@@ -468,7 +457,7 @@ uint32_t native_stack_id(struct native_writer *w, const uint64_t *pcs, uint32_t 
     if ((w->nstacks + 1) * 2 > w->nslots)
         rehash(w);
 
-    uint64_t h = hash_pcs(pcs, depth);
+    uint64_t h = hash_u64s(pcs, depth);
     size_t mask = w->nslots - 1;
     size_t s = (size_t)h & mask;
     for (; w->slots[s]; s = (s + 1) & mask) {

@@ -1,5 +1,6 @@
 /* stack_table.c - see stack_table.h */
 #include "model/stack_table.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 #include <stdbool.h>
@@ -14,17 +15,6 @@ struct stack_table {
     bool started;
 };
 
-static uint64_t stack_hash(const uint64_t *pcs, uint32_t depth)
-{
-    uint64_t h = 0x9e3779b97f4a7c15u ^ depth;
-    for (uint32_t i = 0; i < depth; i++) {
-        h ^= pcs[i];
-        h *= 0xff51afd7ed558ccdu;
-        h ^= h >> 32;
-    }
-    return h;
-}
-
 struct stack_table *stack_table_new(void)
 {
     return xcalloc(1, sizeof(struct stack_table));
@@ -38,7 +28,7 @@ static void grow(struct stack_table *t, const struct profile *p)
         uint32_t id = t->ids[i];
         if (!id)
             continue;
-        size_t b = (size_t)stack_hash(p->stacks[id].pcs, p->stacks[id].depth) & (size - 1);
+        size_t b = (size_t)hash_u64s(p->stacks[id].pcs, p->stacks[id].depth) & (size - 1);
         while (ids[b])
             b = (b + 1) & (size - 1);
         ids[b] = id;
@@ -62,7 +52,7 @@ uint32_t stack_table_id(struct stack_table *t, struct profile *p, const uint64_t
     }
     if ((t->used + 1) * 2 > t->mask + 1)
         grow(t, p);
-    size_t b = (size_t)stack_hash(pcs, depth) & t->mask;
+    size_t b = (size_t)hash_u64s(pcs, depth) & t->mask;
     for (; t->ids[b]; b = (b + 1) & t->mask) {
         const struct prof_stack *s = &p->stacks[t->ids[b]];
         if (s->depth == depth && memcmp(s->pcs, pcs, depth * sizeof(*pcs)) == 0)

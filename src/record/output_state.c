@@ -1,6 +1,7 @@
 /* output_state.c - see output_state.h */
 #include "record/output_state.h"
 #include "record/output.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 #include <stdbool.h>
@@ -404,17 +405,6 @@ void output_state_note_image(struct output_state *s, uint32_t pid, uint64_t star
     im->size = size;
 }
 
-static uint64_t stack_hash(const uint64_t *pcs, uint32_t depth)
-{
-    uint64_t h = 0x9e3779b97f4a7c15u ^ depth;
-    for (uint32_t i = 0; i < depth; i++) {
-        h ^= pcs[i];
-        h *= 0xff51afd7ed558ccdu;
-        h ^= h >> 33;
-    }
-    return h;
-}
-
 static void index_stack(struct output_state *s, uint32_t id)
 {
     size_t mask = s->nslots - 1, i = (size_t)s->stacks[id - 1].hash & mask;
@@ -425,7 +415,7 @@ static void index_stack(struct output_state *s, uint32_t id)
 
 uint32_t output_state_stack(struct output_state *s, const uint64_t *pcs, uint32_t depth)
 {
-    uint64_t h = stack_hash(pcs, depth);
+    uint64_t h = hash_u64s(pcs, depth);
     if (s->nslots) {
         size_t mask = s->nslots - 1;
         for (size_t i = (size_t)h & mask; s->slots[i]; i = (i + 1) & mask) {

@@ -120,7 +120,7 @@ static size_t write_pprof(const char *path, uint64_t bytes, uint64_t *frames)
 
 /* The peak RSS in bytes of `ptprof CMD FILE [-o OUT]` (standard output
  * discarded), which must exit 0. */
-static double peak_rss_to(const char *cmd, const char *file, const char *out)
+static double peak_rss(const char *cmd, const char *file, const char *out)
 {
     char *ptprof = build_ptprof();
     pid_t pid = fork();
@@ -141,11 +141,6 @@ static double peak_rss_to(const char *cmd, const char *file, const char *out)
     return (double)ru.ru_maxrss * 1024.0; /* kilobytes on Linux */
 }
 
-static double peak_rss(const char *cmd, const char *file)
-{
-    return peak_rss_to(cmd, file, NULL);
-}
-
 /* A 10 MB pprof of many distinct tiny samples in a new directory *DIR, at
  * *FILE: its samples, its frames in *FRAMES, its stat in *ST.  Skips the
  * test under AddressSanitizer, whose shadow and quarantine are not
@@ -163,28 +158,34 @@ static size_t many_tiny_samples(char **dir, char **file, uint64_t *frames, struc
     return nsamples;
 }
 
-Test(memory, report_of_a_pprof_of_many_distinct_tiny_samples_stays_in_proportion, .timeout = 300)
+/* `ptprof CMD` (its output to OUT, NULL: standard output) on the 10 MB
+ * pprof of many tiny samples stays within the target: 4x the input, or
+ * 256 MB above what the profile holds (every stack distinct, its frames
+ * as 8-byte addresses), whichever is larger. */
+static void stays_in_proportion(const char *cmd, const char *out)
 {
     char *dir, *file;
     uint64_t frames;
     struct stat st;
     size_t nsamples = many_tiny_samples(&dir, &file, &frames, &st);
-    /* What the profile holds: every stack distinct, its frames as 8-byte
-     * addresses. */
     double held = (double)frames * 8.0;
     double bound = 4.0 * (double)st.st_size;
     if (bound < 256 * MB + held)
         bound = 256 * MB + held;
-    double rss = peak_rss("report", file);
-    cr_log_info(
-        "report: %zu samples, %.0f MB of stacks, %.1f MB input: peak %.0f MB, bound %.0f MB",
-        nsamples, held / MB, (double)st.st_size / MB, rss / MB, bound / MB);
+    double rss = peak_rss(cmd, file, out);
+    cr_log_info("%s: %zu samples, %.0f MB of stacks, %.1f MB input: peak %.0f MB, bound %.0f MB",
+                cmd, nsamples, held / MB, (double)st.st_size / MB, rss / MB, bound / MB);
     cr_expect_leq(rss, bound,
-                  "ptprof report on %.1f MB of pprof (%zu samples) peaked at %.0f MB, over %.0f MB",
-                  (double)st.st_size / MB, nsamples, rss / MB, bound / MB);
+                  "ptprof %s on %.1f MB of pprof (%zu samples) peaked at %.0f MB, over %.0f MB",
+                  cmd, (double)st.st_size / MB, nsamples, rss / MB, bound / MB);
     test_rmtree(dir);
     free(file);
     free(dir);
+}
+
+Test(memory, report_of_a_pprof_of_many_distinct_tiny_samples_stays_in_proportion, .timeout = 300)
+{
+    stays_in_proportion("report", NULL);
 }
 
 /* A flame graph draws at most about 12,000 frames a level: the tree of a
@@ -194,25 +195,7 @@ Test(memory, report_of_a_pprof_of_many_distinct_tiny_samples_stays_in_proportion
 Test(memory, flamegraph_of_a_pprof_of_many_distinct_tiny_samples_stays_in_proportion,
      .timeout = 300)
 {
-    char *dir, *file;
-    uint64_t frames;
-    struct stat st;
-    size_t nsamples = many_tiny_samples(&dir, &file, &frames, &st);
-    double held = (double)frames * 8.0;
-    double bound = 4.0 * (double)st.st_size;
-    if (bound < 256 * MB + held)
-        bound = 256 * MB + held;
-    double rss = peak_rss_to("flamegraph", file, "/dev/null");
-    cr_log_info(
-        "flamegraph: %zu samples, %.0f MB of stacks, %.1f MB input: peak %.0f MB, bound %.0f MB",
-        nsamples, held / MB, (double)st.st_size / MB, rss / MB, bound / MB);
-    cr_expect_leq(rss, bound,
-                  "ptprof flamegraph on %.1f MB of pprof (%zu samples) peaked at %.0f MB, over "
-                  "%.0f MB",
-                  (double)st.st_size / MB, nsamples, rss / MB, bound / MB);
-    test_rmtree(dir);
-    free(file);
-    free(dir);
+    stays_in_proportion("flamegraph", "/dev/null");
 }
 
 /* What the pprof reader holds beyond the profile it builds, the input it
@@ -231,7 +214,7 @@ Test(memory, info_of_a_pprof_of_many_distinct_tiny_samples_holds_little_beyond_t
     size_t nsamples = many_tiny_samples(&dir, &file, &frames, &st);
     double profile = (double)nsamples * (48 + 40 + 16) + (double)frames * 8.0;
     double bound = profile + 4.0 * (double)st.st_size;
-    double rss = peak_rss("info", file);
+    double rss = peak_rss("info", file, NULL);
     cr_log_info("info: %zu samples, %.0f MB of profile, %.1f MB input: peak %.0f MB, bound %.0f MB",
                 nsamples, profile / MB, (double)st.st_size / MB, rss / MB, bound / MB);
     cr_expect_leq(rss, bound,
