@@ -70,6 +70,11 @@ static void mark_inlined(struct calltree *t, uint32_t id)
     t->inlined[id] = 1;
 }
 
+uint32_t calltree_left_out(const struct calltree *t, uint32_t id)
+{
+    return t->left_out && id < t->nnodes ? t->left_out[id] : 0;
+}
+
 bool calltree_inlined(const struct calltree *t, uint32_t id)
 {
     return id < t->inlined_cap && t->inlined[id];
@@ -146,6 +151,7 @@ void calltree_free(struct calltree *t)
     value_columns_free(&t->columns);
     path_sums_free(t->paths);
     free(t->path_elems);
+    free(t->left_out);
     free(t);
 }
 
@@ -300,11 +306,14 @@ static void add_up_totals(struct calltree *t)
  * the values). */
 struct wide_walk {
     struct calltree *t;
+    const struct metric *by; /* metric_share() of the tree's metric */
     double threshold;
     size_t nv; /* value columns */
     uint32_t *node;
+    uint32_t *left_out; /* children left out so far */
     double *acc;
-    size_t cap; /* depths of NODE and ACC */
+    size_t cap;      /* depths of NODE, LEFT_OUT and ACC */
+    size_t kept_cap; /* of T->left_out */
 };
 
 static double *wide_acc(struct wide_walk *w, size_t depth)
@@ -320,6 +329,7 @@ static void wide_open(struct wide_walk *w, size_t depth, uint32_t key)
     if (depth + 1 > w->cap) {
         size_t cap = w->cap;
         w->node = xgrow(w->node, &cap, depth + 1, sizeof(*w->node));
+        w->left_out = xrealloc(w->left_out, cap * sizeof(*w->left_out));
         w->acc = xrealloc(w->acc, cap * stride * sizeof(*w->acc));
         w->cap = cap;
     }
@@ -330,6 +340,7 @@ static void wide_open(struct wide_walk *w, size_t depth, uint32_t key)
     if (id < t->inlined_cap)
         t->inlined[id] = 0;
     w->node[depth] = id;
+    w->left_out[depth] = 0;
     memset(wide_acc(w, depth), 0, stride * sizeof(*w->acc));
 }
 
@@ -347,13 +358,15 @@ static void wide_close(struct wide_walk *w, size_t depth, size_t *totals_cap)
     double q[Q_COUNT] = {0};
     memcpy(q, acc, CALLTREE_Q * sizeof(*q));
     bool unattributed = depth == 1 && t->unattributed_seen && t->nodes[id].key == t->unattributed;
-    double v =
-        metric_of(&t->metric, q, w->nv ? acc + CALLTREE_Q : NULL, unattributed ? t->idle_s : 0);
+    double v = metric_of(w->by, q, w->nv ? acc + CALLTREE_Q : NULL, unattributed ? t->idle_s : 0);
     if (!(v > 0) || v < w->threshold) {
         t->nodes[t->nodes[id].parent].first_child = t->nodes[id].next_sibling;
         t->nnodes = id;
+        w->left_out[depth - 1]++;
         return;
     }
+    t->left_out = xgrow(t->left_out, &w->kept_cap, (size_t)id + 1, sizeof(*t->left_out));
+    t->left_out[id] = w->left_out[depth];
     t->node_totals =
         xgrow(t->node_totals, totals_cap, (size_t)id + 1, CALLTREE_Q * sizeof(*t->node_totals));
     memcpy(t->node_totals + (size_t)id * CALLTREE_Q, acc, CALLTREE_Q * sizeof(*acc));
@@ -369,7 +382,7 @@ static void build_wide(struct calltree *t, double runs)
 {
     struct path_sums *ps = t->paths;
     size_t npaths = path_sums_count(ps), ncols = path_sums_columns(ps);
-    struct wide_walk w = {.t = t, .nv = t->nvalues};
+    struct wide_walk w = {.t = t, .by = metric_share(&t->metric), .nv = t->nvalues};
     size_t stride = CALLTREE_Q + w.nv, totals_cap = 0;
     double *root = xcalloc(stride, sizeof(*root));
     for (uint32_t id = 0; id < npaths; id++) {
@@ -381,11 +394,11 @@ static void build_wide(struct calltree *t, double runs)
     }
     double q[Q_COUNT] = {0};
     memcpy(q, root, CALLTREE_Q * sizeof(*q));
-    w.threshold =
-        t->keep_fraction * metric_of(&t->metric, q, w.nv ? root + CALLTREE_Q : NULL, t->idle_s);
+    w.threshold = t->keep_fraction * metric_of(w.by, q, w.nv ? root + CALLTREE_Q : NULL, t->idle_s);
     free(root);
     w.cap = 1;
     w.node = xcalloc(1, sizeof(*w.node));
+    w.left_out = xcalloc(1, sizeof(*w.left_out));
     w.acc = xcalloc(stride, sizeof(*w.acc));
     uint32_t *order = path_sums_order(ps);
     const uint32_t *open = NULL; /* the keys of the open path */
@@ -420,6 +433,8 @@ static void build_wide(struct calltree *t, double runs)
     for (; depth > 0; depth--)
         wide_close(&w, depth, &totals_cap);
     /* The root is always kept. */
+    t->left_out = xgrow(t->left_out, &w.kept_cap, 1, sizeof(*t->left_out));
+    t->left_out[0] = w.left_out[0];
     t->node_totals = xgrow(t->node_totals, &totals_cap, 1, CALLTREE_Q * sizeof(*t->node_totals));
     memcpy(t->node_totals, w.acc, CALLTREE_Q * sizeof(*w.acc));
     if (w.nv)
@@ -430,6 +445,7 @@ static void build_wide(struct calltree *t, double runs)
             t->unattributed_node = c;
     free(order);
     free(w.node);
+    free(w.left_out);
     free(w.acc);
     path_sums_free(ps);
     t->paths = NULL;

@@ -22,12 +22,13 @@
  * A tree for a picture that cannot show narrow nodes (a flame graph) may
  * keep only its wide ones: calltree_keep_wide(T, F) before the walk.  The
  * walk then keeps each distinct path once (path_sums.h), not a node per
- * prefix, and calltree_finish() builds the nodes whose total of M is
- * positive and at least F of the root's, each under its parent (a node
- * left out takes its subtree with it).  Every node kept has its exact
- * total and self; the totals of the children left out stay in their
+ * prefix, and calltree_finish() builds the nodes whose total is positive
+ * and at least F of the root's, by metric_share(M), each under its parent
+ * (a node left out takes its subtree with it).  Every node kept has its
+ * exact total and self; the totals of the children left out stay in their
  * parent's total, so a node's self and its children's totals may add up
- * to less than its total.
+ * to less than its total.  calltree_left_out() counts a node's children
+ * left out so (not those under them).
  */
 #ifndef PTPROF_ANALYZE_CALLTREE_H
 #define PTPROF_ANALYZE_CALLTREE_H
@@ -83,6 +84,7 @@ struct calltree {
     /* calltree_keep_wide(): the paths walked, until calltree_finish() */
     double keep_fraction;
     struct path_sums *paths;
+    uint32_t *left_out;   /* after calltree_finish(): per node, NULL if none */
     uint32_t *path_elems; /* one path's elements, reused */
     size_t path_elems_cap;
     bool unattributed_seen;
@@ -99,6 +101,8 @@ void calltree_finish(struct calltree *t, const struct metric *m);
 const double *calltree_total(const struct calltree *t, uint32_t id);
 /* Node ID's values, self (then total at + T->columns.n); NULL: none. */
 const double *calltree_values(const struct calltree *t, uint32_t id);
+/* How many children of node ID calltree_keep_wide() left out. */
+uint32_t calltree_left_out(const struct calltree *t, uint32_t id);
 /* Whether node ID stands for an inlined frame. */
 bool calltree_inlined(const struct calltree *t, uint32_t id);
 /* Node N's value of M, exclusive or inclusive. */

@@ -29,6 +29,11 @@ const struct metric *metric_builtin(enum metric_kind kind)
     return kind >= METRIC_CPU && kind < METRIC_BUILTINS ? &builtins[kind] : &builtins[METRIC_CPU];
 }
 
+const struct metric *metric_share(const struct metric *m)
+{
+    return m->kind == METRIC_POWER ? metric_builtin(METRIC_ENERGY) : m;
+}
+
 /* Seconds per unit of a time unit, 0 for anything else. */
 static double time_unit_seconds(const char *unit)
 {

@@ -23,6 +23,10 @@
  *    wall, samples, energy, sum and counter columns.  metric_basis() is the
  *    additive metric behind any metric (energy for power, the denominator
  *    of a ratio, samples for a mean), what compare weighs keys by.
+ *    metric_share() is what a share of M is a share of, where a tree shows
+ *    percentages: M itself, but energy for power (a node's power is its
+ *    energy over its time, which may well exceed the run's mean: its
+ *    share of the energy is what it adds to the mean).
  *  - M->name is what --metric takes, M->unit the unit as shown ("s", "J",
  *    "W", "bytes", "" for counts), M->title a column title ("cpu s",
  *    "alloc_space bytes", "ipc"); M->integral marks counts (shown without
@@ -82,6 +86,7 @@ int metric_resolve(const char *name, const struct value_columns *columns, struct
 const struct metric *metric_builtin(enum metric_kind kind);
 double metric_of(const struct metric *m, const double *q, const double *v, double idle_s);
 bool metric_additive(const struct metric *m);
+const struct metric *metric_share(const struct metric *m);
 void metric_basis(const struct metric *m, struct metric *out);
 struct metric *metric_all(const struct value_columns *columns, size_t *n);
 void metric_list(const struct value_columns *columns, char *buf, size_t len);

@@ -12,10 +12,7 @@ struct ctx {
     FILE *out;
     const struct calltree *t;
     const struct metric *m;
-    /* What percentages are shares of: M, or energy for power (a node's
-     * power is its energy over its time, which may well exceed the run's
-     * mean: its share of the energy is what it adds to the mean). */
-    const struct metric *share;
+    const struct metric *share; /* what percentages are shares of: metric_share() */
     double threshold, base;
     enum render_format format;
     struct text_table *table;
@@ -33,6 +30,12 @@ static double pct(const struct ctx *c, uint32_t id, bool total)
 {
     double v = calltree_value(c->t, id, c->share, total);
     return c->base > 0 ? 100.0 * v / c->base : 0;
+}
+
+/* Node ID's children: those the tree left out are hidden too. */
+static void count_left_out(struct ctx *c, uint32_t id)
+{
+    c->hidden += calltree_left_out(c->t, id);
 }
 
 static bool shown(struct ctx *c, uint32_t id)
@@ -95,6 +98,7 @@ static void walk(struct ctx *c, uint32_t id, size_t depth)
          k = c->t->nodes[k].next_sibling)
         if (shown(c, k))
             walk(c, k, depth + 1);
+    count_left_out(c, id);
     c->path_len = saved;
     c->path[saved] = '\0';
 }
@@ -124,6 +128,7 @@ static void json_node(struct ctx *c, uint32_t id)
         first = false;
         json_node(c, k);
     }
+    count_left_out(c, id);
     fputs("]}", c->out);
 }
 
@@ -132,7 +137,7 @@ int render_tree(FILE *out, const struct calltree *t, const struct metric *m, dou
 {
     struct ctx c = {.out = out, .t = t, .m = m, .threshold = threshold_pct, .format = format};
     const struct calltree_node *root = &t->nodes[0];
-    c.share = m->kind == METRIC_POWER ? metric_builtin(METRIC_ENERGY) : m;
+    c.share = metric_share(m);
     c.base = calltree_value(t, 0, c.share, true);
     if (format == RENDER_JSON) {
         fputs("{\"schema\":\"ptprof-tree/1\",\"metric\":", out);
@@ -150,6 +155,7 @@ int render_tree(FILE *out, const struct calltree *t, const struct metric *m, dou
             first = false;
             json_node(&c, k);
         }
+        count_left_out(&c, 0);
         fprintf(out, "],\"hidden_nodes\":%zu}\n", c.hidden);
     } else {
         if (format == RENDER_CSV) {
@@ -168,6 +174,7 @@ int render_tree(FILE *out, const struct calltree *t, const struct metric *m, dou
         for (uint32_t k = root->first_child; k != CALLTREE_NONE; k = t->nodes[k].next_sibling)
             if (shown(&c, k))
                 walk(&c, k, 0);
+        count_left_out(&c, 0);
         if (c.table) {
             text_table_print(c.table, out, width);
             text_table_free(c.table);

@@ -5,7 +5,9 @@
  * Contract: nodes are printed depth first, children in the tree's order
  * (calltree_finish()), each with its total and self share of the chosen
  * metric and its total value; a node whose total share is below THRESHOLD
- * percent is left out with everything under it.  Text: the totals line,
+ * percent is left out with everything under it, and counted as hidden
+ * with the children a tree kept wide left out (calltree_left_out(): a tree
+ * built for THRESHOLD need not hold the nodes it hides).  Text: the totals line,
  * then one line per node indented two spaces per level, fitted to WIDTH.
  * CSV: "path,depth,self,self_pct,total,total_pct", the path being the
  * keys from the outermost frame joined by ';'.  JSON: nested objects with

@@ -6,6 +6,7 @@
  * thread used and values that may be negative. */
 #include "analyze/calltree.h"
 #include "analyze/path_sums.h"
+#include "render/tree_render.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -156,6 +157,17 @@ static size_t count_wide(const struct calltree *t, uint32_t id, double threshold
     return n;
 }
 
+/* Children of node ID of T the wide tree must have left out. */
+static uint32_t narrow_children(const struct calltree *t, uint32_t id, double threshold)
+{
+    uint32_t n = 0;
+    for (uint32_t c = t->nodes[id].first_child; c != CALLTREE_NONE; c = t->nodes[c].next_sibling) {
+        double v = calltree_value(t, c, &t->metric, true);
+        n += !(v > 0) || v < threshold;
+    }
+    return n;
+}
+
 /* Nodes of the whole tree wide enough under a parent that is not. */
 static size_t wide_under_narrow(const struct calltree *t, double threshold)
 {
@@ -207,6 +219,8 @@ static void check_against_whole(const char *metric_name, bool negative_values, u
                       "%s: value %zu", name, c);
         cr_expect_eq(calltree_inlined(p.wide, id), calltree_inlined(p.whole, w), "%s inlined",
                      name);
+        cr_expect_eq(calltree_left_out(p.wide, id), narrow_children(p.whole, w, FRACTION * root),
+                     "%s: %u children left out", name, calltree_left_out(p.wide, id));
         cr_expect(
             close_to(calltree_value(p.wide, id, &m, true), calltree_value(p.whole, w, &m, true)));
         cr_expect_eq(id == p.wide->unattributed_node, w == p.whole->unattributed_node);
@@ -267,4 +281,46 @@ Test(calltree_wide, paths_come_out_in_depth_first_order)
     }
     free(order);
     path_sums_free(s);
+}
+
+static char *tree_text(const struct calltree *t, double threshold_pct, enum render_format format)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_not_null(f);
+    cr_assert_eq(render_tree(f, t, &t->metric, threshold_pct, format, 100), 0);
+    fclose(f);
+    return buf;
+}
+
+/* `report --tree` builds a tree kept wide at half its threshold: shown as
+ * text, CSV and JSON, it is the whole tree's, the count of the subtrees
+ * hidden included.  By samples, whose sums are exact whatever their order,
+ * so equal totals order alike. */
+Test(calltree_wide, a_tree_kept_at_half_the_threshold_renders_as_the_whole_tree)
+{
+    struct pair p;
+    pair_init(&p, 0x5851f42d4c957f2dull);
+    calltree_free(p.wide);
+    struct key_spec spec;
+    char err[100];
+    cr_assert_eq(key_spec_parse("procedure", &spec, err, sizeof(err)), 0);
+    p.wide = calltree_new(p.keys, &spec);
+    calltree_keep_wide(p.wide, 0.5 / 100 / 2);
+    walk_runs(&p, false);
+    calltree_finish(p.whole, metric_builtin(METRIC_SAMPLES));
+    calltree_finish(p.wide, metric_builtin(METRIC_SAMPLES));
+    enum render_format formats[] = {RENDER_TABLE, RENDER_CSV, RENDER_JSON};
+    for (size_t i = 0; i < 3; i++) {
+        char *whole = tree_text(p.whole, 0.5, formats[i]),
+             *wide = tree_text(p.wide, 0.5, formats[i]);
+        cr_expect_str_eq(wide, whole, "format %zu", i);
+        if (i == 0)
+            cr_expect(strstr(whole, "subtrees under 0.5% not shown"), "%s", whole);
+        free(whole);
+        free(wide);
+    }
+    cr_assert_lt(p.wide->nnodes, p.whole->nnodes / 10);
+    pair_free(&p);
 }
