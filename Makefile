@@ -122,8 +122,13 @@ $(BUILD)/workloads/lib%.so: tests/workloads/lib/%.c
 	@mkdir -p $(@D)
 	$(CC) $(WORKLOAD_FLAGS) -O2 -fno-omit-frame-pointer -fPIC -shared -o $@ $<
 
+# The memory tests read the benchmark's files (tests/e2e/test_memory.c).
+$(BUILD)/bench/memory_gen: bench/memory_gen.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -o $@ $<
+
 workloads: $(WORKLOADS)
-tests: all workloads $(BUILD)/tests/unit-tests $(BUILD)/tests/e2e-tests
+tests: all workloads $(BUILD)/tests/unit-tests $(BUILD)/tests/e2e-tests $(BUILD)/bench/memory_gen
 
 # make check: the whole suite.  scripts/run-tests prints one summary line.
 check:

@@ -9,8 +9,9 @@
  *                             of a long run holds);
  *   memory_gen gperftools MB  a 64-bit CPU profile, records of 1-30 PCs
  *                             over 4,096 addresses;
- *   memory_gen gmon MB        a gmon.out whose every bin was hit (a 200 MB
- *                             text at 100 MB), no arcs.
+ *   memory_gen gmon MB [PCT]  a gmon.out whose every bin was hit (a 200 MB
+ *                             text at 100 MB), or PCT percent of its bins,
+ *                             as programs hit theirs; no arcs.
  *
  * The output goes to stdout; the content is a deterministic function of
  * the size (a fixed-seed generator), so runs compare.
@@ -160,7 +161,7 @@ static void gperftools(uint64_t bytes)
     printf("00400000-00500000 r-xp 00000000 08:01 1234 /usr/bin/program\n");
 }
 
-static void gmon(uint64_t bytes)
+static void gmon(uint64_t bytes, uint32_t percent)
 {
     uint32_t nbins = (uint32_t)(bytes / 2);
     uint64_t low = 0x400000, high = low + 2ull * nbins;
@@ -178,15 +179,15 @@ static void gmon(uint64_t bytes)
     dim[15] = 's';
     fwrite(dim, 1, 16, stdout);
     for (uint32_t i = 0; i < nbins; i++) {
-        uint16_t c = (uint16_t)(1 + next(3));
+        uint16_t c = (uint16_t)(percent >= 100 || next(100) < percent ? 1 + next(3) : 0);
         fwrite(&c, 2, 1, stdout);
     }
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: memory_gen folded|pprof|gperftools|gmon MB\n");
+    if (argc != 3 && !(argc == 4 && strcmp(argv[1], "gmon") == 0)) {
+        fprintf(stderr, "usage: memory_gen folded|pprof|gperftools|gmon MB (gmon: [PCT])\n");
         return 2;
     }
     uint64_t bytes = strtoull(argv[2], NULL, 10) << 20;
@@ -197,7 +198,7 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "gperftools") == 0)
         gperftools(bytes);
     else if (strcmp(argv[1], "gmon") == 0)
-        gmon(bytes);
+        gmon(bytes, argc == 4 ? (uint32_t)strtoul(argv[3], NULL, 10) : 100);
     else {
         fprintf(stderr, "memory_gen: unknown format '%s'\n", argv[1]);
         return 2;

@@ -5,8 +5,10 @@
  * cost 1.4 GB at 34 MB) stays within the target: 4x the input, or 256 MB
  * above the distinct stacks it holds, whichever is larger.  The file is
  * made by the test; the peak is the child's ru_maxrss (getrusage), so the
- * check holds however busy the machine is.  bench/memory.sh holds the
- * table of every format and command.
+ * check holds however busy the machine is.  And every reader's commands
+ * on the files bench/memory.sh measures (folded, gperftools, native, a
+ * gmon.out as programs fill it), under the same target.  bench/memory.sh
+ * holds the table of every format and command.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -118,27 +120,46 @@ static size_t write_pprof(const char *path, uint64_t bytes, uint64_t *frames)
     return nsamples;
 }
 
-/* The peak RSS in bytes of `ptprof CMD FILE [-o OUT]` (standard output
- * discarded), which must exit 0. */
-static double peak_rss(const char *cmd, const char *file, const char *out)
+/* Runs PROGRAM with ARGV (ARGV[0] its name), standard output to OUT
+ * (NULL: discarded) and standard error discarded; it must exit 0.  Its
+ * peak RSS in bytes. */
+static double run_peak_rss(const char *program, char *const argv[], const char *out)
 {
-    char *ptprof = build_ptprof();
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
     if (pid == 0) {
         int null = open("/dev/null", O_WRONLY);
-        if (null < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+        int to = out ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644) : null;
+        if (null < 0 || to < 0 || dup2(to, 1) < 0 || dup2(null, 2) < 0)
             _exit(127);
-        execl(ptprof, ptprof, cmd, file, out ? "-o" : (char *)NULL, out, (char *)NULL);
+        execv(program, argv);
         _exit(127);
     }
     int status;
     struct rusage ru;
     cr_assert_eq(wait4(pid, &status, 0, &ru), pid);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ptprof %s %s: %s", cmd, file,
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s %s: %s", argv[0], argv[1],
               spawn_status_text(status));
-    free(ptprof);
     return (double)ru.ru_maxrss * 1024.0; /* kilobytes on Linux */
+}
+
+/* The peak RSS in bytes of `ptprof CMD FILE [OPTION]` (output discarded:
+ * -o /dev/null for a flame graph). */
+static double peak_rss(const char *cmd, const char *file, const char *option)
+{
+    char *ptprof = build_ptprof();
+    char *argv[6] = {"ptprof", (char *)cmd, (char *)file};
+    size_t n = 3;
+    if (strcmp(cmd, "flamegraph") == 0) {
+        argv[n++] = "-o";
+        argv[n++] = "/dev/null";
+    } else if (option) {
+        argv[n++] = (char *)option;
+    }
+    argv[n] = NULL;
+    double rss = run_peak_rss(ptprof, argv, NULL);
+    free(ptprof);
+    return rss;
 }
 
 /* A 10 MB pprof of many distinct tiny samples in a new directory *DIR, at
@@ -158,11 +179,11 @@ static size_t many_tiny_samples(char **dir, char **file, uint64_t *frames, struc
     return nsamples;
 }
 
-/* `ptprof CMD` (its output to OUT, NULL: standard output) on the 10 MB
+/* `ptprof CMD` on the 10 MB
  * pprof of many tiny samples stays within the target: 4x the input, or
  * 256 MB above what the profile holds (every stack distinct, its frames
  * as 8-byte addresses), whichever is larger. */
-static void stays_in_proportion(const char *cmd, const char *out)
+static void stays_in_proportion(const char *cmd)
 {
     char *dir, *file;
     uint64_t frames;
@@ -172,7 +193,7 @@ static void stays_in_proportion(const char *cmd, const char *out)
     double bound = 4.0 * (double)st.st_size;
     if (bound < 256 * MB + held)
         bound = 256 * MB + held;
-    double rss = peak_rss(cmd, file, out);
+    double rss = peak_rss(cmd, file, NULL);
     cr_log_info("%s: %zu samples, %.0f MB of stacks, %.1f MB input: peak %.0f MB, bound %.0f MB",
                 cmd, nsamples, held / MB, (double)st.st_size / MB, rss / MB, bound / MB);
     cr_expect_leq(rss, bound,
@@ -185,7 +206,7 @@ static void stays_in_proportion(const char *cmd, const char *out)
 
 Test(memory, report_of_a_pprof_of_many_distinct_tiny_samples_stays_in_proportion, .timeout = 300)
 {
-    stays_in_proportion("report", NULL);
+    stays_in_proportion("report");
 }
 
 /* A flame graph draws at most about 12,000 frames a level: the tree of a
@@ -195,7 +216,7 @@ Test(memory, report_of_a_pprof_of_many_distinct_tiny_samples_stays_in_proportion
 Test(memory, flamegraph_of_a_pprof_of_many_distinct_tiny_samples_stays_in_proportion,
      .timeout = 300)
 {
-    stays_in_proportion("flamegraph", "/dev/null");
+    stays_in_proportion("flamegraph");
 }
 
 /* What the pprof reader holds beyond the profile it builds, the input it
@@ -270,5 +291,104 @@ Test(memory, a_folded_file_of_more_stacks_than_the_path_cache_converts_line_for_
     test_rmtree(dir);
     free(in);
     free(out);
+    free(dir);
+}
+
+/* --- every reader, on the benchmark's files ---------------------------------- */
+
+/* bench/memory_gen.c's file of MB megabytes of FORMAT (ARG: its optional
+ * third argument, or NULL) at DIR/NAME, as bench/memory.sh makes them. */
+static char *memory_gen(const char *dir, const char *name, const char *format, const char *mb,
+                        const char *arg)
+{
+    char *gen = build_path("bench/memory_gen"), *file = test_path(dir, name);
+    char *argv[] = {"memory_gen", (char *)format, (char *)mb, (char *)arg, NULL};
+    run_peak_rss(gen, argv, file);
+    free(gen);
+    return file;
+}
+
+/* Every command that reads a whole profile, on FILE: within 4x the file,
+ * or 256 MB above HELD (the distinct stacks and names it holds), whichever
+ * is larger. */
+static void every_command_stays_in_proportion(const char *file, double held)
+{
+    struct stat st;
+    cr_assert_eq(stat(file, &st), 0, "%s", file);
+    double bound = 4.0 * (double)st.st_size;
+    if (bound < 256 * MB + held)
+        bound = 256 * MB + held;
+    const char *commands[][2] = {
+        {"info", NULL}, {"report", NULL}, {"report", "--tree"}, {"flamegraph", NULL}};
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        double rss = peak_rss(commands[i][0], file, commands[i][1]);
+        cr_log_info("%s %s %s: %.1f MB input: peak %.0f MB, bound %.0f MB", commands[i][0],
+                    commands[i][1] ? commands[i][1] : "", file, (double)st.st_size / MB, rss / MB,
+                    bound / MB);
+        cr_expect_leq(rss, bound, "ptprof %s %s on %.1f MB of %s peaked at %.0f MB, over %.0f MB",
+                      commands[i][0], commands[i][1] ? commands[i][1] : "", (double)st.st_size / MB,
+                      file, rss / MB, bound / MB);
+    }
+}
+
+static char *memory_dir(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("peak RSS is not ptprof's under AddressSanitizer");
+#endif
+    return test_mkdtemp();
+}
+
+/* 10 MB of stacks of 8-40 frames over 5,000 names, a line per distinct
+ * stack. */
+Test(memory, every_command_on_folded_stacks_stays_in_proportion, .timeout = 300)
+{
+    char *dir = memory_dir(), *file = memory_gen(dir, "stacks.folded", "folded", "10", NULL);
+    every_command_stays_in_proportion(file, 0);
+    test_rmtree(dir);
+    free(file);
+    free(dir);
+}
+
+/* A 64-bit CPU profile of 34 MB, records of 1-30 PCs over 4,096
+ * addresses: a tree of a node per distinct stack prefix (a flame graph's,
+ * `report --tree`'s) took 414 MB of it. */
+Test(memory, every_command_on_a_gperftools_profile_stays_in_proportion, .timeout = 300)
+{
+    char *dir = memory_dir(), *file = memory_gen(dir, "cpu.prof", "gperftools", "34", NULL);
+    every_command_stays_in_proportion(file, 0);
+    test_rmtree(dir);
+    free(file);
+    free(dir);
+}
+
+/* The folded stacks as ptprof's own format: 15,213 samples, a stack each,
+ * and the names of their frames as LOCATION records, which are most of
+ * the file: its size is what it holds. */
+Test(memory, every_command_on_a_native_profile_stays_in_proportion, .timeout = 300)
+{
+    char *dir = memory_dir(), *folded = memory_gen(dir, "stacks.folded", "folded", "10", NULL);
+    char *file = test_path(dir, "stacks.data"), *ptprof = build_ptprof();
+    char *argv[] = {"ptprof", "convert", folded, "-o", file, NULL};
+    run_peak_rss(ptprof, argv, NULL);
+    struct stat st;
+    cr_assert_eq(stat(file, &st), 0, "%s", file);
+    every_command_stays_in_proportion(file, (double)st.st_size);
+    test_rmtree(dir);
+    free(ptprof);
+    free(file);
+    free(folded);
+    free(dir);
+}
+
+/* A gmon.out of 5 million bins, one in a hundred hit, as programs hit
+ * theirs (bench/RESULTS.md: one whose every bin was hit, read without its
+ * binary, is still beyond the target). */
+Test(memory, every_command_on_a_gmon_out_stays_in_proportion, .timeout = 300)
+{
+    char *dir = memory_dir(), *file = memory_gen(dir, "gmon.out", "gmon", "10", "1");
+    every_command_stays_in_proportion(file, 0);
+    test_rmtree(dir);
+    free(file);
     free(dir);
 }
