@@ -339,15 +339,22 @@ static char *memory_dir(void)
     return test_mkdtemp();
 }
 
-/* 10 MB of stacks of 8-40 frames over 5,000 names, a line per distinct
- * stack. */
-Test(memory, every_command_on_folded_stacks_stays_in_proportion, .timeout = 300)
+/* every_command_stays_in_proportion() on memory_gen's file (HELD: 0). */
+static void generated_stays_in_proportion(const char *name, const char *format, const char *mb,
+                                          const char *arg)
 {
-    char *dir = memory_dir(), *file = memory_gen(dir, "stacks.folded", "folded", "10", NULL);
+    char *dir = memory_dir(), *file = memory_gen(dir, name, format, mb, arg);
     every_command_stays_in_proportion(file, 0);
     test_rmtree(dir);
     free(file);
     free(dir);
+}
+
+/* 10 MB of stacks of 8-40 frames over 5,000 names, a line per distinct
+ * stack. */
+Test(memory, every_command_on_folded_stacks_stays_in_proportion, .timeout = 300)
+{
+    generated_stays_in_proportion("stacks.folded", "folded", "10", NULL);
 }
 
 /* A 64-bit CPU profile of 34 MB, records of 1-30 PCs over 4,096
@@ -355,11 +362,7 @@ Test(memory, every_command_on_folded_stacks_stays_in_proportion, .timeout = 300)
  * `report --tree`'s) took 414 MB of it. */
 Test(memory, every_command_on_a_gperftools_profile_stays_in_proportion, .timeout = 300)
 {
-    char *dir = memory_dir(), *file = memory_gen(dir, "cpu.prof", "gperftools", "34", NULL);
-    every_command_stays_in_proportion(file, 0);
-    test_rmtree(dir);
-    free(file);
-    free(dir);
+    generated_stays_in_proportion("cpu.prof", "gperftools", "34", NULL);
 }
 
 /* The folded stacks as ptprof's own format: 15,213 samples, a stack each,
@@ -386,9 +389,5 @@ Test(memory, every_command_on_a_native_profile_stays_in_proportion, .timeout = 3
  * binary, is still beyond the target). */
 Test(memory, every_command_on_a_gmon_out_stays_in_proportion, .timeout = 300)
 {
-    char *dir = memory_dir(), *file = memory_gen(dir, "gmon.out", "gmon", "10", "1");
-    every_command_stays_in_proportion(file, 0);
-    test_rmtree(dir);
-    free(file);
-    free(dir);
+    generated_stays_in_proportion("gmon.out", "gmon", "10", "1");
 }
