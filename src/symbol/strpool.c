@@ -59,12 +59,17 @@ void *strpool_alloc(struct strpool *pool, size_t size)
     return p;
 }
 
-const char *strpool_copy(struct strpool *pool, const char *s)
+/* S[0..LEN) and a terminator in the pool's memory. */
+static char *copy_len(struct strpool *pool, const char *s, size_t len)
 {
-    size_t len = strlen(s);
     char *copy = strpool_alloc(pool, len + 1); /* zeroed: the terminator is there */
     memcpy(copy, s, len);
     return copy;
+}
+
+const char *strpool_copy(struct strpool *pool, const char *s)
+{
+    return copy_len(pool, s, strlen(s));
 }
 
 static uint64_t hash_bytes(const char *s, size_t len)
@@ -103,9 +108,7 @@ const char *strpool_intern_len(struct strpool *pool, const char *s, size_t len)
         if (sl->hash == h && sl->len == len && memcmp(sl->s, s, len) == 0)
             return sl->s;
     }
-    char *copy = strpool_alloc(pool, len + 1);
-    memcpy(copy, s, len);
-    copy[len] = '\0';
+    char *copy = copy_len(pool, s, len);
     pool->slots[j] = (struct slot){copy, len, h};
     pool->count++;
     return copy;
