@@ -165,11 +165,11 @@ static void add_values(struct calltree *t, const struct walk_event *e, uint32_t 
         self[c] += e->values[c];
 }
 
-void calltree_keep_wide(struct calltree *t, double fraction)
+void calltree_keep_wide(struct calltree *t, double cut)
 {
-    if (!(fraction > 0) || t->paths)
+    if (!(cut > 0) || t->paths)
         return;
-    t->keep_fraction = fraction;
+    t->keep_fraction = cut / 2;
     t->paths = path_sums_new(CALLTREE_Q);
 }
 
@@ -278,13 +278,9 @@ static int child_cmp(const void *pa, const void *pb, void *ctx)
 
 /* Every node's totals, of the quantities and of the values: its self and
  * its children's totals, children first (a child's id is above its
- * parent's).  The index of edges is not
- * needed any more: it goes first, so the two are never held together. */
+ * parent's). */
 static void add_up_totals(struct calltree *t)
 {
-    free(t->index);
-    t->index = NULL;
-    t->index_cap = 0;
     t->node_totals = xmalloc(t->nnodes * CALLTREE_Q * sizeof(*t->node_totals));
     for (size_t i = 0; i < t->nnodes; i++)
         memcpy(t->node_totals + i * CALLTREE_Q, t->nodes[i].self, sizeof(t->nodes[i].self));
@@ -312,8 +308,8 @@ struct wide_walk {
     uint32_t *node;
     uint32_t *left_out; /* children left out so far */
     double *acc;
-    size_t cap;      /* depths of NODE, LEFT_OUT and ACC */
-    size_t kept_cap; /* of T->left_out */
+    size_t cap;                  /* depths of NODE, LEFT_OUT and ACC */
+    size_t kept_cap, totals_cap; /* of T->left_out and T->node_totals */
 };
 
 static double *wide_acc(struct wide_walk *w, size_t depth)
@@ -344,10 +340,25 @@ static void wide_open(struct wide_walk *w, size_t depth, uint32_t key)
     memset(wide_acc(w, depth), 0, stride * sizeof(*w->acc));
 }
 
+/* Node ID, the open node at DEPTH, is kept: its totals are what its
+ * subtree held. */
+static void wide_keep(struct wide_walk *w, uint32_t id, size_t depth)
+{
+    struct calltree *t = w->t;
+    const double *acc = wide_acc(w, depth);
+    t->left_out = xgrow(t->left_out, &w->kept_cap, (size_t)id + 1, sizeof(*t->left_out));
+    t->left_out[id] = w->left_out[depth];
+    t->node_totals =
+        xgrow(t->node_totals, &w->totals_cap, (size_t)id + 1, CALLTREE_Q * sizeof(*t->node_totals));
+    memcpy(t->node_totals + (size_t)id * CALLTREE_Q, acc, CALLTREE_Q * sizeof(*acc));
+    if (w->nv)
+        memcpy(t->values + (size_t)id * 2 * w->nv + w->nv, acc + CALLTREE_Q, w->nv * sizeof(*acc));
+}
+
 /* The open node at DEPTH is complete: its total to its parent's, and the
  * node kept when wide enough, else left out with all under it (the last
  * nodes made, so the tree just ends before it). */
-static void wide_close(struct wide_walk *w, size_t depth, size_t *totals_cap)
+static void wide_close(struct wide_walk *w, size_t depth)
 {
     struct calltree *t = w->t;
     uint32_t id = w->node[depth];
@@ -365,13 +376,7 @@ static void wide_close(struct wide_walk *w, size_t depth, size_t *totals_cap)
         w->left_out[depth - 1]++;
         return;
     }
-    t->left_out = xgrow(t->left_out, &w->kept_cap, (size_t)id + 1, sizeof(*t->left_out));
-    t->left_out[id] = w->left_out[depth];
-    t->node_totals =
-        xgrow(t->node_totals, totals_cap, (size_t)id + 1, CALLTREE_Q * sizeof(*t->node_totals));
-    memcpy(t->node_totals + (size_t)id * CALLTREE_Q, acc, CALLTREE_Q * sizeof(*acc));
-    if (w->nv)
-        memcpy(t->values + (size_t)id * 2 * w->nv + w->nv, acc + CALLTREE_Q, w->nv * sizeof(*acc));
+    wide_keep(w, id, depth);
 }
 
 /* The nodes of a tree kept wide, from its paths: in the order of their
@@ -383,7 +388,7 @@ static void build_wide(struct calltree *t, double runs)
     struct path_sums *ps = t->paths;
     size_t npaths = path_sums_count(ps), ncols = path_sums_columns(ps);
     struct wide_walk w = {.t = t, .by = metric_share(&t->metric), .nv = t->nvalues};
-    size_t stride = CALLTREE_Q + w.nv, totals_cap = 0;
+    size_t stride = CALLTREE_Q + w.nv;
     double *root = xcalloc(stride, sizeof(*root));
     for (uint32_t id = 0; id < npaths; id++) {
         double *sum = path_sums_of(ps, id);
@@ -411,7 +416,7 @@ static void build_wide(struct calltree *t, double runs)
                PATH_SUMS_KEY(open[common]) == PATH_SUMS_KEY(e[common]))
             common++;
         for (; depth > common; depth--)
-            wide_close(&w, depth, &totals_cap);
+            wide_close(&w, depth);
         for (; depth < n; depth++)
             wide_open(&w, depth + 1, PATH_SUMS_KEY(e[depth]));
         open = e;
@@ -431,14 +436,8 @@ static void build_wide(struct calltree *t, double runs)
         }
     }
     for (; depth > 0; depth--)
-        wide_close(&w, depth, &totals_cap);
-    /* The root is always kept. */
-    t->left_out = xgrow(t->left_out, &w.kept_cap, 1, sizeof(*t->left_out));
-    t->left_out[0] = w.left_out[0];
-    t->node_totals = xgrow(t->node_totals, &totals_cap, 1, CALLTREE_Q * sizeof(*t->node_totals));
-    memcpy(t->node_totals, w.acc, CALLTREE_Q * sizeof(*w.acc));
-    if (w.nv)
-        memcpy(t->values + w.nv, w.acc + CALLTREE_Q, w.nv * sizeof(*w.acc));
+        wide_close(&w, depth);
+    wide_keep(&w, 0, 0); /* the root, always */
     for (uint32_t c = t->nodes[0].first_child; c != CALLTREE_NONE && t->unattributed_seen;
          c = t->nodes[c].next_sibling)
         if (t->nodes[c].key == t->unattributed)
@@ -451,9 +450,6 @@ static void build_wide(struct calltree *t, double runs)
     t->paths = NULL;
     free(t->path_elems);
     t->path_elems = NULL;
-    free(t->index);
-    t->index = NULL;
-    t->index_cap = 0;
 }
 
 void calltree_finish(struct calltree *t, const struct metric *m)
@@ -469,6 +465,11 @@ void calltree_finish(struct calltree *t, const struct metric *m)
             t->values[i * 2 * t->nvalues + c] /= runs;
     }
     t->idle_s /= runs;
+    /* The index of edges is not needed any more: it goes before the
+     * totals are made, so the two are never held together. */
+    free(t->index);
+    t->index = NULL;
+    t->index_cap = 0;
     if (t->paths)
         build_wide(t, runs);
     else

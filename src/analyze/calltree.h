@@ -19,12 +19,15 @@
  * then total (NULL without columns).  calltree_metric() resolves a metric
  * name against them.
  *
- * A tree for a picture that cannot show narrow nodes (a flame graph) may
- * keep only its wide ones: calltree_keep_wide(T, F) before the walk.  The
- * walk then keeps each distinct path once (path_sums.h), not a node per
- * prefix, and calltree_finish() builds the nodes whose total is positive
- * and at least F of the root's, by metric_share(M), each under its parent
- * (a node left out takes its subtree with it).  Every node kept has its
+ * A tree for a picture that leaves out the nodes under a share CUT of the
+ * whole (a flame graph, a tree report's threshold) may keep only the ones
+ * it can show: calltree_keep_wide(T, CUT) before the walk.  The walk then
+ * keeps each distinct path once (path_sums.h), not a node per prefix, and
+ * calltree_finish() builds the nodes whose total is positive and at least
+ * half CUT of the root's, by metric_share(M), each under its parent (a
+ * node left out takes its subtree with it).  Half: the tree adds up its
+ * totals in another order than the whole tree would, so no rounding of a
+ * sum may lose a node the picture's own cut keeps.  Every node kept has its
  * exact total and self; the totals of the children left out stay in their
  * parent's total, so a node's self and its children's totals may add up
  * to less than its total.  calltree_left_out() counts a node's children
@@ -82,7 +85,7 @@ struct calltree {
     size_t nvalues, values_cap;
     struct metric metric; /* after calltree_finish() */
     /* calltree_keep_wide(): the paths walked, until calltree_finish() */
-    double keep_fraction;
+    double keep_fraction; /* half the cut */
     struct path_sums *paths;
     uint32_t *left_out;   /* after calltree_finish(): per node, NULL if none */
     uint32_t *path_elems; /* one path's elements, reused */
@@ -91,9 +94,9 @@ struct calltree {
 };
 
 struct calltree *calltree_new(struct strtab *keys, const struct key_spec *spec);
-/* Keep only the nodes of at least FRACTION of the root's total (above);
+/* Keep only the nodes a cut at CUT of the root's total may show (above);
  * before any walk. */
-void calltree_keep_wide(struct calltree *t, double fraction);
+void calltree_keep_wide(struct calltree *t, double cut);
 struct walk_visitor calltree_visitor(struct calltree *t);
 void calltree_add_run(struct calltree *t, const struct walk_totals *wt);
 void calltree_finish(struct calltree *t, const struct metric *m);

@@ -201,10 +201,10 @@ int session_report_file(const char *path, const struct session_options *opts, co
 
 struct calltree *session_calltree(char *const *files, size_t nfiles,
                                   const struct session_options *opts, const char *metric,
-                                  double keep_fraction, struct strtab *keys, struct strtab *names)
+                                  double cut, struct strtab *keys, struct strtab *names)
 {
     struct calltree *t = calltree_new(keys, &opts->walk.keys);
-    calltree_keep_wide(t, keep_fraction);
+    calltree_keep_wide(t, cut);
     struct walk_visitor v = calltree_visitor(t);
     struct walk_totals first;
     memset(&first, 0, sizeof(first));

@@ -78,13 +78,13 @@ int session_walk_arcs(const char *path, const struct profile *prof,
                       void (*fn)(void *ctx, const struct walk_arc *a), void *ctx);
 /* The call tree of FILES (analyze/calltree.h): the mean of their runs,
  * keyed by OPTS->walk.keys, finished for METRIC (session_metric() with
- * the first file's default), its nodes of less than KEEP_FRACTION of the
- * whole left out (calltree_keep_wide(); 0 keeps every node); NULL after a
+ * the first file's default), without the nodes a cut at CUT of the whole
+ * leaves out (calltree_keep_wide(); 0 keeps every node); NULL after a
  * message. */
 struct calltree;
 struct calltree *session_calltree(char *const *files, size_t nfiles,
                                   const struct session_options *opts, const char *metric,
-                                  double keep_fraction, struct strtab *keys, struct strtab *names);
+                                  double cut, struct strtab *keys, struct strtab *names);
 int session_walk_file(const char *path, const struct session_options *opts, struct strtab *keys,
                       struct strtab *names, const struct walk_visitor *v,
                       struct walk_totals *totals);

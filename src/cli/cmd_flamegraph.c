@@ -244,13 +244,12 @@ int cmd_flamegraph(int argc, char **argv)
         return PT_EXIT_USAGE;
     }
     /* Nodes too narrow to be drawn are not built (issue 19: a node per
-     * distinct prefix outweighed the profile): those under half the
-     * narrowest share drawn, so no rounding of a total loses a frame.  A
-     * differential graph matches the baseline path by path: every node. */
+     * distinct prefix outweighed the profile).  A differential graph
+     * matches the baseline path by path: every node. */
     struct flamegraph_options sizes = {.width = a.width, .min_px = a.min_px};
-    double keep = a.baseline ? 0 : flamegraph_min_fraction(&sizes) / 2;
+    double cut = a.baseline ? 0 : flamegraph_min_fraction(&sizes);
     struct strtab *keys = strtab_new(), *names = strtab_new();
-    struct calltree *t = session_calltree(files, nfiles, &a.an.session, a.an.metric, keep, keys,
+    struct calltree *t = session_calltree(files, nfiles, &a.an.session, a.an.metric, cut, keys,
                                           names),
                     *base = NULL;
     rc = PT_EXIT_BAD_INPUT;

@@ -178,13 +178,12 @@ static int parse_args(int *argcp, char **argv, struct report_args *a)
 static int run_tree(struct report_args *a, char **files, size_t nfiles, int width)
 {
     double threshold = a->threshold >= 0 ? a->threshold : TREE_THRESHOLD;
-    /* The nodes under half the threshold are never built (issue 19): the
-     * rest are shown as from the whole tree, with the count of those
-     * hidden. */
-    double keep = threshold > 0 ? threshold / 100 / 2 : 0;
+    /* The nodes the threshold hides are never built (issue 19): the rest
+     * are shown as from the whole tree, with the count of those hidden. */
+    double cut = threshold > 0 ? threshold / 100 : 0;
     struct strtab *keys = strtab_new(), *names = strtab_new();
     struct calltree *t =
-        session_calltree(files, nfiles, &a->an.session, a->an.metric, keep, keys, names);
+        session_calltree(files, nfiles, &a->an.session, a->an.metric, cut, keys, names);
     int rc = t ? PT_EXIT_OK : PT_EXIT_BAD_INPUT;
     if (t) {
         if (render_tree(stdout, t, &t->metric, threshold, a->format, width) != 0) {

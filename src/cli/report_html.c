@@ -62,7 +62,7 @@ struct html_figures *html_figures_new(const struct analysis_args *an, struct str
     f->tree = calltree_new(keys, &an->session.walk.keys);
     /* Only what the figure can draw (as cmd_flamegraph.c keeps it). */
     struct flamegraph_options sizes = {.width = FIGURE_WIDTH};
-    calltree_keep_wide(f->tree, flamegraph_min_fraction(&sizes) / 2);
+    calltree_keep_wide(f->tree, flamegraph_min_fraction(&sizes));
     return f;
 }
 
