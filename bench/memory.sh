@@ -6,9 +6,10 @@
 #
 # For each format, a file of MEMORY_BENCH_MB (100) megabytes made by
 # bench/memory_gen.c (folded stacks, a pprof of many tiny samples, a 64-bit
-# gperftools profile, a gmon.out whose every bin was hit); a native profile
-# converted from the folded one; and a perf.data of perf record -g on the
-# callers workload.  Each command runs once under GNU time (%M: the peak RSS
+# gperftools profile, a gmon.out whose every bin was hit, the original
+# sampler's raw format); a native profile converted from the folded one; and
+# a perf.data of perf record -g on the callers workload with its perf script
+# text.  Each command runs once under GNU time (%M: the peak RSS
 # of the process), with a time limit of MEMORY_BENCH_TIMEOUT (600) seconds.
 # The target is 4x the input, or 256 MB more than the profile's distinct
 # content: the table gives the ratio to the input.  Peers: google-pprof
@@ -82,7 +83,7 @@ row() {
 
 printf '| format | input | command | peak RSS | RSS / input | wall | exit |\n'
 printf '|---|---:|---|---:|---:|---:|---:|\n'
-for format in folded pprof gperftools gmon; do
+for format in folded pprof gperftools gmon pperf; do
     file=$TMP/big.$format
     say "bench: memory: generating $MB MB of $format"
     "$GEN" "$format" "$MB" >"$file" || continue
@@ -132,8 +133,19 @@ done
 if [ -n "$PERF" ] && [ -x "$BUILD/workloads/callers" ] &&
     "$PERF" record -q -g -F 20000 -o "$TMP/perf.data" -- "$BUILD/workloads/callers" 5 \
         >/dev/null 2>&1; then
-    row perf.data "$TMP/perf.data" "ptprof report" "$PTPROF" report "$TMP/perf.data"
+    for cmd in info report flamegraph; do
+        case $cmd in
+        flamegraph) row perf.data "$TMP/perf.data" "ptprof flamegraph" "$PTPROF" flamegraph -o "$TMP/f.svg" "$TMP/perf.data" ;;
+        *) row perf.data "$TMP/perf.data" "ptprof $cmd" "$PTPROF" "$cmd" "$TMP/perf.data" ;;
+        esac
+    done
     row perf.data "$TMP/perf.data" "perf report --stdio" "$PERF" report --stdio -i "$TMP/perf.data"
+    if "$PERF" script -i "$TMP/perf.data" >"$TMP/perf.script" 2>/dev/null; then
+        for cmd in info report; do
+            row perf-script "$TMP/perf.script" "ptprof $cmd" "$PTPROF" "$cmd" "$TMP/perf.script"
+        done
+    fi
+    rm -f "$TMP/perf.script" "$TMP/f.svg"
 else
     printf '| perf.data | | `perf report --stdio` | n/a | | | |\n'
 fi

@@ -11,12 +11,16 @@
  *                             over 4,096 addresses;
  *   memory_gen gmon MB [PCT]  a gmon.out whose every bin was hit (a 200 MB
  *                             text at 100 MB), or PCT percent of its bins,
- *                             as programs hit theirs; no arcs.
+ *                             as programs hit theirs; no arcs;
+ *   memory_gen pperf MB       the original sampler's raw format: a sample
+ *                             a millisecond of 1-4 threads at 4,096 PCs,
+ *                             with a power reading each.
  *
  * The output goes to stdout; the content is a deterministic function of
  * the size (a fixed-seed generator), so runs compare.
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,10 +188,63 @@ static void gmon(uint64_t bytes, uint32_t percent)
     }
 }
 
+static void put32(uint32_t v)
+{
+    fwrite(&v, 4, 1, stdout);
+}
+
+/* The samples of pperf(): their count and bytes, or written when WRITE.
+ * The generator starts from the same state both times. */
+static uint64_t pperf_samples(uint64_t bytes, bool write, uint64_t *nsamples)
+{
+    uint64_t out = 36, cpu_ns[4] = {0}, wall_us = 1700000000000000ull;
+    rng = 0x9e3779b97f4a7c15ull;
+    *nsamples = 0;
+    while (out < bytes) {
+        uint32_t nthreads = 1 + next(4);
+        double watts = 1.0 + next(1000) / 100.0;
+        if (write) {
+            put64(wall_us);
+            fwrite(&watts, 8, 1, stdout);
+            put32(nthreads);
+        }
+        for (uint32_t t = 0; t < nthreads; t++) {
+            uint64_t pc = 0x400000 + 16ull * next(4096);
+            cpu_ns[t] += 1000000;
+            if (write) {
+                put32(1001 + t);
+                put64(pc);
+                put64(cpu_ns[t]);
+            }
+        }
+        wall_us += 1000;
+        out += 20 + 20ull * nthreads;
+        ++*nsamples;
+    }
+    return out;
+}
+
+static void pperf(uint64_t bytes)
+{
+    uint64_t nsamples;
+    pperf_samples(bytes, false, &nsamples);
+    put32(3); /* power */
+    put64(nsamples * 1000);
+    put64(0);
+    put64(nsamples);
+    put32(8); /* one double */
+    put32(1); /* one map */
+    pperf_samples(bytes, true, &nsamples);
+    char label[256] = "program";
+    put64(0x400000);
+    put64(0x100000);
+    fwrite(label, 1, sizeof(label), stdout);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 4 && strcmp(argv[1], "gmon") == 0)) {
-        fprintf(stderr, "usage: memory_gen folded|pprof|gperftools|gmon MB (gmon: [PCT])\n");
+        fprintf(stderr, "usage: memory_gen folded|pprof|gperftools|gmon|pperf MB (gmon: [PCT])\n");
         return 2;
     }
     uint64_t bytes = strtoull(argv[2], NULL, 10) << 20;
@@ -197,6 +254,8 @@ int main(int argc, char **argv)
         pprof(bytes);
     else if (strcmp(argv[1], "gperftools") == 0)
         gperftools(bytes);
+    else if (strcmp(argv[1], "pperf") == 0)
+        pperf(bytes);
     else if (strcmp(argv[1], "gmon") == 0)
         gmon(bytes, argc == 4 ? (uint32_t)strtoul(argv[3], NULL, 10) : 100);
     else {

@@ -7,8 +7,9 @@
  * made by the test; the peak is the child's ru_maxrss (getrusage), so the
  * check holds however busy the machine is.  And every reader's commands
  * on the files bench/memory.sh measures (folded, gperftools, native, a
- * gmon.out as programs fill it), under the same target.  bench/memory.sh
- * holds the table of every format and command.
+ * gmon.out as programs fill it, the original sampler's raw format) and on
+ * a recording of perf record -g and its perf script text, under the same
+ * target.  bench/memory.sh holds the table of every format and command.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -390,4 +391,33 @@ Test(memory, every_command_on_a_native_profile_stays_in_proportion, .timeout = 3
 Test(memory, every_command_on_a_gmon_out_stays_in_proportion, .timeout = 300)
 {
     generated_stays_in_proportion("gmon.out", "gmon", "10", "1");
+}
+
+/* The original sampler's raw format, 10 MB: 150,119 samples of 1-4
+ * threads at 4,096 PCs of a binary not at hand, a power reading each. */
+Test(memory, every_command_on_the_original_samplers_raw_format_stays_in_proportion, .timeout = 300)
+{
+    generated_stays_in_proportion("run.pperf", "pperf", "10", NULL);
+}
+
+/* What `perf record -g` writes in 3 s at 20 kHz (some 10 MB on an idle
+ * machine, less on a busy one: the bound is 256 MB either way), and the
+ * same samples as the text of `perf script` (three times the size). */
+Test(memory, every_command_on_perf_data_and_perf_script_stays_in_proportion, .timeout = 300)
+{
+    char *dir = memory_dir(), *perf = test_need_tool("perf"), *callers = build_workload("callers");
+    char *data = test_path(dir, "perf.data"), *script = test_path(dir, "perf.script");
+    char *record[] = {"perf",  "record", "-q", "-g", "-e",    "cpu-clock", "-F",
+                      "20000", "-o",     data, "--", callers, "3",         NULL};
+    run_peak_rss(perf, record, NULL);
+    char *text[] = {"perf", "script", "-i", data, NULL};
+    run_peak_rss(perf, text, script);
+    every_command_stays_in_proportion(data, 0);
+    every_command_stays_in_proportion(script, 0);
+    test_rmtree(dir);
+    free(data);
+    free(script);
+    free(callers);
+    free(perf);
+    free(dir);
 }
