@@ -82,8 +82,8 @@ static double round_weight(const struct prof_sample *s)
     uint32_t parts = 0;
     for (uint32_t j = 0; j < s->nthreads; j++) {
         parts += (s->threads[j].flags & PROF_THREAD_PART) != 0;
-        if (s->weights && s->weights[j] > most)
-            most = s->weights[j];
+        if (prof_weight(s, j) > most)
+            most = prof_weight(s, j);
     }
     /* A sample holding only parts of intervals is no round (spells.h). */
     return s->nthreads && parts == s->nthreads ? 0 : (double)most;

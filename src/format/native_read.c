@@ -948,14 +948,14 @@ static void apply_stack(struct loader *l, const struct rec *r)
 static void apply_sample(struct loader *l, const struct rec *r)
 {
     struct profile *p = l->p;
-    struct prof_sample s = {.time_ns = r->sample.time, .nthreads = r->sample.nthreads};
+    struct prof_sample s = {.time_ns = r->sample.time};
     if (r->sample.nvalues) {
         s.values = xmalloc(r->sample.nvalues * sizeof(double));
         for (uint32_t i = 0; i < r->sample.nvalues; i++)
             s.values[i] = get_f64(r->sample.values + 8 * (size_t)i);
     }
-    if (s.nthreads)
-        s.threads = xmalloc(s.nthreads * sizeof(*s.threads));
+    size_t nv = (size_t)r->sample.nthreads * r->sample.per_thread;
+    profile_sample_alloc(p, &s, r->sample.nthreads, r->sample.nweights != 0, nv != 0);
     for (uint32_t i = 0; i < s.nthreads; i++) {
         const unsigned char *t = r->sample.threads + (size_t)i * THREAD_SIZE;
         s.threads[i] = (struct prof_thread_sample){
@@ -964,21 +964,15 @@ static void apply_sample(struct loader *l, const struct rec *r)
             .pc = get_u64(t + 8),
             .cpu_ns = get_u64(t + 16),
             .stack = get_u32(t + 24),
-            .syscall = (int32_t)get_u32(t + 28),
-            .flags = get_u32(t + 32),
+            .syscall = prof_syscall((int32_t)get_u32(t + 28)),
+            .flags = (uint16_t)get_u32(t + 32), /* the flags ptprof knows are 16 bits */
         };
     }
-    if (r->sample.nweights) {
-        s.weights = xmalloc(s.nthreads * sizeof(*s.weights));
-        for (uint32_t i = 0; i < s.nthreads; i++)
-            s.weights[i] = get_u64(r->sample.weights + 8 * (size_t)i);
-    }
-    size_t nv = (size_t)s.nthreads * r->sample.per_thread;
-    if (nv) {
-        s.thread_values = xmalloc(nv * sizeof(*s.thread_values));
-        for (size_t i = 0; i < nv; i++)
-            s.thread_values[i] = get_u64(r->sample.thread_values + 8 * i);
-    }
+    uint64_t *weights = prof_weights(&s), *values = prof_all_thread_values(&s);
+    for (uint32_t i = 0; weights && i < s.nthreads; i++)
+        weights[i] = get_u64(r->sample.weights + 8 * (size_t)i);
+    for (size_t i = 0; i < nv; i++)
+        values[i] = get_u64(r->sample.thread_values + 8 * i);
     p->samples = xgrow(p->samples, &l->cap_samples, p->nsamples + 1, sizeof(*p->samples));
     p->samples[p->nsamples++] = s;
 }

@@ -249,8 +249,8 @@ static int write_sample(struct native_writer *w, const struct profile *p,
         (*buf)[t].stack = id < p->nstacks ? remap[id] : 0;
     }
     return native_write_sample_values(w, s->time_ns, s->values, (uint32_t)p->nchannels, *buf,
-                                      s->nthreads, s->weights,
-                                      p->nvalue_types ? s->thread_values : NULL);
+                                      s->nthreads, prof_weights(s),
+                                      p->nvalue_types ? prof_all_thread_values(s) : NULL);
 }
 
 static int write_event(struct native_writer *w, const struct profile *p, const struct order *o,

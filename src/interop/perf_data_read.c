@@ -757,9 +757,8 @@ static void on_sample(void *ctx, const struct perf_record *rec)
     struct profile *p = r->p;
     p->samples = xgrow(p->samples, &r->samples_cap, p->nsamples + 1, sizeof(*p->samples));
     struct prof_sample *out = &p->samples[p->nsamples++];
-    *out = (struct prof_sample){.time_ns = wall_of(r, rec->time), .nthreads = 1};
-    out->threads = xmalloc(sizeof(*out->threads));
-    out->threads[0] = (struct prof_thread_sample){
+    *out = (struct prof_sample){.time_ns = wall_of(r, rec->time)};
+    profile_sample_alloc(p, out, 1, false, r->values)[0] = (struct prof_thread_sample){
         .pid = s->pid,
         .tid = s->tid,
         .pc = s->ip,
@@ -771,8 +770,7 @@ static void on_sample(void *ctx, const struct perf_record *rec)
         /* The sample stands for its period of its event (one event when
          * the sample has no period). */
         bool period = (r->events[event].layout.sample_type & PERF_SAMPLE_PERIOD) != 0;
-        out->thread_values = xcalloc(p->nvalue_types, sizeof(*out->thread_values));
-        out->thread_values[event] = period ? s->period : 1;
+        prof_all_thread_values(out)[event] = period ? s->period : 1;
     }
 }
 

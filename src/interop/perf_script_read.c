@@ -657,11 +657,8 @@ static bool same_as_last(const struct reader *r, uint32_t thread,
 
 static void add_weight(struct profile *p, struct prof_sample *s)
 {
-    if (!s->weights) {
-        s->weights = profile_arena_alloc(p, sizeof(*s->weights));
-        s->weights[0] = 1;
-    }
-    s->weights[0]++;
+    profile_sample_extend(p, s, true, false);
+    prof_weights(s)[0]++;
 }
 
 static void finish_event(struct reader *r)
@@ -895,8 +892,8 @@ static void fill_values(struct reader *r)
         const struct event_info *e = &r->info[i];
         if (!e->has_period || e->period == 0)
             continue;
-        p->samples[i].thread_values = profile_arena_alloc(p, p->nvalue_types * sizeof(uint64_t));
-        p->samples[i].thread_values[e->event] =
+        profile_sample_extend(p, &p->samples[i], false, true);
+        prof_all_thread_values(&p->samples[i])[e->event] =
             times_weight(e->period, sample_weight(&p->samples[i]));
     }
 }

@@ -181,9 +181,7 @@ int profile_from_pperf(const struct pperf_profile *in, const char *path,
             d->values = xmalloc(out->nchannels * sizeof(double));
             memcpy(d->values, s->pmu, out->nchannels * sizeof(double));
         }
-        d->nthreads = s->nthreads;
-        if (s->nthreads)
-            d->threads = xmalloc(s->nthreads * sizeof(*d->threads));
+        profile_sample_alloc(out, d, s->nthreads, false, false);
         for (uint32_t t = 0; t < s->nthreads; t++)
             d->threads[t] = (struct prof_thread_sample){
                 .pid = pid,

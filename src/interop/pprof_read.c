@@ -894,17 +894,17 @@ struct timeline {
     uint64_t t;
 };
 
-static struct prof_sample *push_sample(struct timeline *tl, uint64_t time_ns)
+/* A sample at TIME_NS of NTHREADS thread samples, with weights and
+ * thread values when asked (profile_sample_alloc()). */
+static struct prof_sample *push_sample(struct timeline *tl, uint64_t time_ns, uint32_t nthreads,
+                                       bool weights, bool thread_values)
 {
     struct profile *p = tl->p;
     p->samples = xgrow(p->samples, &tl->cap, p->nsamples + 1, sizeof(*p->samples));
     struct prof_sample *s = &p->samples[p->nsamples++];
+    *s = (struct prof_sample){.time_ns = time_ns};
     /* A thread-less sample still gets memory: no NULL goes to memcpy. */
-    *s = (struct prof_sample){
-        .time_ns = time_ns,
-        .threads = profile_arena_alloc(p, sizeof(*s->threads)),
-        .in_arena = true,
-    };
+    profile_sample_alloc(p, s, nthreads, weights, thread_values);
     if (tl->energy) {
         s->values = xmalloc(sizeof(*s->values));
         s->values[0] = tl->energy_j;
@@ -999,12 +999,12 @@ static int measure_unit(const struct reader *r, const struct quantities *s, bool
 static void unit_values(const struct reader *r, const PbSample *pb, const struct quantities *s,
                         const struct unit *u, struct prof_sample *out)
 {
-    if (!r->nvalues)
+    uint64_t *values = prof_all_thread_values(out);
+    if (!values)
         return;
-    out->thread_values = profile_arena_alloc(r->out, r->nvalues * sizeof(*out->thread_values));
     for (size_t k = 0; k < pb->n_value; k++)
         if (r->value_of[k] >= 0)
-            out->thread_values[r->value_of[k]] = part((uint64_t)pb->value[k], s->n, u->a, u->b);
+            values[r->value_of[k]] = part((uint64_t)pb->value[k], s->n, u->a, u->b);
 }
 
 static int lay_out(struct reader *r, const struct order *order, uint64_t t0)
@@ -1012,7 +1012,7 @@ static int lay_out(struct reader *r, const struct order *order, uint64_t t0)
     struct profile *p = r->out;
     struct timeline tl = {.p = p, .energy = r->col[COL_ENERGY] >= 0, .t = t0};
     if (tl.energy)
-        push_sample(&tl, tl.t); /* the counter's start: energy is a difference */
+        push_sample(&tl, tl.t, 0, false, false); /* the counter's start: energy is a difference */
     for (size_t ti = 0; ti < r->nthreads; ti++) {
         const struct rthread *th = &r->threads[ti];
         uint64_t cpu = 0;
@@ -1049,12 +1049,12 @@ static int lay_out(struct reader *r, const struct order *order, uint64_t t0)
                 /* The energy of an interval goes to its threads by CPU time
                  * over the interval: make the interval this sample's CPU. */
                 if (u->energy_j > 0 && u->cpu_ns > 0 && advance > u->cpu_ns)
-                    push_sample(&tl, tl.t + advance - u->cpu_ns);
+                    push_sample(&tl, tl.t + advance - u->cpu_ns, 0, false, false);
                 tl.t += advance;
                 cpu += u->cpu_ns;
                 tl.energy_j += u->energy_j;
-                struct prof_sample *ps = push_sample(&tl, tl.t);
-                ps->nthreads = 1;
+                struct prof_sample *ps =
+                    push_sample(&tl, tl.t, 1, u->b - u->a != 1, r->nvalues > 0);
                 ps->threads[0] = (struct prof_thread_sample){
                     .pid = th->pid,
                     .tid = th->tid,
@@ -1064,10 +1064,8 @@ static int lay_out(struct reader *r, const struct order *order, uint64_t t0)
                     .syscall = -1,
                     .flags = cut ? PROF_THREAD_STACK_TRUNCATED : 0,
                 };
-                if (u->b - u->a != 1) {
-                    ps->weights = profile_arena_alloc(p, sizeof(*ps->weights));
-                    ps->weights[0] = u->b - u->a;
-                }
+                if (ps->has_weights)
+                    prof_weights(ps)[0] = u->b - u->a;
                 unit_values(r, pbs, &q, u, ps);
                 if (first_unit)
                     p->threads[ti].start_ns = tl.t;
@@ -1086,7 +1084,7 @@ static int lay_out(struct reader *r, const struct order *order, uint64_t t0)
         if (q.energy_j <= 0)
             continue;
         tl.energy_j += q.energy_j;
-        push_sample(&tl, tl.t);
+        push_sample(&tl, tl.t, 0, false, false);
     }
     return 0;
 }

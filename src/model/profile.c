@@ -11,9 +11,15 @@
 #include <string.h>
 #include <sys/wait.h>
 
-/* Readers make one per sample: the arena flag sits in padding, costing
- * nothing. */
-_Static_assert(sizeof(struct prof_sample) == 48, "prof_sample grew");
+/* Readers make one per sample, millions for a big pprof file: its weights
+ * and thread values follow its thread samples rather than costing two
+ * pointers, and the flags sit in what would be padding. */
+_Static_assert(sizeof(struct prof_sample) == 32, "prof_sample grew");
+/* And a thread sample per thread of each: 32 bytes, the syscall and flags
+ * in 16 bits each. */
+_Static_assert(sizeof(struct prof_thread_sample) == 32, "prof_thread_sample grew");
+_Static_assert(sizeof(struct prof_thread_sample) % sizeof(uint64_t) == 0,
+               "the weights after the thread samples would be misaligned");
 
 /* Blocks of 64 KiB at first, twice the last up to 4 MiB: a small profile
  * wastes little, a big one makes few blocks. */
@@ -115,11 +121,8 @@ void profile_free(struct profile *p)
 
 void profile_sample_release(struct prof_sample *s)
 {
-    if (s->in_arena)
-        return;
-    free(s->threads);
-    free(s->weights);
-    free(s->thread_values);
+    if (!s->in_arena)
+        free(s->threads);
 }
 
 void profile_location_release(struct prof_location *loc)
@@ -175,19 +178,57 @@ char *profile_arena_strdup(struct profile *p, const char *s)
     return copy;
 }
 
+/* Bytes of the block of NTHREADS thread samples with weights and NVALUES
+ * values per thread when asked (dies when that overflows). */
+static size_t sample_block_size(uint32_t nthreads, bool weights, size_t nvalues)
+{
+    size_t per_thread = sizeof(struct prof_thread_sample) + (weights ? sizeof(uint64_t) : 0);
+    if (nvalues > (SIZE_MAX / 2 - per_thread) / sizeof(uint64_t))
+        return SIZE_MAX;
+    per_thread += nvalues * sizeof(uint64_t);
+    return nthreads > SIZE_MAX / per_thread ? SIZE_MAX : nthreads * per_thread;
+}
+
+struct prof_thread_sample *profile_sample_alloc(struct profile *p, struct prof_sample *s,
+                                                uint32_t nthreads, bool weights, bool thread_values)
+{
+    size_t nvalues = thread_values ? p->nvalue_types : 0;
+    s->threads = profile_arena_alloc(p, sample_block_size(nthreads, weights, nvalues));
+    s->nthreads = nthreads;
+    s->in_arena = true;
+    s->has_weights = weights;
+    s->has_thread_values = thread_values;
+    uint64_t *w = prof_weights(s);
+    for (uint32_t j = 0; w && j < nthreads; j++)
+        w[j] = 1;
+    return s->threads;
+}
+
+void profile_sample_extend(struct profile *p, struct prof_sample *s, bool weights,
+                           bool thread_values)
+{
+    weights |= s->has_weights;
+    thread_values |= s->has_thread_values;
+    if (weights == s->has_weights && thread_values == s->has_thread_values)
+        return;
+    struct prof_sample old = *s;
+    profile_sample_alloc(p, s, old.nthreads, weights, thread_values);
+    if (old.nthreads)
+        memcpy(s->threads, old.threads, old.nthreads * sizeof(*old.threads));
+    if (old.has_weights)
+        memcpy(prof_weights(s), prof_weights(&old), old.nthreads * sizeof(uint64_t));
+    if (old.has_thread_values)
+        memcpy(prof_all_thread_values(s), prof_all_thread_values(&old),
+               old.nthreads * p->nvalue_types * sizeof(uint64_t));
+    profile_sample_release(&old);
+}
+
 void profile_sample_set_one(struct profile *p, struct prof_sample *s,
                             const struct prof_thread_sample *th, uint64_t weight)
 {
-    s->nthreads = 1;
-    s->threads = profile_arena_alloc(p, sizeof(*s->threads));
-    s->threads[0] = *th;
-    s->weights = NULL;
-    if (weight != 1) {
-        s->weights = profile_arena_alloc(p, sizeof(*s->weights));
-        s->weights[0] = weight;
-    }
-    s->thread_values = NULL;
-    s->in_arena = true;
+    profile_sample_alloc(p, s, 1, weight != 1, false)[0] = *th;
+    if (weight != 1)
+        prof_weights(s)[0] = weight;
 }
 
 const char *profile_meta(const struct profile *p, const char *key)

@@ -14,21 +14,25 @@
  * Weights and values: a thread sample stands for WEIGHT samples (a count
  * of N in a gperftools, pprof or folded file is one thread sample of
  * weight N, so memory follows the file, not the numbers in it); recorded
- * profiles leave `weights` NULL (1 each).  A profile may declare value
- * types (`value_types`: a pprof profile's sample types, a perf counter's
- * events); every thread sample then carries one unsigned value per type in
- * `thread_values` (NULL in a sample whose values are all 0).
+ * profiles carry no weights (1 each).  A profile may declare value types
+ * (`value_types`: a pprof profile's sample types, a perf counter's
+ * events); every thread sample then carries one unsigned value per type
+ * (none in a sample whose values are all 0).  A sample's weights and
+ * values sit in the block of its thread samples, after them
+ * (profile_sample_alloc()): a sample is 32 bytes, the most numerous thing
+ * a profile of many tiny samples holds.  Read them with prof_weight() and
+ * prof_thread_values().
  *
  * The arena: a reader of a big file may put what it makes per sample or
- * per name (a sample's threads, weights and thread_values; the locations'
- * frames and their strings; the stacks' PCs) in the profile's arena
- * instead of one malloc each, and marks what it put there
- * (prof_sample.in_arena, profile.locations_in_arena,
- * profile.stacks_in_arena): profile_free() frees the arena as a whole
- * and never those one by one.  Arena memory is zeroed, 8-byte aligned,
- * never moves and is never freed before the profile: code that replaces
- * such an array takes new memory (from the arena or malloc, clearing the
- * flag only when all of them are malloc'd) and leaves the old one.
+ * per name (a sample's thread samples; the locations' frames and their
+ * strings; the stacks' PCs) in the profile's arena instead of one malloc
+ * each, and marks what it put there (prof_sample.in_arena,
+ * profile.locations_in_arena, profile.stacks_in_arena): profile_free()
+ * frees the arena as a whole and never those one by one.  Arena memory is
+ * zeroed, 8-byte aligned, never moves and is never freed before the
+ * profile: code that replaces such an array takes new memory (from the
+ * arena or malloc, clearing the flag only when all of them are malloc'd)
+ * and leaves the old one.
  */
 #ifndef PTPROF_MODEL_PROFILE_H
 #define PTPROF_MODEL_PROFILE_H
@@ -120,19 +124,32 @@ struct prof_thread_sample {
     uint64_t pc;
     uint64_t cpu_ns; /* cumulative CPU time of the thread */
     uint32_t stack;  /* index into profile.stacks, 0 = none */
-    int32_t syscall; /* syscall number when PROF_THREAD_IN_SYSCALL, else -1 */
-    uint32_t flags;
+    int16_t syscall; /* syscall number when PROF_THREAD_IN_SYSCALL, else -1: see
+                        prof_syscall() */
+    uint16_t flags;  /* prof_thread_flags */
 };
+
+/* The syscall number NR as a thread sample holds it: -1 when none, or when
+ * it is beyond 16 bits (an x32 call, a number no kernel has): such a
+ * thread is in a system call without a name. */
+static inline int16_t prof_syscall(int64_t nr)
+{
+    return nr >= 0 && nr <= INT16_MAX ? (int16_t)nr : -1;
+}
 
 struct prof_sample {
     uint64_t time_ns;
-    double *values; /* nchannels values, always malloc'd */
-    uint32_t nthreads;
-    bool in_arena; /* threads, weights and thread_values are in the profile's arena */
+    double *values; /* nchannels values, malloc'd (NULL when the profile has no channels) */
+    /* nthreads thread samples, then in the same block the weights when
+     * has_weights (per thread: the samples it stands for, >= 1), then the
+     * thread values when has_thread_values (nthreads x profile.nvalue_types,
+     * thread J's from J x nvalue_types): a thread sample is 40 bytes, so
+     * they are 8-byte aligned. */
     struct prof_thread_sample *threads;
-    uint64_t *weights;       /* per thread: the samples it stands for (>= 1); NULL: 1 each */
-    uint64_t *thread_values; /* nthreads x profile.nvalue_types, thread J's values from
-                                J x nvalue_types; NULL: all 0 */
+    uint32_t nthreads;
+    bool in_arena;          /* the block is in the profile's arena, else malloc'd */
+    bool has_weights;       /* else each thread sample stands for 1 */
+    bool has_thread_values; /* else every value of every thread sample is 0 */
 };
 
 /* How a value type's values become what a thread sample is worth. */
@@ -244,25 +261,49 @@ void profile_free(struct profile *p);
  * out of memory), and a copy of S there. */
 void *profile_arena_alloc(struct profile *p, size_t size);
 char *profile_arena_strdup(struct profile *p, const char *s);
-/* Frees S's arrays unless they live in the arena (profile_free does this
- * for every sample). */
+/* Frees S's block of thread samples unless it lives in the arena
+ * (profile_free does this for every sample; the values stay). */
 void profile_sample_release(struct prof_sample *s);
 /* Frees LOC's malloc'd frames and strings. */
 void profile_location_release(struct prof_location *loc);
 /* Replaces P's locations by the N of LOCS (all malloc'd), freeing the old
  * ones unless they live in the arena. */
 void profile_replace_locations(struct profile *p, struct prof_location *locs, size_t n);
-/* Makes S, which owns no arrays yet, a sample of one thread sample TH
- * standing for WEIGHT samples, its arrays in P's arena (time_ns and values
- * stay). */
+/* Gives S, which owns no block yet, NTHREADS zeroed thread samples in one
+ * block of P's arena, followed by weights (1 each) when WEIGHTS and by
+ * P->nvalue_types zeroed values per thread when THREAD_VALUES; returns
+ * S->threads (time_ns and values stay). */
+struct prof_thread_sample *profile_sample_alloc(struct profile *p, struct prof_sample *s,
+                                                uint32_t nthreads, bool weights,
+                                                bool thread_values);
+/* Gives S the weights (1 each) or thread values (0) it lacks of those
+ * asked: a new block of P's arena with its thread samples and what it
+ * had, the old block left where it is (freed when malloc'd). */
+void profile_sample_extend(struct profile *p, struct prof_sample *s, bool weights,
+                           bool thread_values);
+/* Makes S, which owns no block yet, a sample of one thread sample TH
+ * standing for WEIGHT samples, in P's arena (time_ns and values stay). */
 void profile_sample_set_one(struct profile *p, struct prof_sample *s,
                             const struct prof_thread_sample *th, uint64_t weight);
 
+/* S's weights, one per thread, or NULL (1 each); its thread values
+ * (nthreads x nvalue_types), or NULL (all 0).  Writable for the code that
+ * builds S. */
+static inline uint64_t *prof_weights(const struct prof_sample *s)
+{
+    return s->has_weights ? (uint64_t *)(void *)(s->threads + s->nthreads) : NULL;
+}
+static inline uint64_t *prof_all_thread_values(const struct prof_sample *s)
+{
+    if (!s->has_thread_values)
+        return NULL;
+    return (uint64_t *)(void *)(s->threads + s->nthreads) + (s->has_weights ? s->nthreads : 0);
+}
 /* Thread J of sample S: the samples it stands for, and its values (NULL
  * when it carries none: read them as 0). */
 static inline uint64_t prof_weight(const struct prof_sample *s, uint32_t j)
 {
-    return s->weights ? s->weights[j] : 1;
+    return s->has_weights ? prof_weights(s)[j] : 1;
 }
 /* The samples thread J of S counts as: its weight, none when it is the
  * earlier part of a cut interval (PROF_THREAD_PART). */
@@ -273,7 +314,8 @@ static inline uint64_t prof_counted(const struct prof_sample *s, uint32_t j)
 static inline const uint64_t *prof_thread_values(const struct profile *p,
                                                  const struct prof_sample *s, uint32_t j)
 {
-    return s->thread_values ? s->thread_values + (size_t)j * p->nvalue_types : NULL;
+    const uint64_t *all = prof_all_thread_values(s);
+    return all ? all + (size_t)j * p->nvalue_types : NULL;
 }
 /* Declare a value type (copies NAME and UNIT); returns its index. */
 size_t profile_add_value_type(struct profile *p, const char *name, const char *unit,

@@ -1383,10 +1383,10 @@ Test(native_values, weights_values_and_value_types_read_back_exactly)
     cr_assert_eq(s->threads[1].flags, PROF_THREAD_STACK_TRUNCATED);
     cr_assert_eq(profile_truncated_stacks(&p), 1);
     /* Without weights or values a sample costs nothing more. */
-    cr_assert_null(p.samples[1].weights);
-    cr_assert_null(p.samples[1].thread_values);
+    cr_assert_null(prof_weights(&p.samples[1]));
+    cr_assert_null(prof_all_thread_values(&p.samples[1]));
     cr_assert_eq(prof_weight(&p.samples[1], 0), 1);
-    cr_assert_null(p.samples[2].weights, "weights of 1 are not written");
+    cr_assert_null(prof_weights(&p.samples[2]), "weights of 1 are not written");
     profile_free(&p);
     free(b);
 }

@@ -336,7 +336,7 @@ Test(perf_script, events_are_values_and_make_derived_metrics)
     static const char clock[] = "app 1 1.000: 250000 cpu-clock: \n\t 1 a (/bin/app)\n\n";
     load_ok(TEXT(clock), &p);
     cr_expect_eq(p.nvalue_types, 0);
-    cr_expect_null(p.samples[0].thread_values);
+    cr_expect_null(prof_all_thread_values(&p.samples[0]));
     profile_free(&p);
 }
 
@@ -381,7 +381,7 @@ Test(perf_script, repeated_events_are_one_weighted_sample)
                                   "app 7 cycles: 10 hot (/bin/app)\n";
     load_ok(TEXT(untimed), &p);
     cr_expect_eq(p.nsamples, 2, "events without a time are 1 ms apart");
-    cr_expect_null(p.samples[0].weights);
+    cr_expect_null(prof_weights(&p.samples[0]));
     profile_free(&p);
 }
 

@@ -1122,9 +1122,9 @@ Test(pprof_export, a_huge_count_keeps_the_small_ones_beside_it)
     const uint64_t huge = ((uint64_t)1 << 61) + 3;
     uint64_t want = 0;
     for (size_t i = 0; i < p.nsamples; i++) {
-        p.samples[i].weights = malloc(sizeof(uint64_t));
-        p.samples[i].weights[0] = i == 0 ? huge : 2;
-        want += p.samples[i].weights[0];
+        profile_sample_extend(&p, &p.samples[i], true, false);
+        prof_weights(&p.samples[i])[0] = i == 0 ? huge : 2;
+        want += prof_weight(&p.samples[i], 0);
     }
     struct profile back;
     encode_and_read_back(&p, &back);

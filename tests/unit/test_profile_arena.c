@@ -91,11 +91,11 @@ Test(profile_arena, profile_free_frees_both_kinds)
     profile_sample_set_one(&p, &p.samples[0], &th, 1);
     profile_sample_set_one(&p, &p.samples[1], &th, 5);
     cr_assert(p.samples[0].in_arena);
-    cr_assert_null(p.samples[0].weights);
+    cr_assert_null(prof_weights(&p.samples[0]));
     cr_assert_eq(prof_weight(&p.samples[1], 0), 5);
     cr_assert_eq(p.samples[1].threads[0].pc, 0x1000);
-    p.samples[2] = (struct prof_sample){.nthreads = 1, .threads = calloc(1, sizeof(th))};
-    p.samples[2].weights = calloc(1, sizeof(uint64_t));
+    p.samples[2] = (struct prof_sample){
+        .nthreads = 1, .threads = calloc(1, sizeof(th) + sizeof(uint64_t)), .has_weights = true};
     p.samples[2].values = calloc(1, sizeof(double));
 
     struct prof_sym_frame *f = profile_arena_alloc(&p, sizeof(*f));
@@ -138,4 +138,68 @@ Test(profile_arena, replaced_locations)
     cr_assert_not(p.locations_in_arena);
     cr_assert_str_eq(p.locations[0].frames[0].function, "new");
     profile_free(&p);
+}
+
+/* A sample's weights and thread values follow its thread samples in one
+ * block: each reads back what was written, and extending a sample (a
+ * weight added after, values declared after) keeps everything it had,
+ * malloc'd or in the arena. */
+Test(profile_arena, weights_and_values_follow_the_thread_samples)
+{
+    struct profile p;
+    profile_init(&p);
+    profile_add_value_type(&p, "bytes", "bytes", PROF_VALUE_SUM);
+    profile_add_value_type(&p, "events", "count", PROF_VALUE_SUM);
+    p.samples = calloc(3, sizeof(*p.samples));
+    p.nsamples = 3;
+    struct prof_sample *s = &p.samples[0];
+    struct prof_thread_sample *th = profile_sample_alloc(&p, s, 3, true, true);
+    cr_assert_eq(th, s->threads);
+    cr_assert_eq(s->nthreads, 3);
+    for (uint32_t j = 0; j < 3; j++) {
+        cr_assert_eq(prof_weight(s, j), 1, "weights start at 1");
+        cr_assert_eq(prof_thread_values(&p, s, j)[0] | prof_thread_values(&p, s, j)[1], 0);
+        th[j] = (struct prof_thread_sample){.tid = 10 + j, .pc = 0x1000 + j, .syscall = -1};
+        prof_weights(s)[j] = 100 + j;
+        prof_all_thread_values(s)[2 * j] = 1000 + j;
+        prof_all_thread_values(s)[2 * j + 1] = 2000 + j;
+    }
+    for (uint32_t j = 0; j < 3; j++) {
+        cr_assert_eq(s->threads[j].tid, 10 + j);
+        cr_assert_eq(prof_weight(s, j), 100 + j);
+        cr_assert_eq(prof_thread_values(&p, s, j)[0], 1000 + j);
+        cr_assert_eq(prof_thread_values(&p, s, j)[1], 2000 + j);
+    }
+
+    /* Weights first, values after: what an extension adds is 1 and 0. */
+    struct prof_thread_sample one = {.tid = 7, .pc = 0x2000, .syscall = -1};
+    profile_sample_set_one(&p, &p.samples[1], &one, 4);
+    profile_sample_extend(&p, &p.samples[1], false, true);
+    cr_assert_eq(p.samples[1].threads[0].tid, 7);
+    cr_assert_eq(prof_weight(&p.samples[1], 0), 4);
+    cr_assert_eq(prof_thread_values(&p, &p.samples[1], 0)[1], 0);
+
+    /* A malloc'd block becomes an arena one, the old block freed. */
+    p.samples[2] = (struct prof_sample){.nthreads = 1, .threads = calloc(1, sizeof(one))};
+    p.samples[2].threads[0] = one;
+    profile_sample_extend(&p, &p.samples[2], true, false);
+    cr_assert(p.samples[2].in_arena);
+    cr_assert_eq(p.samples[2].threads[0].pc, 0x2000);
+    cr_assert_eq(prof_weight(&p.samples[2], 0), 1);
+    cr_assert_null(prof_all_thread_values(&p.samples[2]));
+    profile_free(&p);
+}
+
+/* A thread sample keeps a syscall number in 16 bits: one beyond them (an
+ * x32 call has bit 30 set) is a call without a number, never another
+ * call's number. */
+Test(profile_arena, syscall_numbers_beyond_16_bits_are_no_number)
+{
+    cr_assert_eq(prof_syscall(0), 0);
+    cr_assert_eq(prof_syscall(231), 231);
+    cr_assert_eq(prof_syscall(INT16_MAX), INT16_MAX);
+    cr_assert_eq(prof_syscall(-1), -1);
+    cr_assert_eq(prof_syscall(INT16_MAX + 1), -1);
+    cr_assert_eq(prof_syscall(0x40000000 | 1), -1);
+    cr_assert_eq(prof_syscall(-5), -1);
 }

@@ -203,7 +203,7 @@ Test(report_engine, threads_blocked_in_a_system_call_are_in_the_kernel)
     rd.syscall = SYS_read;
     struct prof_thread_sample unnamed = fake_th(2, PC_READ + 2, 40);
     unnamed.flags = PROF_THREAD_IN_SYSCALL;
-    unnamed.syscall = 99999;
+    unnamed.syscall = 9999;
     /* The flag without a number: just the PC. */
     struct prof_thread_sample no_number = fake_th(3, PC_READ + 2, 9);
     no_number.flags = PROF_THREAD_IN_SYSCALL;
@@ -217,7 +217,7 @@ Test(report_engine, threads_blocked_in_a_system_call_are_in_the_kernel)
     fake_expect_consistent(&r);
     const struct report_row *k = fake_row(&r, "[kernel]:[syscall read]");
     cr_expect(fake_close(k->self[Q_CPU], 100 * NS));
-    cr_expect(fake_close(fake_row(&r, "[kernel]:[syscall 99999]")->self[Q_CPU], 40 * NS));
+    cr_expect(fake_close(fake_row(&r, "[kernel]:[syscall 9999]")->self[Q_CPU], 40 * NS));
     /* The wrapper the thread was in holds it inclusively. */
     const struct report_row *w = fake_row(&r, "libc.so.6:read");
     cr_expect(fake_close(w->self[Q_CPU], 9 * NS));

@@ -670,8 +670,8 @@ static void add_entry(struct engine *e, struct perf_thread *th, uint64_t time, u
         .pc = pc,
         .cpu_ns = th->cpu_ns,
         .stack = stack,
-        .syscall = syscall,
-        .flags = flags,
+        .syscall = prof_syscall(syscall),
+        .flags = (uint16_t)flags,
     };
 }
 

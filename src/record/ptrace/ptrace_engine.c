@@ -484,8 +484,8 @@ static struct prof_thread_sample entry_of(const struct thread *th)
         .pc = th->pc,
         .cpu_ns = th->cpu_ns,
         .stack = th->stack,
-        .syscall = th->syscall,
-        .flags = flags,
+        .syscall = prof_syscall(th->syscall),
+        .flags = (uint16_t)flags,
     };
 }
 

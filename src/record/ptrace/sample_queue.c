@@ -7,7 +7,7 @@
 #include <string.h>
 
 /* A placeholder: the thread owes its copy (flags never hold this bit). */
-#define WAITING_FLAG 0x80000000u
+#define WAITING_FLAG 0x8000u
 
 void sample_queue_init(struct sample_queue *q, unsigned nchannels, const bool *counter)
 {
