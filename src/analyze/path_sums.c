@@ -101,14 +101,15 @@ static uint32_t path_id(struct path_sums *s, const uint32_t *e, uint32_t n)
         if (s->len[id] == n && memcmp(s->elems + s->at[id], e, n * sizeof(*e)) == 0)
             return id;
     }
-    size_t old_cap = s->cap;
+    size_t stride = s->nq + s->ncols;
     if (s->npaths + 1 > s->cap) {
         s->at = xgrow(s->at, &s->cap, s->npaths + 1, sizeof(*s->at));
         s->len = xrealloc(s->len, s->cap * sizeof(*s->len));
-        size_t stride = s->nq + s->ncols;
         s->sums = xrealloc(s->sums, s->cap * stride * sizeof(*s->sums));
-        memset(s->sums + old_cap * stride, 0, (s->cap - old_cap) * stride * sizeof(*s->sums));
     }
+    /* Zeroed one path at a time: the room grown ahead takes no memory
+     * before a path uses it. */
+    memset(s->sums + s->npaths * stride, 0, stride * sizeof(*s->sums));
     s->elems = xgrow(s->elems, &s->elems_cap, s->nelems + n, sizeof(*s->elems));
     if (n)
         memcpy(s->elems + s->nelems, e, n * sizeof(*e));
