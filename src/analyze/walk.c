@@ -82,8 +82,9 @@ static double round_weight(const struct prof_sample *s)
     uint32_t parts = 0;
     for (uint32_t j = 0; j < s->nthreads; j++) {
         parts += (s->threads[j].flags & PROF_THREAD_PART) != 0;
-        if (prof_weight(s, j) > most)
-            most = prof_weight(s, j);
+        uint64_t weight = prof_weight(s, j);
+        if (weight > most)
+            most = weight;
     }
     /* A sample holding only parts of intervals is no round (spells.h). */
     return s->nthreads && parts == s->nthreads ? 0 : (double)most;

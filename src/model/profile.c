@@ -183,10 +183,10 @@ char *profile_arena_strdup(struct profile *p, const char *s)
 static size_t sample_block_size(uint32_t nthreads, bool weights, size_t nvalues)
 {
     size_t per_thread = sizeof(struct prof_thread_sample) + (weights ? sizeof(uint64_t) : 0);
-    if (nvalues > (SIZE_MAX / 2 - per_thread) / sizeof(uint64_t))
+    if (nvalues > (SIZE_MAX - per_thread) / sizeof(uint64_t))
         return SIZE_MAX;
     per_thread += nvalues * sizeof(uint64_t);
-    return nthreads > SIZE_MAX / per_thread ? SIZE_MAX : nthreads * per_thread;
+    return nthreads > SIZE_MAX / per_thread ? SIZE_MAX : (size_t)nthreads * per_thread;
 }
 
 struct prof_thread_sample *profile_sample_alloc(struct profile *p, struct prof_sample *s,

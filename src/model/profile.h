@@ -143,8 +143,8 @@ struct prof_sample {
     /* nthreads thread samples, then in the same block the weights when
      * has_weights (per thread: the samples it stands for, >= 1), then the
      * thread values when has_thread_values (nthreads x profile.nvalue_types,
-     * thread J's from J x nvalue_types): a thread sample is 40 bytes, so
-     * they are 8-byte aligned. */
+     * thread J's from J x nvalue_types), 8-byte aligned: a thread sample's
+     * size is a multiple of 8 (profile.c checks). */
     struct prof_thread_sample *threads;
     uint32_t nthreads;
     bool in_arena;          /* the block is in the profile's arena, else malloc'd */
