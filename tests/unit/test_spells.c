@@ -81,3 +81,51 @@ Test(spells, a_run_that_moved_to_another_call_is_cut_in_the_middle)
     uint64_t at;
     cr_expect_not(spell_cut(&prev, &now, &at, &first), "within one call the interval is whole");
 }
+
+/* A copy comes after its round's tick (the interrupt's way to the thread,
+ * the CPU it waited for): what the schedstat says is measured from the
+ * copies, so the cut is placed from them.  Ticks at 100 and 110 ms, the
+ * later copy at 110.4: ran 3 ms, queued 2, blocked the remaining 5.4 ms
+ * of the 10.4 since the earlier copy: the wait began at 105. */
+Test(spells, a_wait_is_placed_from_the_copy_not_the_tick)
+{
+    struct spell_mark prev = mark(100, false, 50, 10, 7, 1), now = mark(110, true, 53, 12, 8, 1);
+    now.seen_ns = now.from_ns = 110 * MS + 400000;
+    struct prof_thread_sample first;
+    cr_expect_eq(cut_at(&prev, &now, &first), 105 * MS);
+}
+
+/* Woken, then run 3 ms up to a copy half a millisecond after the tick:
+ * the run began at 107.5, not 107. */
+Test(spells, a_run_after_a_wait_is_placed_from_the_copy_not_the_tick)
+{
+    struct spell_mark prev = mark(100, true, 50, 10, 7, 1), now = mark(110, false, 53, 12, 8, 1);
+    now.seen_ns = now.from_ns = 110 * MS + 500000;
+    struct prof_thread_sample first;
+    cr_expect_eq(cut_at(&prev, &now, &first), 107 * MS + 500000);
+}
+
+/* From a sleep to a read: the earlier copy was resumed 0.6 ms after its
+ * tick and the thread ran 1 ms between the waits: of the 8.4 ms blocked
+ * since the resume, the sleep's expected part is the first half. */
+Test(spells, two_waits_are_cut_in_the_middle_of_the_time_blocked_since_the_resume)
+{
+    struct spell_mark prev = mark(100, true, 50, 10, 7, 1), now = mark(110, true, 51, 10, 8, 1);
+    prev.from_ns = 100 * MS + 600000;
+    now.entry.syscall = 0;
+    struct prof_thread_sample first;
+    cr_expect_eq(cut_at(&prev, &now, &first), 104 * MS + 800000);
+    cr_expect_eq(first.syscall, 230, "the earlier part is the first wait's");
+}
+
+/* A run after a wait that the copy found only just begun (woken after the
+ * tick) is not placed before the interval's end: the interval is the
+ * wait's, up to the tick. */
+Test(spells, a_run_begun_after_the_tick_leaves_the_interval_to_the_wait)
+{
+    struct spell_mark prev = mark(100, true, 50, 10, 7, 1), now = mark(110, false, 50, 10, 8, 1);
+    now.seen_ns = now.from_ns = 110 * MS + 300000;
+    now.cpu_ns = 50 * MS + 100000;
+    struct prof_thread_sample first;
+    cr_expect_eq(cut_at(&prev, &now, &first), 110 * MS - 1);
+}

@@ -36,6 +36,12 @@ bool spell_cut(const struct spell_mark *prev, const struct spell_mark *now, uint
     uint64_t ran = minus(now->cpu_ns, prev->cpu_ns);
     uint64_t queued = minus(now->wait_ns, prev->wait_ns);
     uint64_t span = now->seen_ns - prev->from_ns;
+    /* The schedstat counts from PREV's from_ns to NOW's seen_ns, so what it
+     * says is placed from those instants, not from the rounds' ticks: a
+     * copy comes after its round's tick by the interrupt's way to the
+     * thread and the CPU it waited for, and measured from the tick every
+     * run after a wait came out that much longer (1.5-2.5 points of a
+     * 3/2/5 ms round at 1 kHz, docs/recording.md). */
     uint64_t at;
     *first = prev->entry;
     if (moved_on) {
@@ -49,14 +55,14 @@ bool spell_cut(const struct spell_mark *prev, const struct spell_mark *now, uint
         /* From one wait to another: where the first ended is not known,
          * its expected place is the middle of the time blocked; the run
          * between them is the second's, whose code made its call. */
-        at = prev->time_ns + minus(span, ran + queued) / 2;
+        at = prev->from_ns + minus(span, ran + queued) / 2;
         first->cpu_ns = prev->cpu_ns;
     } else if (!was_blocked) {
         /* Ran, then blocked: the wait is what the run and the queue for a
          * CPU leave of the span, at its end. */
         if (ran == 0)
             return false;
-        at = now->time_ns - minus(span, ran + queued);
+        at = minus(now->seen_ns, minus(span, ran + queued));
         first->cpu_ns = now->cpu_ns;
     } else {
         /* Waited, then ran: the run is the span's end, with the time
@@ -66,7 +72,7 @@ bool spell_cut(const struct spell_mark *prev, const struct spell_mark *now, uint
         uint64_t runs = minus(now->runs, prev->runs);
         uint64_t preempted = runs > 1 ? queued - queued / runs : 0;
         uint64_t run = ran + preempted;
-        at = now->time_ns - (run < now->time_ns ? run : now->time_ns);
+        at = minus(now->seen_ns, run);
         first->cpu_ns = prev->cpu_ns;
     }
     if (at <= prev->time_ns)

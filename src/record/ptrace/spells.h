@@ -18,12 +18,13 @@
  *  - running, then blocked: the run (with the time it waited for a CPU
  *    meanwhile: preempted while computing) goes to the earlier place, the
  *    time blocked to the wait: the cut is that long before the later
- *    entry, and the earlier place's entry takes all the CPU time;
+ *    copy (not its round's tick, which came earlier), and the earlier
+ *    place's entry takes all the CPU time;
  *  - blocked, then running: the wait (with the time it waited for a CPU
  *    once woken: by its own clock a call returns when the thread gets a
  *    CPU) goes to the earlier place, the run (with the time it was queued
  *    while running, preempted) to the later one: the cut is that long
- *    before the later entry, and the CPU time is the later one's.  The
+ *    before the later copy, and the CPU time is the later one's.  The
  *    kernel counts how often the thread was put on a CPU, not how long
  *    each queue was: of N times, one followed the wake-up, so the wait
  *    takes 1/N of the time queued (all of it before this, four threads
@@ -40,7 +41,8 @@
  * share; within one call (a loop) it is left whole, so a busy loop's
  * entries are not doubled.  Both blocked, the schedstat says how long the
  * thread ran between the waits, not how the time blocked divides between
- * them: the middle of the time blocked (below).
+ * them: the middle of the time blocked, counted from the earlier copy's
+ * resume.
  *
  * Contract: spell_cut() takes the mark of the thread's previous entry and
  * what is known of it now; when the interval is cut it returns true with
