@@ -178,7 +178,7 @@ ENGINE_TEST(maps, vdso_image_symbolizes_clock_gettime, .timeout = 60)
 
     struct profile_query q;
     pq_init(&q, p);
-    int in_vdso = 0, named = 0;
+    int in_vdso = 0, named = 0, helped = 0;
     char example[160] = "";
     for (size_t i = 0; i < p->nsamples; i++) {
         const struct prof_sample *s = &p->samples[i];
@@ -188,19 +188,30 @@ ENGINE_TEST(maps, vdso_image_symbolizes_clock_gettime, .timeout = 60)
                 continue;
             in_vdso++;
             const char *fn = pq_function_in(&q, vdso, ts->pc);
-            if (fn && strstr(fn, "clock_gettime"))
+            if (fn && strstr(fn, "clock_gettime")) {
                 named++;
+                continue;
+            }
+            /* Code that no exported symbol covers, a helper kept out of
+             * line (6.18's vread_pvclock for kvm-clock): the stack says
+             * clock_gettime called it. */
+            struct pq_frame frames[4];
+            size_t n = fn ? 0 : pq_frames(&q, s, ts, frames, 4);
+            if (n >= 2 && frames[1].name && strstr(frames[1].name, "clock_gettime"))
+                helped++;
             else if (!example[0])
                 snprintf(example, sizeof(example), "pc %#" PRIx64 " (offset %#" PRIx64 "): %s",
                          ts->pc, ts->pc - vdso->start, fn ? fn : "no symbol");
         }
     }
     pq_free(&q);
-    cr_log_info("%d samples in the [vdso], %d resolved to clock_gettime", in_vdso, named);
+    cr_log_info("%d samples in the [vdso], %d resolved to clock_gettime, %d to a helper it called",
+                in_vdso, named, helped);
     cr_assert_geq(in_vdso, 20, "only %d samples in the [vdso]", in_vdso);
-    cr_assert_geq(named * 100, in_vdso * 80,
-                  "%d of %d samples in the [vdso] resolve to clock_gettime; e.g. %s", named,
-                  in_vdso, example);
+    cr_assert_geq((named + helped) * 100, in_vdso * 80,
+                  "%d and %d of %d samples in the [vdso] resolve to clock_gettime or a helper it "
+                  "called; e.g. %s",
+                  named, helped, in_vdso, example);
     free(clockloop);
     recording_free(&r);
 }

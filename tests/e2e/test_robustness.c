@@ -420,7 +420,9 @@ Test(robustness, record_pperf_killed_leaves_no_temporary, .timeout = 60)
     cr_assert_eq(killpg(p.pid, SIGKILL), 0);
     struct spawn_result res;
     spawn_finish(&p, &res);
-    cr_expect_eq(leftovers(dir, ".p.pperf.tmp"), 0, "a temporary is left");
+    /* What ptprof had said and how it ended, should one be left. */
+    cr_expect_eq(leftovers(dir, ".p.pperf.tmp"), 0, "a temporary is left: " RUN_FMT,
+                 RUN_ARGS(&res));
     spawn_result_free(&res);
     free(spin);
     free(ptprof);
