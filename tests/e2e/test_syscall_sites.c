@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engines.h"
 #include "report_csv.h"
@@ -49,6 +50,13 @@
 #define NFUNCS 4
 #define FREQ "2000"
 #define MAX_SHARE_ERROR 2.0 /* points, each function's inclusive share */
+/* Where perf record's own shares come within PEER_NEAR points of that
+ * bound, the kernel's samples are off the program's clock on this machine
+ * (a PVM guest: perf record 1.2 to 2.9 points off, run by run, the perf
+ * engine 1.9 to 2.9): the perf engine's may then be PEER_SLACK points
+ * further off than the larger of the two (perf_record_error()). */
+#define PEER_NEAR 0.5
+#define PEER_SLACK 1.0
 /* Points the call site's self share may lie above the kernel time; below,
  * it must keep half of it. */
 #define MAX_SITE_ABOVE 4.0
@@ -105,6 +113,63 @@ static void check_debug_lines(const char *err)
     cr_expect_gt(user_s, 1.0, "%s", program);
 }
 
+/* The four functions' inclusive shares in the profile at PATH against T:
+ * each share's distance from the truth into ERR; the largest returned. */
+static double share_errors(const char *path, const struct truth *t, double err[NFUNCS])
+{
+    const char *args[] = {path, "-k", "procedure", NULL};
+    char *csv = report_csv(args);
+    double got[NFUNCS], got_sum = 0, true_sum = 0, worst = 0;
+    for (int f = 0; f < NFUNCS; f++) {
+        got[f] = report_csv_value(csv, funcs[f], "total_pct");
+        cr_assert(!isnan(got[f]), "%s: no row for %s in\n%.3000s", path, funcs[f], csv);
+        got_sum += got[f];
+        true_sum += t->ns[f];
+    }
+    for (int f = 0; f < NFUNCS; f++) {
+        err[f] = 100.0 * got[f] / got_sum - 100.0 * t->ns[f] / true_sum;
+        worst = fabs(err[f]) > worst ? fabs(err[f]) : worst;
+    }
+    free(csv);
+    return worst;
+}
+
+/* The largest error of a function's share in a recording of clockwork
+ * THREADS MS into DIR by `perf record` itself, sampling the task clock as
+ * the perf engine does, with DWARF stacks; NAN where perf is missing or
+ * cannot record.  Where the kernel's own samples disagree with the
+ * program's thread clock (a PVM guest: 2 points on work_alpha, by perf
+ * too), the perf engine cannot be closer than they are. */
+static double perf_record_error(const char *dir, const char *threads, const char *ms)
+{
+    char *perf = test_tool_path("perf");
+    if (!perf)
+        return NAN;
+    char *data = test_path(dir, "perf.data"), *clockwork = build_workload("clockwork");
+    const char *argv[] = {perf,         "record",  "-q",           "-F",    FREQ, "-e",
+                          "task-clock", "-g",      "--call-graph", "dwarf", "-o", data,
+                          "--",         clockwork, threads,        ms,      NULL};
+    struct spawn_result res;
+    run_argv(&res, argv, NULL, NULL, 300);
+    double worst = NAN;
+    if (spawn_exit_code(res.status) == 0) {
+        struct truth t;
+        read_truth(res.out, &t);
+        double err[NFUNCS];
+        worst = share_errors(data, &t, err);
+        cr_log_info("perf record, clockwork %s %s: alpha %+.2f beta %+.2f gamma %+.2f delta %+.2f",
+                    threads, ms, err[0], err[1], err[2], err[3]);
+    } else {
+        cr_log_warn("perf record could not record clockwork:\n" RUN_FMT, RUN_ARGS(&res));
+    }
+    spawn_result_free(&res);
+    unlink(data);
+    free(clockwork);
+    free(data);
+    free(perf);
+    return worst;
+}
+
 static void check_sites(const char *engine, const char *threads, const char *ms)
 {
     char *dir = test_mkdtemp(), *profile = NULL;
@@ -120,13 +185,9 @@ static void check_sites(const char *engine, const char *threads, const char *ms)
 
     const char *args[] = {profile, "-k", "procedure", NULL};
     char *csv = report_csv(args);
-    double got[NFUNCS], got_sum = 0, true_sum = 0;
-    for (int f = 0; f < NFUNCS; f++) {
-        got[f] = report_csv_value(csv, funcs[f], "total_pct");
-        cr_assert(!isnan(got[f]), "%s engine: no row for %s in\n%.3000s", engine, funcs[f], csv);
-        got_sum += got[f];
+    double true_sum = 0;
+    for (int f = 0; f < NFUNCS; f++)
         true_sum += t.ns[f];
-    }
     double site = 0;
     for (size_t k = 0; k < sizeof(site_funcs) / sizeof(site_funcs[0]); k++) {
         double v = report_csv_value(csv, site_funcs[k], "self_pct");
@@ -137,14 +198,26 @@ static void check_sites(const char *engine, const char *threads, const char *ms)
     cr_log_info("%s engine, clockwork %s %s: call site %.2f%% self, the calls %.2f%% of the CPU "
                 "time, kernel time %.2f%%",
                 engine, threads, ms, site, calls, kernel);
+    double err[NFUNCS], worst = share_errors(profile, &t, err), allowed = MAX_SHARE_ERROR;
+    /* The perf engine's samples are the kernel's: where they miss, so may
+     * it, but not by much more than perf record's own on this machine. */
+    double peer = engine_is_perf(engine) && worst > MAX_SHARE_ERROR
+                      ? perf_record_error(dir, threads, ms)
+                      : NAN;
+    if (peer >= MAX_SHARE_ERROR - PEER_NEAR) {
+        allowed = (peer > MAX_SHARE_ERROR ? peer : MAX_SHARE_ERROR) + PEER_SLACK;
+        cr_log_warn("perf record's own shares are up to %.2f points off the program's clock on "
+                    "this machine: the perf engine's may be %.2f off",
+                    peer, allowed);
+    }
     for (int f = 0; f < NFUNCS; f++) {
-        double share = 100.0 * got[f] / got_sum, truth = 100.0 * t.ns[f] / true_sum;
+        double truth = 100.0 * t.ns[f] / true_sum;
         cr_log_info("%s engine, clockwork %s %s: %-10s %6.2f%%, true %6.2f%% (%+.2f)", engine,
-                    threads, ms, funcs[f], share, truth, share - truth);
-        cr_expect_leq(fabs(share - truth), MAX_SHARE_ERROR,
+                    threads, ms, funcs[f], truth + err[f], truth, err[f]);
+        cr_expect_leq(fabs(err[f]), allowed,
                       "%s engine, clockwork %s %s: %s has %.2f%% of the four functions' time "
                       "inclusive, the workload measured %.2f%% (at most %.1f points apart)",
-                      engine, threads, ms, funcs[f], share, truth, MAX_SHARE_ERROR);
+                      engine, threads, ms, funcs[f], truth + err[f], truth, allowed);
     }
     /* Where the calls cost more than the kernel's time and the vDSO's code
      * explain (a PVM guest leaves the way in and out to user time), the
