@@ -288,6 +288,12 @@ bool process_knows_pc(const struct process *p, uint64_t pc)
     return process_map_at(p, pc) != NULL;
 }
 
+bool process_knows_code(const struct process *p, uint64_t pc)
+{
+    const struct map_entry *e = process_map_at(p, pc);
+    return e && (e->perms & MAP_PERM_EXEC);
+}
+
 int proc_status_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
 {
     char path[64], line[256];

@@ -14,7 +14,10 @@
  * process_exec() forgets every mapping (the new program starts afresh).
  * process_knows_pc() says whether PC lies in a mapping already reported,
  * so the recorder can refresh on demand when a freshly dlopen'ed library
- * shows up in a sample, before the sample is written.
+ * shows up in a sample, before the sample is written; process_knows_code()
+ * whether it lies in an executable one, as the PC a thread runs at must: in
+ * one that is not, the maps are stale (a JIT's code mapped where the
+ * loader's ld.so.cache was, read-only, before it was unmapped).
  */
 #ifndef PTPROF_RECORD_PROCESS_H
 #define PTPROF_RECORD_PROCESS_H
@@ -56,6 +59,7 @@ void process_table_free(struct process_table *t);
 bool process_refresh_maps(struct process *p, struct output *out, uint64_t time_ns);
 void process_exec(struct process *p);
 bool process_knows_pc(const struct process *p, uint64_t pc);
+bool process_knows_code(const struct process *p, uint64_t pc);
 /* The mapping (as last read) holding ADDR, or NULL. */
 const struct map_entry *process_map_at(const struct process *p, uint64_t addr);
 /* The stack mapping holding SP: the one holding it, or else the main

@@ -168,6 +168,35 @@ static double containing(const struct fn_counts *c, const char *part)
     return sum;
 }
 
+/* JIT code mapped where a file was mapped read-only a moment before (the
+ * loader's ld.so.cache, often): maps read while the file was there must
+ * not name the code after the file.  Until its next look at the maps, the
+ * ptrace engine named a fifth of jit_spin's time "jitcode+0x49", the page
+ * of the program file mapped there before. */
+ENGINE_TEST(jit, code_where_a_file_was_mapped_is_named, .timeout = 180)
+{
+    char *dir = test_mkdtemp(), *w = build_workload("jitcode");
+    char *truth = test_path(dir, "truth.txt"), *env_out = xasprintf("JITCODE_OUT=%s", truth);
+    const char *argv[] = {w, "1.5", "map", "reuse", NULL};
+    const char *env[] = {env_out, NULL};
+    char *data = record_jit(dir, "jit.data", engine_p->name, "dwarf", argv, env);
+    struct fn_counts self;
+    report_column(data, "cpu", "cpu_time_pct", NULL, &self);
+    double named = fn_get(&self, "jit_spin"), stale = containing(&self, "jitcode+0x");
+    cr_expect_gt(named, 0, "%s engine: no jit_spin", engine_p->name);
+    cr_expect_leq(stale, 0.02 * named,
+                  "%s engine: %.1f%% of the CPU time named after the file mapped where the JIT's "
+                  "code is, jit_spin %.1f%%",
+                  engine_p->name, stale, named);
+    fn_free(&self);
+    free(data);
+    free(env_out);
+    free(truth);
+    free(w);
+    test_rmtree(dir);
+    free(dir);
+}
+
 ENGINE_TEST(jit, node_names_its_hot_javascript_function, .timeout = 180)
 {
     static const char script[] =

@@ -3,7 +3,7 @@
  * executable memory, and named for profilers the way JIT compilers name
  * theirs (a perf map, or a jitdump file).
  *
- * usage: jitcode [SECONDS] [map|dump]
+ * usage: jitcode [SECONDS] [map|dump] [reuse]
  *   Writes two functions into an anonymous mapping (x86_64 only; exits 77
  *   elsewhere):
  *     jit_spin(n)          a frame-pointer frame around a loop of n steps;
@@ -16,10 +16,16 @@
  *   ("dump"), and for SECONDS (default 2) alternates jit_spin and
  *   jit_call(native_work), about a third of the CPU time in the first.  The names
  *   are left behind at exit, as JITs leave them (the caller removes them).
+ *   With "reuse" the code goes where a file was mapped read-only, as a JIT's
+ *   often goes where the loader's ld.so.cache was: the file (the program
+ *   itself) is mapped first, kept for REUSE_WAIT_S of work in native_warm_up
+ *   (longer than a profiler's periodic look at the maps), then unmapped.
  *   Its own measurement goes to $JITCODE_OUT when set: "jit_spin NS" and
  *   "native_work NS" lines of thread CPU time (native_work's through
  *   jit_call).
  */
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +71,36 @@ __attribute__((noipa)) uint64_t native_work(uint64_t n)
     for (uint64_t done = 0; done < n; done += 100000)
         x = native_step(x, 100000);
     return x;
+}
+
+/* The reused file stays mapped this long, in seconds of wall time. */
+#define REUSE_WAIT_S 0.7
+
+__attribute__((noipa)) uint64_t native_warm_up(double seconds)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t x = 1;
+    do {
+        x = native_step(x, 100000);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
+    return x;
+}
+
+/* A page where PATH was mapped read-only a while ago, free again. */
+static void *page_where_a_file_was(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    void *at = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (at == MAP_FAILED) {
+        perror(path);
+        exit(1);
+    }
+    close(fd);
+    sink += native_warm_up(REUSE_WAIT_S);
+    munmap(at, 4096);
+    return at;
 }
 
 static uint64_t cpu_ns(void)
@@ -133,8 +169,10 @@ int main(int argc, char **argv)
 {
     double seconds = argc > 1 ? atof(argv[1]) : 2;
     const char *mode = argc > 2 ? argv[2] : "map";
-    unsigned char *mem =
-        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    bool reuse = argc > 3 && strcmp(argv[3], "reuse") == 0;
+    void *hint = reuse ? page_where_a_file_was("/proc/self/exe") : NULL;
+    unsigned char *mem = mmap(hint, 4096, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | (reuse ? MAP_FIXED : 0), -1, 0);
     if (mem == MAP_FAILED) {
         perror("mmap");
         return 1;

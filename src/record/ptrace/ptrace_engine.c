@@ -353,12 +353,12 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
 /* --- after the resume ------------------------------------------------------ */
 
 static void ensure_maps_know(struct recorder *r, struct process *p, const uint64_t *pcs, size_t n,
-                             uint64_t wall, bool *refreshed)
+                             bool code, uint64_t wall, bool *refreshed)
 {
     if (*refreshed)
         return;
     for (size_t k = 0; k < n; k++) {
-        if (!process_knows_pc(p, pcs[k])) {
+        if (code ? !process_knows_code(p, pcs[k]) : !process_knows_pc(p, pcs[k])) {
             /* A library mapped since the last look (dlopen): report it
              * before the sample that needs it. */
             if (process_refresh_maps(p, r->rec.out, wall) && p->unwinder)
@@ -498,7 +498,10 @@ static void finish_capture(struct recorder *r, struct thread *th, uint64_t wall)
     read_capture(th);
     th->syscall =
         syscall_origin_name(&th->origin, th->syscall_raw, th->pc, th->sp, th->pid, th->tid);
-    ensure_maps_know(r, p, &th->pc, 1, wall, refreshed);
+    /* The PC runs: it must be in code (a stale map may hold data there);
+     * a caller's return address is only looked up (garbage from a broken
+     * chain would refresh the maps at every sample). */
+    ensure_maps_know(r, p, &th->pc, 1, true, wall, refreshed);
     int depth = unwind_captured(r, th, p, pcs);
     if (th->before_signal) {
         if (depth > 0)
@@ -507,7 +510,7 @@ static void finish_capture(struct recorder *r, struct thread *th, uint64_t wall)
         th->syscall = -1;
     }
     if (depth > 1)
-        ensure_maps_know(r, p, pcs + 1, (size_t)depth - 1, wall, refreshed);
+        ensure_maps_know(r, p, pcs + 1, (size_t)depth - 1, false, wall, refreshed);
     if (th->cpu_delta > 0)
         r->syscall_exits.ran_samples++;
     if (th->at_syscall_exit && th->cpu_delta > 0 &&
