@@ -13,7 +13,8 @@
  *   CPU time each function measured).
  *   processes: runs "brief run MS" N times, one after the other (fork,
  *   exec of this program, wait: a shell loop), and prints the sums of what
- *   the runs printed in the same line.
+ *   the runs printed in the same line, then "brief: children cpu NS" (the
+ *   CPU time of the N processes, start and exit included, by getrusage).
  *   threads: the same in N threads of this process, each created when the
  *   previous one has been joined (a pool that spawns a thread per task).
  */
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -208,5 +210,12 @@ int main(int argc, char **argv)
             sum[f] += t.ns[f];
     }
     print_line(sum);
+    if (argv[1][0] == 'p') {
+        struct rusage ru;
+        getrusage(RUSAGE_CHILDREN, &ru);
+        uint64_t us = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
+                      (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+        printf("brief: children cpu %llu\n", (unsigned long long)us * 1000u);
+    }
     return 0;
 }
