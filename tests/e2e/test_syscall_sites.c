@@ -198,14 +198,14 @@ static void check_sites(const char *engine, const char *threads, const char *ms)
     cr_log_info("%s engine, clockwork %s %s: call site %.2f%% self, the calls %.2f%% of the CPU "
                 "time, kernel time %.2f%%",
                 engine, threads, ms, site, calls, kernel);
-    double err[NFUNCS], worst = share_errors(profile, &t, err), allowed = MAX_SHARE_ERROR;
+    double err[NFUNCS], worst = share_errors(profile, &t, err),
+                        allowed = build_tolerance(MAX_SHARE_ERROR);
     /* The perf engine's samples are the kernel's: where they miss, so may
      * it, but not by much more than perf record's own on this machine. */
-    double peer = engine_is_perf(engine) && worst > MAX_SHARE_ERROR
-                      ? perf_record_error(dir, threads, ms)
-                      : NAN;
+    double peer =
+        engine_is_perf(engine) && worst > allowed ? perf_record_error(dir, threads, ms) : NAN;
     if (peer >= MAX_SHARE_ERROR - PEER_NEAR) {
-        allowed = (peer > MAX_SHARE_ERROR ? peer : MAX_SHARE_ERROR) + PEER_SLACK;
+        allowed = fmax(allowed, (peer > MAX_SHARE_ERROR ? peer : MAX_SHARE_ERROR) + PEER_SLACK);
         cr_log_warn("perf record's own shares are up to %.2f points off the program's clock on "
                     "this machine: the perf engine's may be %.2f off",
                     peer, allowed);
@@ -229,7 +229,7 @@ static void check_sites(const char *engine, const char *threads, const char *ms)
                     "(%.2f%%)",
                     engine, calls, kernel, site);
     double cost = calls > kernel ? calls : kernel;
-    cr_expect(!judged || (site - cost <= MAX_SITE_ABOVE && site >= kernel / 2),
+    cr_expect(!judged || (site - cost <= build_tolerance(MAX_SITE_ABOVE) && site >= kernel / 2),
               "%s engine, clockwork %s %s: clock_gettime's system call site has %.2f%% of the CPU "
               "time self, the program spent %.2f%% of its CPU time in the kernel (at least half "
               "of it) and the calls took %.2f%% (%.0f reads of %.0f ns; at most %.1f points above "
