@@ -6,9 +6,11 @@
  * busy threads than CPUs leaves out of a round the threads that ran less
  * than half a period since their copy, and -d says so, round by round.
  * With 64 busy threads on the machine's CPUs every function keeps its
- * share of the CPU time within a point of what the workload measured, and
- * the recorder runs in a session of its own while the program keeps the
- * caller's (docs/recording.md, "Many threads").
+ * share of the CPU time within a point of what the workload measured.
+ * The recorder stays in the program's session while its threads leave a
+ * CPU free and moves to a session of its own when they want more CPUs than
+ * there are, the program keeping the caller's (docs/recording.md, "The
+ * recorder's own session").
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -249,43 +251,144 @@ static bool autogroup_enabled(void)
     return c == '1';
 }
 
-Test(ptrace_rounds, the_recorder_has_a_session_of_its_own_and_the_program_keeps_yours,
+/* The only child of PID (from /proc/PID/task/PID/children), 0 if none. */
+static pid_t only_child(pid_t pid)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    FILE *f = fopen(path, "r");
+    int child = 0;
+    if (f) {
+        if (fscanf(f, "%d", &child) != 1)
+            child = 0;
+        fclose(f);
+    }
+    return child;
+}
+
+/* The ids of the front (ptprof as started), the recorder (its child) and
+ * the program (the recorder's child). */
+struct session_ids {
+    pid_t front, front_pgrp, front_sid;
+    pid_t recorder, recorder_parent, recorder_pgrp, recorder_sid;
+    pid_t target, target_parent, target_pgrp, target_sid;
+};
+
+static void read_session_ids(struct session_ids *ids, pid_t front, pid_t target)
+{
+    pid_t parent;
+    ids->front = front;
+    process_ids(front, &parent, &ids->front_pgrp, &ids->front_sid);
+    ids->target = target;
+    process_ids(target, &ids->target_parent, &ids->target_pgrp, &ids->target_sid);
+    ids->recorder = ids->target_parent;
+    process_ids(ids->recorder, &ids->recorder_parent, &ids->recorder_pgrp, &ids->recorder_sid);
+}
+
+/* ptprof record --engine ptrace -d -- WORKLOAD ARGS... started as a job of
+ * its own (spawn_start() makes ptprof a process group leader, as a shell
+ * does), with the program's pid once it is running. */
+static void start_recording(struct spawn_proc *p, char **profile, char **dir, const char *workload,
+                            const char *arg1, const char *arg2)
+{
+    *dir = test_mkdtemp();
+    cr_assert(asprintf(profile, "%s/profile", *dir) > 0);
+    char *ptprof = build_ptprof(), *wl = build_workload(workload);
+    const char *argv[] = {ptprof,   "record", "--engine", "ptrace", "-d", "-o",
+                          *profile, "--",     wl,         arg1,     arg2, NULL};
+    struct spawn_opts opts = {.argv = argv, .timeout_s = 60};
+    spawn_start(&opts, p);
+    free(ptprof);
+    free(wl);
+}
+
+/* A program whose threads leave a CPU free: the recorder stays in its
+ * session, where its short slice takes a CPU the moment its tick is due
+ * (docs/recording.md, "The recorder's own session"), and a signal to the
+ * process group, which reaches the recorder directly and through the front,
+ * counts once: the program's handler sees the one Ctrl-C, and ptprof exits
+ * as the program does. */
+Test(ptrace_rounds, beside_few_busy_threads_the_recorder_stays_in_the_programs_session,
      .timeout = 120)
 {
     if (!autogroup_enabled())
         cr_skip_test("the kernel's autogroup is off: the recorder stays in the program's session");
-    char *dir = test_mkdtemp(), *profile = NULL;
-    cr_assert(asprintf(&profile, "%s/profile", dir) > 0);
-    char *ptprof = build_ptprof(), *spin = build_workload("spin");
-    const char *argv[] = {ptprof,  "record", "--engine", "ptrace", "-d", "-o",
-                          profile, "--",     spin,       "20",     NULL};
-    struct spawn_opts opts = {.argv = argv, .timeout_s = 60};
     struct spawn_proc p;
-    spawn_start(&opts, &p);
+    char *profile, *dir;
+    start_recording(&p, &profile, &dir, "spin", "--handler", "20");
     spawn_pump_until(&p, "spin: ready", 20);
+    cr_assert_not(spawn_pump(&p, 0.5), "spin ended by itself: %s", p.err ? p.err : "");
     int target = 0;
     cr_assert(sscanf(strstr(p.out, "spin: ready"), "spin: ready, pid %d", &target) == 1);
-    pid_t front = p.pid, front_parent, front_pgrp, front_sid;
-    pid_t recorder, target_pgrp, target_sid, recorder_parent, recorder_pgrp, recorder_sid;
-    process_ids(front, &front_parent, &front_pgrp, &front_sid);
-    process_ids(target, &recorder, &target_pgrp, &target_sid);
-    process_ids(recorder, &recorder_parent, &recorder_pgrp, &recorder_sid);
-    killpg(front_pgrp, SIGINT);
+    struct session_ids ids;
+    read_session_ids(&ids, p.pid, target);
+    killpg(ids.front_pgrp, SIGINT);
     struct spawn_result res;
     spawn_finish(&p, &res);
 
-    cr_expect_eq(target_sid, front_sid, "the program left the caller's session");
-    cr_expect_eq(target_pgrp, front_pgrp, "the program left the caller's process group");
-    cr_expect_eq(recorder_parent, front, "the program's tracer %d is not ptprof's child",
-                 (int)recorder);
-    cr_expect_eq(recorder_sid, recorder, "the recorder %d is in session %d, not its own",
-                 (int)recorder, (int)recorder_sid);
-    cr_expect_eq(spawn_exit_code(res.status), 128 + SIGINT, RUN_CONTEXT(&res));
-    cr_expect(strstr(res.err, "[debug] session:     the recorder in a session of its own"),
+    cr_expect_eq(ids.recorder_parent, ids.front, "the program's tracer %d is not ptprof's child",
+                 (int)ids.recorder);
+    cr_expect_eq(ids.recorder_sid, ids.front_sid, "the recorder left the program's session");
+    cr_expect_eq(ids.recorder_pgrp, ids.front_pgrp, "the recorder left the program's group");
+    cr_expect_eq(ids.target_sid, ids.front_sid, "the program left the caller's session");
+    cr_expect_eq(ids.target_pgrp, ids.front_pgrp, "the program left the caller's process group");
+    cr_expect_eq(count_occurrences(res.out, "got SIGINT"), 1, RUN_CONTEXT(&res));
+    cr_expect_eq(spawn_exit_code(res.status), 7, "want the program's 7: " RUN_CONTEXT(&res));
+    cr_expect(strstr(res.err, "[debug] session:     the recorder in the program's session (its "
+                              "threads never wanted more than the CPUs)"),
               "-d does not say where the recorder ran:\n%s", res.err);
     spawn_result_free(&res);
-    free(ptprof);
-    free(spin);
     free(profile);
     test_rmtree(dir);
+    free(dir);
+}
+
+/* A program whose threads want more CPUs than there are: the recorder
+ * moves to a session of its own, where it competes with the program as a
+ * whole, while the program keeps the caller's session and process group. */
+Test(ptrace_rounds, beside_more_busy_threads_than_cpus_the_recorder_has_a_session_of_its_own,
+     .timeout = 120)
+{
+    if (!autogroup_enabled())
+        cr_skip_test("the kernel's autogroup is off: the recorder stays in the program's session");
+    char threads[32];
+    snprintf(threads, sizeof(threads), "%ld", 4 * sysconf(_SC_NPROCESSORS_ONLN));
+    struct spawn_proc p;
+    char *profile, *dir;
+    start_recording(&p, &profile, &dir, "shares", threads, "20");
+    struct session_ids ids = {0};
+    for (int tries = 0; tries < 200; tries++) {
+        pid_t recorder = only_child(p.pid), target = recorder ? only_child(recorder) : 0;
+        if (target) {
+            read_session_ids(&ids, p.pid, target);
+            if (ids.recorder_sid != ids.front_sid)
+                break;
+        }
+        cr_assert_not(spawn_pump(&p, 0.05), "ptprof ended early: %s", p.err ? p.err : "");
+    }
+    cr_assert(ids.target, "no program under ptprof %d", (int)p.pid);
+    killpg(ids.front_pgrp, SIGINT);
+    struct spawn_result res;
+    spawn_finish(&p, &res);
+
+    cr_expect_eq(ids.recorder_parent, ids.front, "the program's tracer %d is not ptprof's child",
+                 (int)ids.recorder);
+    cr_expect_eq(ids.recorder_sid, ids.recorder, "the recorder %d is in session %d, not its own",
+                 (int)ids.recorder, (int)ids.recorder_sid);
+    cr_expect_eq(ids.target_sid, ids.front_sid, "the program left the caller's session");
+    cr_expect_eq(ids.target_pgrp, ids.front_pgrp, "the program left the caller's process group");
+    cr_expect_eq(spawn_exit_code(res.status), 128 + SIGINT, RUN_CONTEXT(&res));
+    const char *line = strstr(res.err, "[debug] session:     the recorder in a session of its own");
+    double wanted = 0;
+    cr_expect(line && sscanf(line,
+                             "[debug] session:     the recorder in a session of its own (its own "
+                             "autogroup) from %*f s, when the program's threads wanted %lf",
+                             &wanted) == 1,
+              "-d does not say where the recorder ran:\n%s", res.err);
+    cr_expect_gt(wanted, (double)sysconf(_SC_NPROCESSORS_ONLN),
+                 "it left when the threads wanted %.1f CPUs", wanted);
+    spawn_result_free(&res);
+    free(profile);
+    test_rmtree(dir);
+    free(dir);
 }

@@ -128,6 +128,10 @@ struct recorder {
      * (PTPROF_ROUNDS=every); this round's answer in round_by_periods. */
     enum { ROUNDS_WHEN_CROWDED, ROUNDS_BY_PERIODS, ROUNDS_EVERY_THREAD } rounds;
     bool round_by_periods;
+    /* What the threads looked at this round ran and waited for a CPU since
+     * their last look (own_session_round()), and when the last round began. */
+    uint64_t round_wanted_ns;
+    uint64_t last_round_ns;
     struct quiet_threads quiet; /* a crowded round's quiet threads, by the process clock */
     bool in_stop_window;        /* tracer_stop_all() is running */
     /* Intervals cut where a thread's state changed (spells.h): the last
@@ -883,6 +887,10 @@ static bool look_at(struct recorder *r, struct thread *th, size_t *nran, uint64_
     if (!thread_read_sched(th, &now))
         return false;
     *cpu_ns = now.cpu_ns;
+    uint64_t wanted = now.cpu_ns + now.wait_ns;
+    if (wanted > th->wanted_ns)
+        r->round_wanted_ns += wanted - th->wanted_ns;
+    th->wanted_ns = wanted;
     th->quiet = now.cpu_ns == th->idle_since.cpu_ns && now.runs == th->idle_since.runs;
     if (th->quiet) {
         th->reused = true;
@@ -1014,7 +1022,15 @@ static void take_sample(struct recorder *r)
     uint64_t wall = realtime_ns(); /* the threads' instant: right after the reading */
     uint64_t t_check = monotonic_ns();
     give_up_on_slow_stops(r);
+    r->round_wanted_ns = 0;
     find_idle(r);
+    /* What the program's threads ran and waited for a CPU since they were
+     * last looked at, against the time since the last round: how many
+     * wanted a CPU, which decides whether the recorder needs a session of
+     * its own (own_session.h). */
+    own_session_round(r->round_wanted_ns, r->last_round_ns ? t_check - r->last_round_ns : 0,
+                      r->tracer.ncpus, (double)(t_check - r->rec.start_mono) / 1e9);
+    r->last_round_ns = t_check;
     uint64_t t0 = monotonic_ns();
     r->in_stop_window = true;
     tracer_stop_all(&r->tracer, stop_window(r));
@@ -1146,6 +1162,8 @@ static void on_profiler_signal(void *ctx, const struct signalfd_siginfo *si)
 {
     struct recorder *r = ctx;
     int sig = (int)si->ssi_signo;
+    if (own_session_echo(si, monotonic_ns()))
+        return; /* the front's copy of a signal the process group got */
     if (recording_on_signal(&r->rec, sig))
         return;
     uint64_t now = monotonic_ns();
@@ -1516,7 +1534,7 @@ static int ptrace_engine_run(const struct record_options *opts, const struct eng
     rc = start_target(&r);
     if (rc != 0)
         goto out;
-    own_session_leave();
+    own_session_program_started();
     if (opts->attach_pid)
         learn_blocked_calls(&r);
     pin_tracer(&r);

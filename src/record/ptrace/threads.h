@@ -92,6 +92,7 @@ struct thread {
     uint64_t next_check;
     uint64_t copied_at; /* monotonic ns of its last copy */
     uint64_t ran_ns;    /* this round: CPU time since its copy (UINT64_MAX: not read) */
+    uint64_t wanted_ns; /* its CPU time and time waiting for a CPU, as last counted */
     bool pending_entry;
     /* Its schedstat as of its last copy or reuse, and when it was read
      * (realtime ns; 0: nothing to cut an interval by); its last entry's
