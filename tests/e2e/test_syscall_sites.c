@@ -27,6 +27,8 @@
  * and the site is shown, not judged.  Where perf record's own shares or
  * site miss the same way on the machine, the perf engine, which samples
  * as perf does, is held to perf record's distance plus chance (PEER_SLACK).
+ * The ptrace engine's site is shown, not judged, where other work kept the
+ * CPUs busy during the run (check_sites() says why).
  *
  * 2000 Hz and 5 s of CPU time: at 1 kHz over 2 s a share of 40% moves by
  * 1.1 points from run to run by sampling alone, too close to the target.
@@ -60,6 +62,11 @@
  * 10,000 samples differ by 0.7 points (one standard deviation) by chance
  * alone, PEER_SLACK is three. */
 #define PEER_SLACK 2.0
+/* With some task waiting for a CPU more than this share of the run, or
+ * other processes using more than this share of the CPUs while it ran,
+ * the machine was busy (as in test_record_waits.c). */
+#define MAX_PRESSURE 0.15
+#define MAX_OTHERS 0.25
 /* Points the call site's self share may lie above the kernel time; below,
  * it must keep half of it. */
 #define MAX_SITE_ABOVE 4.0
@@ -218,7 +225,11 @@ static void check_sites(const char *engine, const char *threads, const char *ms)
     const char *argv[] = {ptprof, "record", "--engine", engine,    "-f",    FREQ, "-d",
                           "-o",   profile,  "--",       clockwork, threads, ms,   NULL};
     struct spawn_result res;
+    double before = cpu_pressure(0.3);
+    struct machine_mark mark;
+    machine_mark(&mark);
     run_argv(&res, argv, NULL, NULL, 300);
+    double others = others_busy_since(&mark), after = cpu_pressure(0.3);
     cr_assert_eq(spawn_exit_code(res.status), 0, "ptprof record\n" RUN_FMT, RUN_ARGS(&res));
     struct truth t;
     read_truth(res.out, &t);
@@ -238,6 +249,23 @@ static void check_sites(const char *engine, const char *threads, const char *ms)
      * explain (a PVM guest leaves the way in and out to user time), the
      * kernel's split cannot judge the site: it is shown, not judged. */
     bool judged = calls - kernel <= MAX_SITE_ABOVE;
+    /* The ptrace engine keeps a sample that stopped at a call's exit at
+     * the call while the process's kernel time allows (syscall_exits.h).
+     * Where other work keeps the CPUs busy, the program is preempted
+     * often, at a call's exit among other places, and on a PVM guest the
+     * switches are kernel time of its own: more samples stop at exits and
+     * the kernel time that lets them stay holds more than the calls (CI,
+     * two CPU-bound jobs: the site 5 to 6.3 points above the larger of the
+     * calls' and the kernel's share).  The kernel's CPU pressure around the
+     * run and what other processes used of the CPUs during it tell such a
+     * machine, as in test_record_waits.c: the site is then shown. */
+    double busy = fmax(before, after);
+    if (!engine_is_perf(engine) && judged && (busy > MAX_PRESSURE || others > MAX_OTHERS)) {
+        cr_log_warn("ptrace engine, CPU pressure %.0f%% around the run, other work %.0f%% of the "
+                    "CPUs during it: the call site (%.2f%%) is not judged on a busy machine",
+                    busy * 100, others * 100, site);
+        judged = false;
+    }
     double above = site - fmax(calls, kernel), site_allowed = build_tolerance(MAX_SITE_ABOVE);
     /* The perf engine's samples are the kernel's: where they miss, so may
      * it, but not by much more than perf record's own on this machine. */
