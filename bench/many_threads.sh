@@ -5,14 +5,17 @@
 #
 # cpuburn with 1, 4, 16 and 64 threads on the machine's CPUs at 1 kHz
 # (-g none), bare, under `ptprof record --engine ptrace` (also with
-# PTPROF_ROUNDS=periods, and with PTPROF_QUIET=0: a crowded round reads
+# PTPROF_OWN_SESSION=1: the recorder in a session of its own from the
+# start, as before it waited for a crowd; PTPROF_ROUNDS=periods, and with PTPROF_QUIET=0: a crowded round reads
 # every thread's schedstat, as before; docs/recording.md), `--engine perf`
 # and `perf record -e cpu-clock`, the runs of one repetition interleaved,
 # BENCH_REPS_THREADS (3) repetitions, medians.  For each: the slowdown of
 # the work against the bare run; for ptprof the achieved rate (per wall
 # second for ptrace, per CPU second for perf, as -d says) and, for ptrace,
 # -d's round: threads stopped, reused, left out and deferred, the
-# window, and the recorder's own CPU time.  Then tests/workloads/threadpool
+# window, and the recorder's own CPU time.  Then 200 short threads (brief)
+# with the recorder's three session choices and the perf engine: the rate
+# and the first function's share.  Then tests/workloads/threadpool
 # (500 threads at rest, 2 busy) with and without PTPROF_QUIET=0: the
 # recorder's cost per round; and tests/workloads/clockwork with 64 busy
 # threads under both engines: each function's share minus the truth the
@@ -51,13 +54,14 @@ for ((rep = 1; rep <= REPS; rep++)); do
         say "many_threads: rep $rep, $t threads"
         "$CPUBURN" "$t" "$UNITS" >"$TMP/out" 2>/dev/null &&
             keep "$t" bare "$rep" wall "$(burn_field "$TMP/out" wall)"
-        for engine in ptrace readall periods perf; do
+        for engine in ptrace start readall periods perf; do
             [ "$engine" = perf ] && [ "$have_perf" = 0 ] && continue
-            rounds= quiet=
+            rounds= quiet= session=
             [ "$engine" = periods ] && rounds=periods
             [ "$engine" = readall ] && quiet=0
-            PTPROF_ROUNDS=$rounds PTPROF_QUIET=$quiet "$PTPROF" record \
-                --engine "$(echo "$engine" | sed 's/periods\|readall/ptrace/')" -f 1000 \
+            [ "$engine" = start ] && session=1
+            PTPROF_ROUNDS=$rounds PTPROF_QUIET=$quiet PTPROF_OWN_SESSION=$session "$PTPROF" record \
+                --engine "$(echo "$engine" | sed 's/periods\|readall\|start/ptrace/')" -f 1000 \
                 -g none -d -o "$TMP/p" -- "$CPUBURN" "$t" "$UNITS" >"$TMP/out" 2>"$TMP/err" ||
                 continue
             keep "$t" "$engine" "$rep" wall "$(burn_field "$TMP/out" wall)"
@@ -92,7 +96,7 @@ echo "| threads | profiler | slowdown | achieved rate | stopped / reused / left 
 echo "|---:|---|---:|---:|---|---:|---:|"
 for t in 1 4 16 64; do
     bare=$(raw_median "$RAW" "$t" bare wall)
-    for tool in ptrace readall periods perf perf-record; do
+    for tool in ptrace start readall periods perf perf-record; do
         w=$(raw_median "$RAW" "$t" "$tool" wall)
         if [ -z "$w" ] || [ -z "$bare" ]; then continue; fi
         slow=$(awk -v w="$w" -v b="$bare" 'BEGIN { printf "%+.1f%%", 100 * (w / b - 1) }')
@@ -108,6 +112,7 @@ for t in 1 4 16 64; do
         case $tool in
         ptrace | perf) name="ptprof record --engine $tool" ;;
         periods) name="PTPROF_ROUNDS=periods ptprof record --engine ptrace" ;;
+        start) name="PTPROF_OWN_SESSION=1 ptprof record --engine ptrace" ;;
         readall) name="PTPROF_QUIET=0 ptprof record --engine ptrace" ;;
         perf-record) name="perf record -e cpu-clock" ;;
         esac
@@ -148,6 +153,58 @@ if [ -x "$POOL" ]; then
         [ -n "$rate" ] && rate=$(awk -v r="$rate" 'BEGIN { printf "%.1f%%", r / 10 }')
         echo "| $name | ${rate:-–} | $(raw_median "$RAW" pool "q$quiet" unread) |" \
             "$(raw_median "$RAW" pool "q$quiet" check) us | $(raw_median "$RAW" pool "q$quiet" tracer) |"
+    done
+fi
+
+# Short threads, one at a time (brief threads 200 10: 200 threads of 10 ms,
+# 40/30/20/10% in four functions): where the recorder's session decides
+# whether rounds come as often at a thread's start as later
+# (docs/recording.md, "The recorder's own session").  The rate and the
+# first function's share of the four against the workload's own measure.
+BRIEF=$BUILD/workloads/brief
+if [ -x "$BRIEF" ]; then
+    echo
+    echo "brief threads 200 10 (200 threads of 10 ms one after another, the first function 40%"
+    echo "of each), 1 kHz, call stacks (the ptrace engine cuts an interval where the callers"
+    echo "changed), medians of $REPS interleaved runs."
+    echo
+    echo "| profiler | achieved rate | first function's share, points off |"
+    echo "|---|---:|---:|"
+    for ((rep = 1; rep <= REPS; rep++)); do
+        for session in default 1 0 perf; do
+            [ "$session" = perf ] && [ "$have_perf" = 0 ] && continue
+            say "many_threads: brief threads, rep $rep, $session"
+            engine=ptrace own=
+            [ "$session" = perf ] && engine=perf
+            [ "$session" = 1 ] || [ "$session" = 0 ] && own=$session
+            PTPROF_OWN_SESSION=$own "$PTPROF" record --engine "$engine" -f 1000 -d \
+                -o "$TMP/b" -- "$BRIEF" threads 200 10 >"$TMP/truth" 2>"$TMP/err" || continue
+            keep brief "$session" "$rep" rate \
+                "$(sed -n 's/.*requested, \([0-9.]*\) Hz achieved.*/\1/p' "$TMP/err")"
+            "$PTPROF" report "$TMP/b" -k procedure --format csv >"$TMP/csv" 2>/dev/null || continue
+            keep brief "$session" "$rep" first "$(awk -F, '
+                FNR == NR { if ($1 == "brief:") for (i = 2; i < 9; i += 2) t[i / 2] = $(i + 1); next }
+                FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+                $1 == "brief_first" { g[1] = $col["total_cpu_time"] }
+                $1 == "brief_second" { g[2] = $col["total_cpu_time"] }
+                $1 == "brief_third" { g[3] = $col["total_cpu_time"] }
+                $1 == "brief_last" { g[4] = $col["total_cpu_time"] }
+                END {
+                    for (i = 1; i <= 4; i++) { ts += t[i]; gs += g[i] }
+                    if (ts > 0 && gs > 0) printf "%+.2f", 100 * g[1] / gs - 100 * t[1] / ts }
+                ' FS=' ' "$TMP/truth" FS=, "$TMP/csv")"
+        done
+    done
+    for session in default 1 0 perf; do
+        case $session in
+        default) name="ptprof record --engine ptrace" ;;
+        perf) name="ptprof record --engine perf" ;;
+        *) name="PTPROF_OWN_SESSION=$session ptprof record --engine ptrace" ;;
+        esac
+        rate=$(raw_median "$RAW" brief "$session" rate)
+        [ -n "$rate" ] || continue
+        rate=$(awk -v r="$rate" 'BEGIN { printf "%.1f%%", r / 10 }')
+        echo "| $name | $rate | $(raw_median "$RAW" brief "$session" first) |"
     done
 fi
 
