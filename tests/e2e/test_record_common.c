@@ -261,3 +261,23 @@ double others_busy_since(const struct machine_mark *m)
     double others = busy - (now.ours_s - m->ours_s);
     return others > 0 ? others / all : 0;
 }
+
+/* Some task waited for a CPU more than this share of the time, or other
+ * processes used more than this share of the CPUs: busy (busy_watch). */
+#define BUSY_PRESSURE 0.15
+#define BUSY_OTHERS 0.25
+
+void busy_watch_start(struct busy_watch *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->before = cpu_pressure(0.3);
+    machine_mark(&w->mark);
+}
+
+bool busy_watch_end(struct busy_watch *w)
+{
+    w->others = others_busy_since(&w->mark);
+    double after = cpu_pressure(0.3);
+    w->pressure = w->before > after ? w->before : after;
+    return w->pressure > BUSY_PRESSURE || w->others > BUSY_OTHERS;
+}

@@ -102,4 +102,17 @@ struct machine_mark {
 void machine_mark(struct machine_mark *m);
 double others_busy_since(const struct machine_mark *m);
 
+/* Whether other work kept the CPUs busy while a command ran: the kernel's
+ * CPU pressure over 0.3 s before and after it (some task waiting for a CPU
+ * more than 15% of that time) or other processes using more than 25% of
+ * the CPUs during it.  busy_watch_start() before the command,
+ * busy_watch_end() after it: true when busy, with what was seen in
+ * W->pressure (the larger of the two) and W->others, for the message. */
+struct busy_watch {
+    double before, pressure, others;
+    struct machine_mark mark;
+};
+void busy_watch_start(struct busy_watch *w);
+bool busy_watch_end(struct busy_watch *w);
+
 #endif

@@ -30,13 +30,6 @@
  * it ran is estimated (spells.c); measured within 2.2 points (an
  * ASan+UBSan recorder, which takes a millisecond of CPU a sample). */
 #define CROWDED_TOLERANCE_PP 3.0
-/* With some task waiting for a CPU more than this share of the run, the
- * machine was busy (see check_wall_shares). */
-#define MAX_PRESSURE 0.15
-/* ...or when other processes used more than this share of the CPUs while
- * it ran (two CPU-bound jobs on two CPUs: all of them, and no pressure
- * until the test's own threads want a CPU too). */
-#define MAX_OTHERS 0.25
 
 static const char *const phases[NPHASES] = {"wait_sleep", "wait_read", "wait_compute"};
 
@@ -51,12 +44,10 @@ static void check_wall_shares(const char *engine, const char *sleep_ms, const ch
     const char *args[] = {"-d",     "-f",    "1000",     "--",    wl,  "1.5",
                           sleep_ms, read_ms, compute_ms, threads, NULL};
     struct recording r;
-    double before = cpu_pressure(0.3);
-    struct machine_mark mark;
-    machine_mark(&mark);
+    struct busy_watch watch;
+    busy_watch_start(&watch);
     record_native_engine(&r, engine, args, 0, 120);
-    double others = others_busy_since(&mark);
-    double after = cpu_pressure(0.3);
+    bool busy = busy_watch_end(&watch);
     const char *line = strstr(r.run.out, "waits: sleep ");
     unsigned long long v[NPHASES];
     cr_assert(line && sscanf(line, "waits: sleep %llu read %llu compute %llu", &v[0], &v[1],
@@ -81,16 +72,15 @@ static void check_wall_shares(const char *engine, const char *sleep_ms, const ch
      * kept the CPUs busy, and /proc/stat what other processes used of the
      * CPUs during it; then the ptrace engine's shares are shown, not
      * judged. */
-    double busy = before > after ? before : after;
     bool ptrace = strcmp(engine, "ptrace") == 0;
-    bool judged = !ptrace || (busy <= MAX_PRESSURE && others <= MAX_OTHERS);
+    bool judged = !ptrace || !busy;
     double tolerance = build_tolerance(ptrace && atol(threads) >= sysconf(_SC_NPROCESSORS_ONLN)
                                            ? CROWDED_TOLERANCE_PP
                                            : TOLERANCE_PP);
     if (!judged)
         cr_log_warn("ptrace engine, CPU pressure %.0f%% around the run, other work %.0f%% of the "
                     "CPUs during it: its shares on a busy machine are not judged",
-                    busy * 100, others * 100);
+                    watch.pressure * 100, watch.others * 100);
     for (int p = 0; p < NPHASES; p++) {
         double want = 100.0 * (double)v[p] / truth_sum, share = 100.0 * got[p] / got_sum;
         cr_log_info("%s (%s/%s/%s ms, %s threads): %s %.1f%% of the wall time, measured %.1f%%",

@@ -62,11 +62,6 @@
  * 10,000 samples differ by 0.7 points (one standard deviation) by chance
  * alone, PEER_SLACK is three. */
 #define PEER_SLACK 2.0
-/* With some task waiting for a CPU more than this share of the run, or
- * other processes using more than this share of the CPUs while it ran,
- * the machine was busy (as in test_record_waits.c). */
-#define MAX_PRESSURE 0.15
-#define MAX_OTHERS 0.25
 /* Points the call site's self share may lie above the kernel time; below,
  * it must keep half of it. */
 #define MAX_SITE_ABOVE 4.0
@@ -225,11 +220,10 @@ static void check_sites(const char *engine, const char *threads, const char *ms)
     const char *argv[] = {ptprof, "record", "--engine", engine,    "-f",    FREQ, "-d",
                           "-o",   profile,  "--",       clockwork, threads, ms,   NULL};
     struct spawn_result res;
-    double before = cpu_pressure(0.3);
-    struct machine_mark mark;
-    machine_mark(&mark);
+    struct busy_watch watch;
+    busy_watch_start(&watch);
     run_argv(&res, argv, NULL, NULL, 300);
-    double others = others_busy_since(&mark), after = cpu_pressure(0.3);
+    bool busy = busy_watch_end(&watch);
     cr_assert_eq(spawn_exit_code(res.status), 0, "ptprof record\n" RUN_FMT, RUN_ARGS(&res));
     struct truth t;
     read_truth(res.out, &t);
@@ -248,7 +242,7 @@ static void check_sites(const char *engine, const char *threads, const char *ms)
     /* Where the calls cost more than the kernel's time and the vDSO's code
      * explain (a PVM guest leaves the way in and out to user time), the
      * kernel's split cannot judge the site: it is shown, not judged. */
-    bool judged = calls - kernel <= MAX_SITE_ABOVE;
+    bool split_holds = calls - kernel <= MAX_SITE_ABOVE, judged = split_holds;
     /* The ptrace engine keeps a sample that stopped at a call's exit at
      * the call while the process's kernel time allows (syscall_exits.h).
      * Where other work keeps the CPUs busy, the program is preempted
@@ -258,12 +252,11 @@ static void check_sites(const char *engine, const char *threads, const char *ms)
      * two CPU-bound jobs: the site 5 to 6.3 points above the larger of the
      * calls' and the kernel's share).  The kernel's CPU pressure around the
      * run and what other processes used of the CPUs during it tell such a
-     * machine, as in test_record_waits.c: the site is then shown. */
-    double busy = fmax(before, after);
-    if (!engine_is_perf(engine) && judged && (busy > MAX_PRESSURE || others > MAX_OTHERS)) {
+     * machine (busy_watch): the site is then shown. */
+    if (!engine_is_perf(engine) && judged && busy) {
         cr_log_warn("ptrace engine, CPU pressure %.0f%% around the run, other work %.0f%% of the "
                     "CPUs during it: the call site (%.2f%%) is not judged on a busy machine",
-                    busy * 100, others * 100, site);
+                    watch.pressure * 100, watch.others * 100, site);
         judged = false;
     }
     double above = site - fmax(calls, kernel), site_allowed = build_tolerance(MAX_SITE_ABOVE);
@@ -283,7 +276,7 @@ static void check_sites(const char *engine, const char *threads, const char *ms)
                   engine, threads, ms, funcs[f], truth + err[f], truth, allowed,
                   peer.ran ? ", or as far as perf record's " : "", peer.ran ? peer.err[f] : 0.0);
     }
-    if (!judged)
+    if (!split_holds)
         cr_log_warn("%s engine: the calls took %.2f%% of the CPU time, the kernel counted %.2f%%: "
                     "this machine's split of user and kernel time does not judge the call site "
                     "(%.2f%%)",
