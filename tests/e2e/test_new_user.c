@@ -803,8 +803,9 @@ Test(new_user, a_deep_recursion_reaches_main_with_the_ptrace_engine, .timeout = 
     if (all <= RECURSION_MIN_SAMPLES) {
         /* Unwinding 2,000 frames bounds the rate, lower still with the
          * sanitized recorder on a busy machine: this run's rate says how
-         * long the next one needs. */
-        double seconds = 2 * 1.5 * RECURSION_MIN_SAMPLES / (all > 10 ? all : 10);
+         * long the next one needs, three times over (a margin of half
+         * once gave 86 samples where 100 were needed). */
+        double seconds = 2 * 3.0 * RECURSION_MIN_SAMPLES / (all > 10 ? all : 10);
         free(data);
         data = record_recursion(dir, "ptrace", seconds < 20 ? seconds : 20, &err);
         free(err);

@@ -51,6 +51,18 @@ static void ptprof_run(const char *const *args, struct spawn_result *res)
 }
 
 /* Sum of the values of the rows whose name starts with PREFIX. */
+/* C's rows as "name value" lines, for a failure's message (allocated). */
+static char *rows_text(const struct fn_counts *c)
+{
+    char *text = xstrdup("");
+    for (size_t i = 0; i < c->n && i < 40; i++) {
+        char *more = xasprintf("%s  %-40s %6.2f\n", text, c->items[i].name, c->items[i].value);
+        free(text);
+        text = more;
+    }
+    return text;
+}
+
 static double prefix_sum(const struct fn_counts *c, const char *prefix)
 {
     double sum = 0;
@@ -450,7 +462,9 @@ Test(symbols, plt_stubs_of_a_malloc_loop_are_named, .timeout = 120)
     struct fn_counts rows;
     report_column(data, "samples", "self_pct", NULL, &rows);
     double stubs = fn_get(&rows, "malloc@plt") + fn_get(&rows, "free@plt");
-    cr_expect_gt(stubs, 0.5, "malloc@plt and free@plt: %.2f%% of the samples", stubs);
+    char *text = rows_text(&rows);
+    cr_expect_gt(stubs, 0.5, "malloc@plt and free@plt: %.2f%% of the samples:\n%s", stubs, text);
+    free(text);
     cr_expect_eq(prefix_sum(&rows, "loop+0x"), 0, "no unnamed address in the program");
     fn_free(&rows);
     free(data);
