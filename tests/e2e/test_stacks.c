@@ -6,10 +6,13 @@
  * system call (tests/workloads/timeloop.c).
  */
 #include <criterion/criterion.h>
+#include <elf.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "profile_query.h"
 #include "engines.h"
@@ -354,9 +357,72 @@ static bool reaches_main(const struct pq_frame *f, size_t n)
     return false;
 }
 
+/* The file offset of ADDR, an address of the ELF file behind FD, by its
+ * loadable segments; false when none holds it. */
+static bool file_offset(int fd, const Elf64_Ehdr *eh, uint64_t addr, uint64_t *offset)
+{
+    for (unsigned i = 0; i < eh->e_phnum && i < 64; i++) {
+        Elf64_Phdr ph;
+        off_t where = (off_t)(eh->e_phoff + (uint64_t)i * sizeof(ph));
+        if (pread(fd, &ph, sizeof(ph), where) != (ssize_t)sizeof(ph))
+            return false;
+        if (ph.p_type == PT_LOAD && addr >= ph.p_vaddr && addr - ph.p_vaddr < ph.p_filesz) {
+            *offset = addr - ph.p_vaddr + ph.p_offset;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The address of FD's section NAME, 0 when it has none. */
+static uint64_t section_address(int fd, const Elf64_Ehdr *eh, const char *name)
+{
+    Elf64_Shdr names;
+    off_t at = (off_t)(eh->e_shoff + (uint64_t)eh->e_shstrndx * sizeof(names));
+    if (eh->e_shstrndx == SHN_UNDEF ||
+        pread(fd, &names, sizeof(names), at) != (ssize_t)sizeof(names))
+        return 0;
+    for (unsigned i = 0; i < eh->e_shnum && i < 256; i++) {
+        Elf64_Shdr sh;
+        char text[16] = {0};
+        if (pread(fd, &sh, sizeof(sh), (off_t)(eh->e_shoff + (uint64_t)i * sizeof(sh))) !=
+                (ssize_t)sizeof(sh) ||
+            pread(fd, text, sizeof(text) - 1, (off_t)(names.sh_offset + sh.sh_name)) <= 0)
+            return 0;
+        if (strcmp(text, name) == 0)
+            return sh.sh_addr;
+    }
+    return 0;
+}
+
+/* Whether F is at the first instruction of code its file runs before
+ * main: the ELF entry point (_start, unnamed in a stripped program such
+ * as Debian's sqlite3) or the .init section (_init, which the dynamic
+ * loader calls; it has no CFI, so the unwind ends at it). */
+static bool at_start_code(const struct pq_frame *f)
+{
+    if (!f->map || !f->map->path)
+        return false;
+    int fd = open(f->map->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    Elf64_Ehdr eh;
+    bool at = false;
+    if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64) {
+        uint64_t pc_offset = f->pc - f->map->start + f->map->offset, offset;
+        uint64_t starts[] = {eh.e_entry, section_address(fd, &eh, ".init")};
+        for (size_t i = 0; i < 2 && !at; i++)
+            at = starts[i] && file_offset(fd, &eh, starts[i], &offset) && offset == pc_offset;
+    }
+    close(fd);
+    return at;
+}
+
 /* Stacks the program's main is not on by nature: the dynamic loader's
  * before main (its outermost frame in ld.so, or _start with nothing above
- * it), and a thread's start (clone/clone3). */
+ * it, or one frame at the first instruction of _start or _init), and a
+ * thread's start (clone/clone3). */
 static bool ends_before_main(const struct pq_frame *f, size_t n)
 {
     if (n == 0)
@@ -365,7 +431,7 @@ static bool ends_before_main(const struct pq_frame *f, size_t n)
     if (outer->map && strncmp(pq_basename(outer->map->path), "ld-linux", 8) == 0)
         return true;
     return strcmp(outer->name, "_start") == 0 || strcmp(outer->name, "clone") == 0 ||
-           strcmp(outer->name, "clone3") == 0;
+           strcmp(outer->name, "clone3") == 0 || (n == 1 && at_start_code(outer));
 }
 
 /* Stacks of the sqlite3 shell reach main at each engine's default settings
