@@ -356,11 +356,13 @@ ENGINE_TEST(processes, no_inherit_records_the_first_process_only, .timeout = 60)
 
 /* A child its parent reaps only later stays a zombie meanwhile: its exit
  * status is in the profile with either engine (the perf engine reads it
- * from /proc/PID/stat while the child is a zombie). */
+ * from /proc/PID/stat while the child is a zombie).  A second and a half
+ * of it: on a machine loaded ten times over, 0.4 s once passed before the
+ * recorder read the child's exit. */
 ENGINE_TEST(processes, a_child_reaped_late_has_its_exit_status, .timeout = 60)
 {
     char *forker = build_workload("forker");
-    const char *args[] = {"--", forker, "late", "0.4", "42", NULL};
+    const char *args[] = {"--", forker, "late", "1.5", "42", NULL};
     struct recording r;
     record_native_engine(&r, engine_p->name, args, 0, 40);
     uint32_t child = (uint32_t)parse_after(r.run.out, "forker: late ");
