@@ -72,7 +72,8 @@ static pid_t start_child(void)
 }
 
 /* The child's threads, the main one first, the sleepers in start order
- * (their tids ascend), each quiet as of now, copied at its position. */
+ * (their tids ascend), each quiet as of now, copied and last seen running
+ * at its position. */
 static void add_threads(struct thread_table *tt, pid_t pid)
 {
     char path[64];
@@ -97,6 +98,8 @@ static void add_threads(struct thread_table *tt, pid_t pid)
         struct thread *th = thread_add(tt, pid, tids[i]);
         th->proc = 0;
         th->copied_at = (uint64_t)i + 1;
+        th->ran_seen_at = (uint64_t)i + 1;
+        th->idle_known = th->captured_once = true;
     }
 }
 
@@ -139,14 +142,20 @@ static void reuse(void *ctx, struct thread *th)
     ((struct round_log *)ctx)->reuses++;
 }
 
-/* One round: every thread quiet as of its last look (idle_since), so all
- * are postponed once the offset is known. */
+/* One round: every thread quiet as of its last look (idle_since, looked),
+ * so all are postponed once the offset is known, but those in a ptrace
+ * stop or waiting for one (stopped, awaited), which the round gives to
+ * quiet_threads_unlooked() as the engine does. */
 static struct round_log round_over(struct quiet_threads *q, struct thread_table *tt)
 {
     struct round_log log = {0};
     quiet_threads_begin(q, 1);
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
+        if (th->stopped || th->awaited) {
+            quiet_threads_unlooked(q, tt, i);
+            continue;
+        }
         if (quiet_threads_postpone(q, tt, i))
             continue;
         uint64_t cpu;
@@ -158,7 +167,8 @@ static struct round_log round_over(struct quiet_threads *q, struct thread_table 
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
         cr_assert(thread_read_cpu(th, &th->idle_since.cpu_ns));
-        th->quiet = true;
+        th->looked.cpu_ns = th->idle_since.cpu_ns;
+        th->quiet = !th->stopped && !th->awaited;
     }
     return log;
 }
@@ -202,9 +212,9 @@ Test(quiet_threads, the_process_clock_tells_which_quiet_thread_ran, .timeout = 6
     cr_expect_eq(log.reuses, SLEEPERS + 1);
     cr_expect_eq(f.q.reads_saved, SLEEPERS + 1);
 
-    /* The third thread copied longest ago runs: the threads are read,
-     * longest since their copy first, until its time is found; the rest
-     * are reused. */
+    /* The third thread seen running longest ago runs: the threads are
+     * read, longest since they were seen running first, until its time is
+     * found; the rest are reused. */
     pid_t runner = f.tt.threads[2].tid;
     char c = 'x';
     cr_assert_eq(write(wake_fds[1][1], &c, 1), 1); /* the second sleeper: tids ascend */
@@ -247,5 +257,66 @@ Test(quiet_threads, a_thread_gone_reads_them_all_and_sets_the_offset_anew, .time
     cr_expect_eq(log.looks, 0, "%zu threads read after the offset was set anew", log.looks);
     cr_expect_eq(log.reuses, SLEEPERS);
 
+    tear_down(&f);
+}
+
+/* A thread left out of its round (it ran less than half a period since its
+ * copy) and still since the look before waits for a CPU: it is postponed
+ * like a quiet one, and the clock finds it when it runs. */
+Test(quiet_threads, a_thread_left_out_and_still_waits_for_the_clock, .timeout = 60)
+{
+    struct fixture f;
+    set_up(&f);
+    round_over(&f.q, &f.tt);
+    struct thread *waiting = &f.tt.threads[1];
+    waiting->quiet = false;
+    waiting->left_out_at_look = waiting->still = true;
+    size_t before = f.q.postponed_seen;
+    struct round_log log = round_over(&f.q, &f.tt);
+    cr_expect_eq(f.q.postponed_seen - before, SLEEPERS + 1, "the waiting thread was not postponed");
+    cr_expect_eq(log.looks, 0, "%zu threads read where none ran", log.looks);
+
+    /* Not still at its last look (it ran since the look before): read. */
+    waiting->quiet = false;
+    waiting->left_out_at_look = true;
+    waiting->still = false;
+    before = f.q.postponed_seen;
+    round_over(&f.q, &f.tt);
+    cr_expect_eq(f.q.postponed_seen - before, SLEEPERS, "a thread that ran was postponed");
+    tear_down(&f);
+}
+
+/* A thread in a ptrace stop, or waiting for a CPU to enter one, is in the
+ * sum as its last read found it: no read while the clock adds up, read
+ * for the sum only (never looked at, never reused) when it does not, and
+ * after every thread the round may look at. */
+Test(quiet_threads, threads_in_a_stop_are_read_for_the_sum_only_and_last, .timeout = 60)
+{
+    struct fixture f;
+    set_up(&f);
+    round_over(&f.q, &f.tt);
+    struct thread *stopped = &f.tt.threads[1], *awaited = &f.tt.threads[3];
+    stopped->stopped = true;
+    awaited->awaited = true;
+    stopped->ran_seen_at = awaited->ran_seen_at = 0; /* first, were they not stops */
+    round_over(&f.q, &f.tt);
+    struct round_log log = round_over(&f.q, &f.tt);
+    cr_expect_eq(log.looks, 0, "%zu threads read where none ran", log.looks);
+    cr_expect_eq(log.reuses, SLEEPERS + 1 - 2, "a thread in a stop was reused");
+    cr_expect_eq(f.q.stops_unread, 4, "%llu threads in a stop left unread in two rounds",
+                 (unsigned long long)f.q.stops_unread);
+
+    /* The awaited thread runs (as it would to enter its stop): every other
+     * thread is read before it, and it is not looked at. */
+    char c = 'x';
+    cr_assert_eq(write(wake_fds[2][1], &c, 1), 1); /* threads[3]: the third sleeper */
+    cr_assert_eq(read(done_fd[0], &c, 1), 1);
+    wait_asleep(f.pid, awaited->tid);
+    log = round_over(&f.q, &f.tt);
+    cr_expect_eq(log.looks, SLEEPERS + 1 - 2, "%zu threads looked at", log.looks);
+    for (size_t i = 0; i < log.looks; i++)
+        cr_expect_neq(log.looked[i], awaited->tid, "the awaited thread was looked at");
+    cr_expect_eq(log.reuses, 0);
+    cr_expect(f.q.procs[0].offset_known, "its time was not found: the offset is not known");
     tear_down(&f);
 }

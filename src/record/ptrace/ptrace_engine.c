@@ -320,8 +320,13 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
          * CPU: its counters are final for this stop. */
         th->idle_known = thread_read_sched(th, &sched);
         th->sched_seen_ns = 0;
+        /* Resumed, it goes on where it got its CPU: the next round reads it. */
+        th->quiet = false;
+        th->left_out_at_look = false;
+        th->still = false;
         if (th->idle_known) {
             th->idle_since = sched;
+            th->looked = sched;
             th->sched = sched;
             th->sched_seen_ns = realtime_ns();
             th->cpu_ns = sched.cpu_ns;
@@ -330,6 +335,7 @@ static void capture_stopped(void *ctx, struct tracer *t, const pid_t *tids, size
         }
         th->cpu_delta = th->cpu_ns > cpu_before ? th->cpu_ns - cpu_before : 0;
         th->copied_at = start;
+        th->ran_seen_at = start;
         th->next_check = 0;
         /* Without call stacks, a stop at a call's exit still needs the
          * stack's top to find the code that made the call. */
@@ -452,6 +458,7 @@ static void note_reblocked(struct thread *th)
     if (nr != th->syscall_raw && !syscall_is_restart(nr))
         return;
     th->idle_since = now;
+    th->looked = now;
     /* Blocked again: where it sleeps now names a call the copy could not. */
     if (syscall_is_restart(th->syscall))
         th->syscall = syscall_origin_name(&th->origin, nr, pc, sp, th->pid, th->tid);
@@ -887,6 +894,11 @@ static bool look_at(struct recorder *r, struct thread *th, size_t *nran, uint64_
     if (!thread_read_sched(th, &now))
         return false;
     *cpu_ns = now.cpu_ns;
+    th->still = now.cpu_ns == th->looked.cpu_ns && now.runs == th->looked.runs;
+    if (!th->still)
+        th->ran_seen_at = monotonic_ns();
+    th->looked = now;
+    th->left_out_at_look = false;
     uint64_t wanted = now.cpu_ns + now.wait_ns;
     if (wanted > th->wanted_ns)
         r->round_wanted_ns += wanted - th->wanted_ns;
@@ -909,6 +921,7 @@ static bool look_at(struct recorder *r, struct thread *th, size_t *nran, uint64_
 struct settling {
     struct recorder *r;
     size_t nran;
+    uint64_t mono; /* the round's instant */
 };
 static bool look_postponed(void *ctx, struct thread *th, uint64_t *cpu_ns)
 {
@@ -919,9 +932,23 @@ static void reuse_postponed(void *ctx, struct thread *th)
 {
     struct settling *s = ctx;
     /* Its CPU time has not moved: what its last look read still holds. */
-    th->reused = true;
-    th->cpu_ns = th->idle_since.cpu_ns;
-    s->r->costs.reused++;
+    if (th->quiet) {
+        th->reused = true;
+        th->cpu_ns = th->idle_since.cpu_ns;
+        s->r->costs.reused++;
+        return;
+    }
+    /* Left out at its last look, and it has not run since: it still waits
+     * for a CPU, having run what it had then since its copy. */
+    if (s->mono < th->next_check) {
+        th->left_out = true;
+        s->r->costs.left_out++;
+        return;
+    }
+    th->ran_ns =
+        th->looked.cpu_ns > th->idle_since.cpu_ns ? th->looked.cpu_ns - th->idle_since.cpu_ns : 0;
+    th->still_runnable = true;
+    s->nran++;
 }
 
 /*
@@ -957,9 +984,10 @@ static void find_idle(struct recorder *r)
     struct quiet_threads *q = by_periods(r) && !r->quiet.off ? &r->quiet : NULL;
     if (q)
         quiet_threads_begin(q, r->tracer.procs.count);
-    struct settling settling = {r, 0};
+    struct settling settling = {r, 0, mono};
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
+        th->still_runnable = false;
         th->captured = false;
         th->before_signal = false;
         th->check_reblocked = false;
@@ -971,22 +999,24 @@ static void find_idle(struct recorder *r)
         if (th->stopped || th->group_stop || th->late || th->in_vfork || th->announced ||
             th->exiting || th->awaited || !th->idle_known || !th->captured_once) {
             th->quiet = false;
+            th->left_out_at_look = false;
         } else if (th->pending_entry) {
             th->reused = true; /* copied since the last round: not again */
             th->quiet = false;
+            th->left_out_at_look = false;
+        } else if (q && quiet_threads_postpone(q, tt, i)) {
+            continue;
         } else if (by_periods(r) && mono < th->next_check) {
             th->left_out = true; /* cannot have run enough yet */
             th->quiet = false;
             r->costs.left_out++;
-        } else if (q && quiet_threads_postpone(q, tt, i)) {
-            continue;
         } else {
             looked = look_at(r, th, &settling.nran, &cpu);
         }
         if (q && looked)
             quiet_threads_read(q, th, cpu);
         else if (q)
-            quiet_threads_unlooked(q, th);
+            quiet_threads_unlooked(q, tt, i);
     }
     if (q)
         quiet_threads_end(q, tt, look_postponed, reuse_postponed, &settling);
@@ -994,9 +1024,10 @@ static void find_idle(struct recorder *r)
         return;
     for (size_t i = 0; i < tt->count; i++) {
         struct thread *th = &tt->threads[i];
-        if (th->ran_ns >= due || !thread_is_runnable(th))
+        if (th->ran_ns >= due || (!th->still_runnable && !thread_is_runnable(th)))
             continue;
         th->left_out = true;
+        th->left_out_at_look = true;
         th->next_check = mono + until_due(period, due, th->ran_ns, mono - th->copied_at);
         r->costs.left_out++;
     }
@@ -1376,9 +1407,10 @@ static void print_summary(const struct recorder *r)
     const struct quiet_threads *q = &r->quiet;
     fprintf(stderr,
             "[debug] quiet:       %.2f threads per round reused without reading their "
-            "schedstat, of %.2f put off until the process's CPU clock was read (%s)\n",
+            "schedstat, of %.2f put off until the process's CPU clock was read; %.2f stopped "
+            "or waiting to stop not read (%s)\n",
             (double)q->reads_saved / taken, (double)q->postponed_seen / taken,
-            q->off ? "PTPROF_QUIET=0: never" : "crowded rounds");
+            (double)q->stops_unread / taken, q->off ? "PTPROF_QUIET=0: never" : "crowded rounds");
     fprintf(stderr, "[debug] stacks:      %llu cut at the end of their copy\n",
             (unsigned long long)c->truncated);
     fprintf(stderr,

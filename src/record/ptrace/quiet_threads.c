@@ -67,28 +67,47 @@ void quiet_threads_read(struct quiet_threads *q, const struct thread *th, uint64
         p->sum += cpu_ns;
 }
 
-void quiet_threads_unlooked(struct quiet_threads *q, const struct thread *th)
+/* A thread in a ptrace stop, or interrupted and waiting for a CPU to
+ * enter it: until its stop is seen it runs no more than that. */
+static bool stops(const struct thread *th)
 {
+    return th->stopped || th->awaited || th->late;
+}
+
+/* Puts thread I of TT, of process P, off until the clock is read. */
+static void postpone(struct quiet_threads *q, struct quiet_process *p, size_t i, uint64_t cpu_ns)
+{
+    q->postponed = xgrow(q->postponed, &q->postponed_cap, q->npostponed + 1, sizeof(*q->postponed));
+    q->postponed[q->npostponed++] = i;
+    p->sum += cpu_ns;
+    p->postponed++;
+}
+
+void quiet_threads_unlooked(struct quiet_threads *q, const struct thread_table *tt, size_t i)
+{
+    const struct thread *th = &tt->threads[i];
     struct quiet_process *p = process_of(q, th);
     uint64_t cpu;
     if (!p)
         return;
-    if (thread_read_cpu(th, &cpu))
+    /* Its last read is its copy's or a later look's (idle_known). */
+    if (p->offset_known && stops(th) && th->idle_known && th->captured_once && !th->group_stop &&
+        !th->in_vfork && !th->announced && !th->exiting) {
+        postpone(q, p, i, th->looked.cpu_ns);
+    } else if (thread_read_cpu(th, &cpu)) {
         p->sum += cpu;
-    else
+    } else {
         p->broken = true;
+    }
 }
 
 bool quiet_threads_postpone(struct quiet_threads *q, const struct thread_table *tt, size_t i)
 {
     const struct thread *th = &tt->threads[i];
     struct quiet_process *p = process_of(q, th);
-    if (q->off || !p || !p->offset_known || !th->quiet)
+    if (q->off || !p || !p->offset_known || !(th->quiet || (th->left_out_at_look && th->still)))
         return false;
-    q->postponed = xgrow(q->postponed, &q->postponed_cap, q->npostponed + 1, sizeof(*q->postponed));
-    q->postponed[q->npostponed++] = i;
-    p->sum += th->idle_since.cpu_ns; /* quiet: as its last look read it */
-    p->postponed++;
+    postpone(q, p, i, th->looked.cpu_ns); /* as its last look read it */
     q->postponed_seen++;
     return true;
 }
@@ -101,7 +120,9 @@ static int by_process_then_copy(const void *a, const void *b, void *table)
     const struct thread *y = &tt->threads[*(const size_t *)b];
     if (x->proc != y->proc)
         return x->proc < y->proc ? -1 : 1;
-    return x->copied_at < y->copied_at ? -1 : x->copied_at > y->copied_at;
+    if (stops(x) != stops(y))
+        return stops(x) ? 1 : -1;
+    return x->ran_seen_at < y->ran_seen_at ? -1 : x->ran_seen_at > y->ran_seen_at;
 }
 
 /* Every thread of P read: its offset, from its clock read after them. */
@@ -127,8 +148,17 @@ static void settle(struct quiet_threads *q, struct quiet_process *p, struct thre
     size_t k = first;
     for (; k < end && (!settled || missing > 0); k++) {
         struct thread *th = &tt->threads[q->postponed[k]];
-        uint64_t before = th->idle_since.cpu_ns, cpu;
-        if (!look(ctx, th, &cpu)) {
+        uint64_t before = th->looked.cpu_ns, cpu;
+        if (stops(th)) {
+            /* Not the round's to look at: read for the sum only. */
+            if (thread_read_cpu(th, &cpu))
+                th->looked.cpu_ns = cpu;
+            else {
+                p->broken = true;
+                settled = false;
+                continue;
+            }
+        } else if (!look(ctx, th, &cpu)) {
             p->broken = true;
             settled = false;
             continue;
@@ -141,9 +171,15 @@ static void settle(struct quiet_threads *q, struct quiet_process *p, struct thre
             missing -= ran;
     }
     if (settled && missing == 0) {
-        q->reads_saved += end - k;
-        for (; k < end; k++)
-            reuse(ctx, &tt->threads[q->postponed[k]]);
+        for (; k < end; k++) {
+            struct thread *th = &tt->threads[q->postponed[k]];
+            if (stops(th)) {
+                q->stops_unread++;
+                continue;
+            }
+            q->reads_saved++;
+            reuse(ctx, th);
+        }
         return;
     }
     set_offset(p); /* every thread read: the offset anew */

@@ -11,15 +11,19 @@
  * is every thread's schedstat CPU time, plus the time of its threads gone,
  * in one call of about 0.5 us at 64 threads.  So a round reads the threads
  * that ran at their last look as before, and postpones the quiet ones
- * (those that had not).  Then, per process, one read of its clock:
+ * (those that had not), the ones its last look left out that had not run
+ * since the look before (they wait for a CPU), and those in a ptrace stop
+ * or waiting for a CPU to enter one, whose last read stands in the sum.
+ * Then, per process, one read of its clock:
  *
  *  - it equals the offset (the time no thread of the table holds: threads
  *    gone) plus every thread's time as last known: no quiet thread's CPU
  *    time moved, and each is reused without a read;
- *  - it is more: the quiet ones are read, those copied longest ago first
- *    (a fair scheduler gives the CPU to the thread that waited longest),
+ *  - it is more: the postponed ones are read, those seen running longest
+ *    ago first (a fair scheduler gives the CPU to the thread that waited
+ *    longest), the stopped and stopping ones last and for the sum only,
  *    until the time they ran makes up the difference; the rest are
- *    reused without a read;
+ *    reused (left out again) without a read;
  *  - the difference cannot be made up (a thread gone, time run after the
  *    clock was read, the offset not known yet): every quiet thread is
  *    read, as before, and the offset is set anew from the clock read
@@ -37,9 +41,11 @@
  * thread table does not change; every thread of the table is given to
  * exactly one of quiet_threads_read() (the round read it),
  * quiet_threads_unlooked() (the round did not read it: read here, for the
- * sum only) or quiet_threads_postpone().  quiet_threads_end() settles the
- * postponed through LOOK (read and sort it as the round does: false when
- * it could not be read) or REUSE (it did not run).
+ * sum only, or postponed when stopped or stopping) or
+ * quiet_threads_postpone().  quiet_threads_end() settles the postponed
+ * through LOOK (read and sort it as the round does: false when it could
+ * not be read) or REUSE (it did not run); the stopped and stopping ones it
+ * reads for the sum only, or leaves, and never gives back.
  */
 #ifndef PTPROF_RECORD_PTRACE_QUIET_THREADS_H
 #define PTPROF_RECORD_PTRACE_QUIET_THREADS_H
@@ -72,6 +78,7 @@ struct quiet_threads {
     /* for -d */
     uint64_t reads_saved;    /* quiet threads reused without a read */
     uint64_t postponed_seen; /* threads postponed, summed over rounds */
+    uint64_t stops_unread;   /* threads stopped or to stop left unread */
 };
 
 void quiet_threads_free(struct quiet_threads *q);
@@ -80,11 +87,14 @@ void quiet_threads_free(struct quiet_threads *q);
 void quiet_threads_begin(struct quiet_threads *q, size_t nprocs);
 /* TH was read by the round: CPU_NS is its time now. */
 void quiet_threads_read(struct quiet_threads *q, const struct thread *th, uint64_t cpu_ns);
-/* TH was not read by the round (stopped, late, left out...): its time is
- * read here, for the sum. */
-void quiet_threads_unlooked(struct quiet_threads *q, const struct thread *th);
-/* Whether thread I of TT, quiet at its last look, waits for its process's
- * clock (true: the round leaves it to quiet_threads_end()). */
+/* Thread I of TT was not read by the round (stopped, late, left out...):
+ * its time is read here, for the sum; or, for a thread in a ptrace stop or
+ * waiting to enter one (a CPU to enter it is all it can run), the time its
+ * last read found stands in the sum until the clock says otherwise. */
+void quiet_threads_unlooked(struct quiet_threads *q, const struct thread_table *tt, size_t i);
+/* Whether thread I of TT waits for its process's clock (true: the round
+ * leaves it to quiet_threads_end()): quiet at its last look, or left out
+ * by that look and still since the look before (waiting for a CPU). */
 bool quiet_threads_postpone(struct quiet_threads *q, const struct thread_table *tt, size_t i);
 /* Settles the postponed threads (above). */
 void quiet_threads_end(struct quiet_threads *q, struct thread_table *tt,

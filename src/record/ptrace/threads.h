@@ -78,7 +78,16 @@ struct thread {
      * the same, the thread has not run since and the capture is reused. */
     bool idle_known;
     struct thread_sched idle_since;
-    bool quiet;           /* its last look found it had not run since (quiet_threads.h) */
+    bool quiet; /* its last look found it had not run since (quiet_threads.h) */
+    /* Its schedstat at its last look (or copy); whether that look found it
+     * had not run since the look before; whether that look left it out of
+     * its round.  A thread left out and still since waits for a CPU: a
+     * crowded round need not read it (quiet_threads.h). */
+    struct thread_sched looked;
+    bool still;
+    uint64_t ran_seen_at; /* monotonic ns of the last copy or look that saw it had run */
+    bool left_out_at_look;
+    bool still_runnable;  /* this round: known runnable without a read */
     bool check_reblocked; /* captured in a call: see whether it re-entered it */
     /* The current capture: CPU time since the previous one, and whether it
      * stopped on a system call's way out (syscall_exits.h). */
