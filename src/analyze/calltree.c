@@ -406,7 +406,8 @@ static void build_wide(struct calltree *t, double runs)
     w.left_out = xcalloc(1, sizeof(*w.left_out));
     w.acc = xcalloc(stride, sizeof(*w.acc));
     uint32_t *order = path_sums_order(ps);
-    const uint32_t *open = NULL; /* the keys of the open path */
+    uint32_t *open = NULL; /* the elements of the open path */
+    size_t open_cap = 0;
     uint32_t depth = 0;
     for (size_t k = 0; k < npaths; k++) {
         uint32_t n;
@@ -419,7 +420,9 @@ static void build_wide(struct calltree *t, double runs)
             wide_close(&w, depth);
         for (; depth < n; depth++)
             wide_open(&w, depth + 1, PATH_SUMS_KEY(e[depth]));
-        open = e;
+        open = xgrow(open, &open_cap, (size_t)n + 1, sizeof(*open));
+        if (n)
+            memcpy(open, e, n * sizeof(*e));
         for (uint32_t i = 0; i < n; i++)
             if (e[i] & PATH_SUMS_INLINED)
                 mark_inlined(t, w.node[i + 1]);
@@ -443,6 +446,7 @@ static void build_wide(struct calltree *t, double runs)
         if (t->nodes[c].key == t->unattributed)
             t->unattributed_node = c;
     free(order);
+    free(open);
     free(w.node);
     free(w.left_out);
     free(w.acc);

@@ -13,8 +13,9 @@
  * returns every path's id sorted by its keys (the inlined marks aside),
  * each path before the paths it is a prefix of: the order a depth-first
  * walk of the tree they make meets them.  Memory: per distinct path, its
- * elements (4 bytes each), 8 * (NQ + columns) bytes of sums and about 24
- * bytes of bookkeeping.
+ * elements (a varint each: 2 bytes for keys under 8,192), 8 bytes per
+ * column some path has a nonzero amount in (all columns once
+ * path_sums_of() was called) and about 16 bytes of bookkeeping.
  */
 #ifndef PTPROF_ANALYZE_PATH_SUMS_H
 #define PTPROF_ANALYZE_PATH_SUMS_H
@@ -31,8 +32,9 @@ struct path_sums *path_sums_new(size_t nq);
 void path_sums_add(struct path_sums *s, const uint32_t *elems, uint32_t n, const double *q,
                    const double *values, size_t nvalues);
 size_t path_sums_count(const struct path_sums *s);
-/* Path ID's elements (*N of them), valid until the next path_sums_add(). */
-const uint32_t *path_sums_elems(const struct path_sums *s, uint32_t id, uint32_t *n);
+/* Path ID's elements (*N of them), valid until the next call of
+ * path_sums_elems() or path_sums_add(). */
+const uint32_t *path_sums_elems(struct path_sums *s, uint32_t id, uint32_t *n);
 /* Path ID's sums: NQ quantities, then path_sums_columns() values. */
 double *path_sums_of(struct path_sums *s, uint32_t id);
 size_t path_sums_columns(const struct path_sums *s);

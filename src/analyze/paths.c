@@ -14,6 +14,11 @@
 /* Paths cached at most: beyond, the cache starts over (a profile of as
  * many distinct stacks as samples would keep one path per sample). */
 #define PATH_CACHE_MAX ((size_t)1 << 17)
+/* The cache starts at this bound and doubles at each start over while its
+ * paths are used again, else halves back: a profile whose every stack is
+ * distinct (a pprof of tiny samples) keeps 4,096 paths, not 131,072 that
+ * no sample asks for twice (about 30 MB; issue 19). */
+#define PATH_CACHE_MIN ((size_t)1 << 12)
 
 /* A path and what keeps it alive: the cache, or the holds on it. */
 struct held_path {
@@ -47,6 +52,8 @@ struct path_builder {
     struct cache_slot *slots;
     size_t nslots, count;
     size_t max_paths; /* PATH_CACHE_MAX, fewer in tests */
+    size_t bound;     /* paths held this round: PATH_CACHE_MIN up to max_paths */
+    size_t hits;      /* paths found in the cache this round */
     uint64_t serial;  /* paths built so far (struct path.serial) */
     /* scratch */
     struct path_frame *frames;
@@ -72,6 +79,7 @@ struct path_builder *path_builder_new(const struct profile *p, const struct fram
     b->nslots = 1024;
     b->slots = xcalloc(b->nslots, sizeof(*b->slots));
     b->max_paths = PATH_CACHE_MAX;
+    b->bound = PATH_CACHE_MIN;
     return b;
 }
 
@@ -258,6 +266,26 @@ static struct path *build(struct path_builder *b, uint64_t time, const struct pr
     return &h->path;
 }
 
+/* The cache lets go of its paths and sets its next bound by how often
+ * this round's were found again. */
+static void start_over(struct path_builder *b)
+{
+    size_t floor = PATH_CACHE_MIN < b->max_paths ? PATH_CACHE_MIN : b->max_paths;
+    size_t bound = b->bound;
+    if (b->hits >= b->count)
+        bound = 2 * bound < b->max_paths ? 2 * bound : b->max_paths;
+    else if (4 * b->hits < b->count)
+        bound = bound / 2 > floor ? bound / 2 : floor;
+    drop_cached(b);
+    if (bound < b->bound && b->nslots > 1024) {
+        free(b->slots);
+        b->nslots = 1024;
+        b->slots = xcalloc(b->nslots, sizeof(*b->slots));
+    }
+    b->bound = bound;
+    b->hits = 0;
+}
+
 const struct path *path_builder_get(struct path_builder *b, uint64_t time_ns,
                                     const struct prof_thread_sample *t, const char *thread_label,
                                     uint32_t thread_no)
@@ -275,10 +303,12 @@ const struct path *path_builder_get(struct path_builder *b, uint64_t time_ns,
     uint64_t h = key_hash(&k);
     size_t j = h & (b->nslots - 1);
     for (; b->slots[j].path; j = (j + 1) & (b->nslots - 1))
-        if (b->slots[j].hash == h && key_eq(&b->slots[j].key, &k))
+        if (b->slots[j].hash == h && key_eq(&b->slots[j].key, &k)) {
+            b->hits++;
             return b->slots[j].path;
-    if (b->count >= b->max_paths) {
-        drop_cached(b);
+        }
+    if (b->count >= b->bound) {
+        start_over(b);
         j = h & (b->nslots - 1);
     }
     struct path *path = build(b, time_ns, t, &k, thread_label);
@@ -306,4 +336,5 @@ void path_builder_release(const struct path *p)
 void path_builder_set_max_paths(struct path_builder *b, size_t max_paths)
 {
     b->max_paths = max_paths ? max_paths : 1;
+    b->bound = PATH_CACHE_MIN < b->max_paths ? PATH_CACHE_MIN : b->max_paths;
 }

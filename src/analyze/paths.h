@@ -26,9 +26,10 @@
  * Paths are computed once per distinct (process, stack, PC, system call,
  * thread when the keys include it) and per state of the process's maps
  * (a new map or unmap starts a new state).  The cache holds at most
- * PATH_CACHE_MAX paths (paths.c), then starts over, so that memory
- * follows the distinct stacks a stretch of samples holds, not all of them
- * (a pprof of many tiny samples has as many stacks as samples): a path is
+ * PATH_CACHE_MAX paths (paths.c), fewer while the paths it held were
+ * seldom asked for again, then starts over, so that memory follows the
+ * distinct stacks a stretch of samples holds, not all of them (a pprof of
+ * many tiny samples has as many stacks as samples): a path is
  * valid until the next path_builder_get(), or, held with
  * path_builder_hold(), until path_builder_release().  A path rebuilt is
  * equal to the one before, not the same pointer or serial.  Strings from the
