@@ -196,16 +196,23 @@ static void check_shares(const char *engine, const char *hz, const char *seconds
      * come late: the bound widens with that share (what the program saw),
      * up to four times, and by the share of the run between late readings
      * (what the profile shows); it is TOLERANCE on a quiet machine. */
-    double attributed = total - unattributed, off_cpu = 1 - t->cpu / t->wall;
+    /* The shares are of the three functions' energy: the program's own
+     * account of each phase's CPU time leaves out its write of the power
+     * file and its loop, which the profile gives to main (0.1-0.6 % of
+     * the energy here, taken from every function's share alike). */
+    double functions_j = 0, off_cpu = 1 - t->cpu / t->wall;
+    for (size_t i = 0; i < NFUNCS; i++)
+        functions_j += got[i];
     double bound = build_tolerance(tolerance) / (off_cpu < 0.75 ? 1 - off_cpu : 0.25) + late;
     for (size_t i = 0; i < NFUNCS; i++) {
-        double share = got[i] / attributed, want = t->running[i] / running_j;
+        double share = got[i] / functions_j, want = t->running[i] / running_j;
         cr_expect(fabs(share - want) <= bound,
-                  "%s engine at %s Hz: %s has %.1f%% of the energy measured while the program "
-                  "ran, its power times its CPU time is %.1f%% (%.1f%% of the wall time's; "
-                  "%.1f%% unattributed, %.1f%% of the run off a CPU: within %.1f pp)",
+                  "%s engine at %s Hz: %s has %.1f%% of the three functions' energy, its power "
+                  "times its CPU time is %.1f%% (%.1f%% of the wall time's; %.1f%% "
+                  "unattributed, %.1f%% elsewhere, %.1f%% of the run off a CPU: within %.1f pp)",
                   engine, hz, functions[i], 100 * share, 100 * want, 100 * t->joules[i] / truth_j,
-                  100 * unattributed / total, 100 * off_cpu, 100 * bound);
+                  100 * unattributed / total, 100 * (total - unattributed - functions_j) / total,
+                  100 * off_cpu, 100 * bound);
     }
     /* A program that never sleeps leaves nothing unattributed but the time
      * it waited for a CPU: under 1 % on a quiet machine.  On a busy one the
@@ -227,9 +234,18 @@ static void check_shares(const char *engine, const char *hz, const char *seconds
     free(dir);
 }
 
+/* The perf engine joins each sample to the reading nearest it, so a
+ * change of power between two readings blurs (docs/pmu.md, "How exact it
+ * is"): about a point off the 9 W function with samples anywhere between
+ * two readings.  On the PVM guest they do not fall evenly: three in four
+ * 0.4 to 0.8 of the way from one reading to the next (8 of 2,993 in the
+ * last tenth), so the nearest reading is mostly the next one, past a
+ * change that came after the sample: 1.2 to 2.4 points off, run by run,
+ * where 2 were allowed.  The ptrace engine reads at its samples'
+ * instant. */
 ENGINE_TEST(record_energy, each_function_gets_its_own_power_at_1khz, .timeout = 300)
 {
-    check_shares(engine_p->name, "1000", "3", 0.02);
+    check_shares(engine_p->name, "1000", "3", engine_is_perf(engine_p->name) ? 0.025 : 0.02);
 }
 
 ENGINE_TEST(record_energy, each_function_gets_its_own_power_at_100hz, .timeout = 300)
