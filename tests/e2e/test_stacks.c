@@ -6,8 +6,9 @@
  * system call (tests/workloads/timeloop.c).
  */
 #include <criterion/criterion.h>
-#include <elf.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "profile_query.h"
 #include "engines.h"
 #include "record_native.h"
+#include "symbol/elf_symtab.h"
 
 #define MAX_FRAMES 128
 #define SHOW_BAD 3
@@ -357,65 +359,45 @@ static bool reaches_main(const struct pq_frame *f, size_t n)
     return false;
 }
 
-/* The file offset of ADDR, an address of the ELF file behind FD, by its
- * loadable segments; false when none holds it. */
-static bool file_offset(int fd, const Elf64_Ehdr *eh, uint64_t addr, uint64_t *offset)
+/* The addresses of the code ELF runs before main: its entry point
+ * (_start, unnamed in a stripped program such as Debian's sqlite3) and
+ * its .init section (_init, which the dynamic loader calls; it has no
+ * CFI, so the unwind ends at it); 0 where it has none. */
+static void start_code(Elf *elf, uint64_t starts[2])
 {
-    for (unsigned i = 0; i < eh->e_phnum && i < 64; i++) {
-        Elf64_Phdr ph;
-        off_t where = (off_t)(eh->e_phoff + (uint64_t)i * sizeof(ph));
-        if (pread(fd, &ph, sizeof(ph), where) != (ssize_t)sizeof(ph))
-            return false;
-        if (ph.p_type == PT_LOAD && addr >= ph.p_vaddr && addr - ph.p_vaddr < ph.p_filesz) {
-            *offset = addr - ph.p_vaddr + ph.p_offset;
-            return true;
-        }
+    GElf_Ehdr eh;
+    size_t names;
+    starts[0] = starts[1] = 0;
+    if (!gelf_getehdr(elf, &eh) || elf_getshdrstrndx(elf, &names) != 0)
+        return;
+    starts[0] = eh.e_entry;
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+        GElf_Shdr sh;
+        const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, names, sh.sh_name) : NULL;
+        if (name && strcmp(name, ".init") == 0)
+            starts[1] = sh.sh_addr;
     }
-    return false;
-}
-
-/* The address of FD's section NAME, 0 when it has none. */
-static uint64_t section_address(int fd, const Elf64_Ehdr *eh, const char *name)
-{
-    Elf64_Shdr names;
-    off_t at = (off_t)(eh->e_shoff + (uint64_t)eh->e_shstrndx * sizeof(names));
-    if (eh->e_shstrndx == SHN_UNDEF ||
-        pread(fd, &names, sizeof(names), at) != (ssize_t)sizeof(names))
-        return 0;
-    for (unsigned i = 0; i < eh->e_shnum && i < 256; i++) {
-        Elf64_Shdr sh;
-        char text[16] = {0};
-        if (pread(fd, &sh, sizeof(sh), (off_t)(eh->e_shoff + (uint64_t)i * sizeof(sh))) !=
-                (ssize_t)sizeof(sh) ||
-            pread(fd, text, sizeof(text) - 1, (off_t)(names.sh_offset + sh.sh_name)) <= 0)
-            return 0;
-        if (strcmp(text, name) == 0)
-            return sh.sh_addr;
-    }
-    return 0;
 }
 
 /* Whether F is at the first instruction of code its file runs before
- * main: the ELF entry point (_start, unnamed in a stripped program such
- * as Debian's sqlite3) or the .init section (_init, which the dynamic
- * loader calls; it has no CFI, so the unwind ends at it). */
+ * main (start_code()). */
 static bool at_start_code(const struct pq_frame *f)
 {
-    if (!f->map || !f->map->path)
+    struct elf_symtab tab;
+    if (!f->map || !f->map->path || elf_symtab_load(f->map->path, &tab) != 0)
         return false;
-    int fd = open(f->map->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    Elf64_Ehdr eh;
+    uint64_t vaddr, starts[2] = {0, 0};
     bool at = false;
-    if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
-        memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64) {
-        uint64_t pc_offset = f->pc - f->map->start + f->map->offset, offset;
-        uint64_t starts[] = {eh.e_entry, section_address(fd, &eh, ".init")};
-        for (size_t i = 0; i < 2 && !at; i++)
-            at = starts[i] && file_offset(fd, &eh, starts[i], &offset) && offset == pc_offset;
-    }
-    close(fd);
+    int fd = open(f->map->path, O_RDONLY | O_CLOEXEC);
+    Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+    if (elf)
+        start_code(elf, starts);
+    if (elf_symtab_vaddr(&tab, f->pc - f->map->start + f->map->offset, &vaddr) == 0)
+        at = (starts[0] && vaddr == starts[0]) || (starts[1] && vaddr == starts[1]);
+    elf_end(elf);
+    if (fd >= 0)
+        close(fd);
+    elf_symtab_free(&tab);
     return at;
 }
 
