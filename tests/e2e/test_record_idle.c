@@ -129,42 +129,54 @@ static void stops_per_sample(const struct spawn_result *res, double *stopped, do
                  "%.200s", line);
 }
 
+#define CALLS_KEPT 512 /* call numbers counted: blockers' are under 300 */
+
+/* One thread's samples by the call it sat in. */
+struct thread_calls {
+    uint32_t tid;
+    unsigned count[CALLS_KEPT]; /* samples in each call, by number */
+    unsigned most;              /* samples in its usual call(s) */
+};
+
+static struct thread_calls *calls_of(struct thread_calls *threads, size_t n, uint32_t tid)
+{
+    for (size_t j = 0; j < n; j++)
+        if (threads[j].tid == tid)
+            return &threads[j];
+    return NULL;
+}
+
 /* The samples of PROF in which a thread ran code or sat in a call other
  * than the one it is in most often: the program's start and end.  There
  * every thread that ran is stopped, as it should be, and on a busy machine
  * the start spreads over many rounds. */
 static size_t samples_unsettled(const struct profile *prof)
 {
-    struct {
-        uint32_t tid;
-        unsigned count[512]; /* samples in each call, by number */
-    } threads[8] = {0};
+    static struct thread_calls threads[8];
+    memset(threads, 0, sizeof(threads));
     size_t nthreads = 0, unsettled = 0;
     for (size_t i = 0; i < prof->nsamples; i++)
         for (uint32_t k = 0; k < prof->samples[i].nthreads; k++) {
             const struct prof_thread_sample *t = &prof->samples[i].threads[k];
-            size_t j = 0;
-            while (j < nthreads && threads[j].tid != t->tid)
-                j++;
-            if (j == nthreads && nthreads < 8)
-                threads[nthreads++].tid = t->tid;
-            if (j < nthreads && t->syscall >= 0 && t->syscall < 512)
-                threads[j].count[t->syscall]++;
+            struct thread_calls *c = calls_of(threads, nthreads, t->tid);
+            if (!c && nthreads < 8) {
+                c = &threads[nthreads++];
+                c->tid = t->tid;
+            }
+            if (c && t->syscall >= 0 && t->syscall < CALLS_KEPT)
+                c->count[t->syscall]++;
         }
+    for (size_t j = 0; j < nthreads; j++)
+        for (size_t nr = 0; nr < CALLS_KEPT; nr++)
+            if (threads[j].count[nr] > threads[j].most)
+                threads[j].most = threads[j].count[nr];
     for (size_t i = 0; i < prof->nsamples; i++) {
         bool settled = true;
         for (uint32_t k = 0; k < prof->samples[i].nthreads; k++) {
             const struct prof_thread_sample *t = &prof->samples[i].threads[k];
-            size_t j = 0;
-            while (j < nthreads && threads[j].tid != t->tid)
-                j++;
-            if (j == nthreads || t->syscall < 0 || t->syscall >= 512) {
+            const struct thread_calls *c = calls_of(threads, nthreads, t->tid);
+            if (!c || t->syscall < 0 || t->syscall >= CALLS_KEPT || c->count[t->syscall] < c->most)
                 settled = false;
-                continue;
-            }
-            for (size_t nr = 0; nr < 512; nr++)
-                if (threads[j].count[nr] > threads[j].count[t->syscall])
-                    settled = false;
         }
         unsettled += !settled;
     }
