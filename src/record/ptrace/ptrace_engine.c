@@ -1029,11 +1029,9 @@ static void find_idle(struct recorder *r)
         } else if (th->pending_entry) {
             th->reused = true; /* copied since the last round: not again */
             th->quiet = false;
-            th->left_out_at_look = false;
         } else if (reblocking && !back_in_call(th)) {
+            /* Copied at the last round (neither quiet nor left out since). */
             th->reused = true; /* still on its way back into its call */
-            th->quiet = false;
-            th->left_out_at_look = false;
             r->costs.reused++;
         } else if (q && quiet_threads_postpone(q, tt, i)) {
             continue;
